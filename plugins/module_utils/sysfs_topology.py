@@ -1,0 +1,362 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Read a host's NUMA topology from a sysfs/procfs root.
+
+Runs on the target (live ``/``) or on any unpacked ``hwloc-gather-topology``
+tree. Pure reads, no commands, no third-party imports: one module call per host.
+The result is the ``topology`` dict of the collection's public contract
+(docs/DESIGN in README: numa_nodes, cpus_online, cpus_offline, cores,
+smt_active, pci_devices, cmdline, isolated, ...).
+
+Sources: Documentation/ABI/stable/sysfs-devices-system-cpu,
+Documentation/ABI/stable/sysfs-devices-node, Documentation/ABI/testing/sysfs-bus-pci.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
+    CpusetError,
+    format_cpulist,
+    parse_cpulist,
+    parse_cpumask,
+)
+
+# PCI vendor ids of GPU makers, and the PCI classes (base+subclass) that are
+# GPUs or accelerators: 0x0300 VGA, 0x0302 3D controller, 0x1200 processing
+# accelerator (pci_ids.h: PCI_CLASS_DISPLAY_VGA, _3D, PCI_CLASS_ACCELERATOR_PROCESSING).
+GPU_VENDORS = {"0x10de": "nvidia", "0x1002": "amd", "0x8086": "intel"}
+GPU_CLASSES = ("0x0300", "0x0302", "0x1200")
+# 0x0200 Ethernet, 0x0207 InfiniBand.
+NIC_CLASSES = ("0x0200", "0x0207")
+
+_NODE_DIR = re.compile(r"^node(\d+)$")
+_CPU_DIR = re.compile(r"^cpu(\d+)$")
+_HUGEPAGES_DIR = re.compile(r"^hugepages-(\d+)kB$")
+_MEMINFO_LINE = re.compile(r"^(?:Node\s+\d+\s+)?([A-Za-z_()0-9]+):\s+(\d+)")
+
+
+class TopologyError(Exception):
+    """The root cannot be read as a sysfs tree; names the path at fault."""
+
+
+def _read(path):
+    """Return the stripped content of a file (NUL bytes dropped), or None when it cannot be read."""
+    try:
+        with open(path, "r") as f:
+            return f.read().replace("\x00", "").strip()
+    except (IOError, OSError, UnicodeDecodeError):
+        return None
+
+
+def _read_int(path):
+    text = _read(path)
+    if text is None:
+        return None
+    try:
+        return int(text, 0)
+    except ValueError:
+        return None
+
+
+def _listdir(path):
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def _numbered(path, pattern):
+    """Entries of a directory matching ``pattern`` as a sorted list of (number, name)."""
+    out = []
+    for name in _listdir(path):
+        m = pattern.match(name)
+        if m:
+            out.append((int(m.group(1)), name))
+    return sorted(out)
+
+
+def _cpulist_file(path, what):
+    """Parse a cpulist file; None when missing; TopologyError naming the file when unparseable."""
+    text = _read(path)
+    if text is None:
+        return None
+    try:
+        return parse_cpulist(text)
+    except CpusetError as e:
+        raise TopologyError("%s: %s (%s)" % (path, e, what))
+
+
+def _cpumask_file(path, what):
+    text = _read(path)
+    if text is None:
+        return None
+    try:
+        return parse_cpumask(text)
+    except CpusetError as e:
+        raise TopologyError("%s: %s (%s)" % (path, e, what))
+
+
+def parse_meminfo(text):
+    """Parse /proc/meminfo or nodeN/meminfo content into {key: kB}."""
+    out = {}
+    for line in (text or "").splitlines():
+        m = _MEMINFO_LINE.match(line.strip())
+        if m:
+            out[m.group(1)] = int(m.group(2))
+    return out
+
+
+def read_cpus(cpu_dir):
+    """Return (online, present) CPU id lists.
+
+    ``cpu/online`` is authoritative when it exists. Without it (old kernels,
+    some dumps), a ``cpuN`` directory is online unless its ``online`` file says 0.
+    """
+    dirs = [n for n, _ in _numbered(cpu_dir, _CPU_DIR)]
+    present = _cpulist_file(os.path.join(cpu_dir, "present"), "present CPUs")
+    if present is None:
+        present = dirs
+    online = _cpulist_file(os.path.join(cpu_dir, "online"), "online CPUs")
+    if online is None:
+        online = [n for n in dirs if _read(os.path.join(cpu_dir, "cpu%d" % n, "online")) != "0"]
+    present = sorted(set(present) | set(online))
+    return online, present
+
+
+def read_cores(cpu_dir, online):
+    """Group online CPUs into physical cores (SMT sibling groups).
+
+    Siblings come from ``topology/thread_siblings_list`` (or ``core_cpus_list``,
+    or the ``thread_siblings`` mask), restricted to online CPUs and merged
+    transitively, so an inconsistent sibling file cannot split or duplicate a
+    core. A CPU without topology files is a core of its own. Ids are read once
+    per core (siblings share them); missing ids are -1.
+    """
+    online_set = set(online)
+    parent = {c: c for c in online}
+
+    def find(c):
+        while parent[c] != c:
+            parent[c] = parent[parent[c]]
+            c = parent[c]
+        return c
+
+    for cpu in online:
+        topo = os.path.join(cpu_dir, "cpu%d" % cpu, "topology")
+        sib = _cpulist_file(os.path.join(topo, "thread_siblings_list"), "SMT siblings")
+        if sib is None:
+            sib = _cpulist_file(os.path.join(topo, "core_cpus_list"), "SMT siblings")
+        if sib is None:
+            sib = _cpumask_file(os.path.join(topo, "thread_siblings"), "SMT siblings")
+        for other in sib or ():
+            if other in online_set:
+                a, b = find(cpu), find(other)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+
+    groups = {}
+    for cpu in online:
+        groups.setdefault(find(cpu), []).append(cpu)
+
+    cores = []
+    for first in sorted(groups):
+        topo = os.path.join(cpu_dir, "cpu%d" % first, "topology")
+        ids = {}
+        for key, name in (("package_id", "physical_package_id"), ("die_id", "die_id"), ("core_id", "core_id")):
+            value = _read_int(os.path.join(topo, name))
+            ids[key] = -1 if value is None else value
+        core = {"cpus": groups[first]}
+        core.update(ids)
+        cores.append(core)
+    return cores
+
+
+def read_numa_nodes(root, online, warnings):
+    """Return the NUMA nodes as a list of dicts, sorted by id.
+
+    A kernel without NUMA (no ``sys/devices/system/node``) is one node 0 that
+    holds every online CPU and MemTotal of /proc/meminfo, as the kubelet sees it.
+    """
+    node_dir = os.path.join(root, "sys", "devices", "system", "node")
+    online_set = set(online)
+    numbered = _numbered(node_dir, _NODE_DIR)
+    if not numbered:
+        meminfo = parse_meminfo(_read(os.path.join(root, "proc", "meminfo")))
+        return [_node_dict(0, online, meminfo.get("MemTotal", 0), {}, None)]
+
+    nodes = []
+    for nid, name in numbered:
+        path = os.path.join(node_dir, name)
+        cpus = _cpulist_file(os.path.join(path, "cpulist"), "CPUs of NUMA node %d" % nid)
+        if cpus is None:
+            cpus = _cpumask_file(os.path.join(path, "cpumap"), "CPUs of NUMA node %d" % nid)
+        if cpus is None:
+            cpus = [c for c, n in _numbered(path, _CPU_DIR)]
+        cpus = [c for c in cpus if c in online_set]
+        meminfo = parse_meminfo(_read(os.path.join(path, "meminfo")))
+        hugepages = {}
+        for size, hname in _numbered(os.path.join(path, "hugepages"), _HUGEPAGES_DIR):
+            hp = os.path.join(path, "hugepages", hname)
+            hugepages[str(size)] = {
+                "total": _read_int(os.path.join(hp, "nr_hugepages")) or 0,
+                "free": _read_int(os.path.join(hp, "free_hugepages")) or 0,
+            }
+        distance = _read(os.path.join(path, "distance"))
+        try:
+            distance = [int(d) for d in distance.split()] if distance else None
+        except ValueError:
+            warnings.append("%s: unparseable distance row %r ignored" % (os.path.join(path, "distance"), distance))
+            distance = None
+        nodes.append(_node_dict(nid, cpus, meminfo.get("MemTotal", 0), hugepages, distance))
+
+    seen = set()
+    for node in nodes:
+        dup = seen.intersection(parse_cpulist(node["cpus"]))
+        if dup:
+            warnings.append("CPUs %s are listed on more than one NUMA node" % format_cpulist(dup))
+        seen.update(parse_cpulist(node["cpus"]))
+    orphans = online_set - seen
+    if orphans:
+        warnings.append("online CPUs %s are on no NUMA node" % format_cpulist(orphans))
+    return nodes
+
+
+def _node_dict(nid, cpus, memory_kb, hugepages, distance):
+    return {
+        "id": nid,
+        "cpus": format_cpulist(cpus),
+        "cpu_count": len(cpus),
+        "has_cpu": bool(cpus),
+        "memory_kb": memory_kb,
+        "has_memory": memory_kb > 0,
+        "hugepages": hugepages,
+        "distance": distance,
+    }
+
+
+def classify_pci(vendor, pci_class):
+    """Return "gpu", "nic" or None for a PCI vendor id and class (both "0x..." strings)."""
+    pci_class = (pci_class or "").lower()
+    if pci_class.startswith(NIC_CLASSES):
+        return "nic"
+    if pci_class.startswith(GPU_CLASSES) and (vendor or "").lower() in GPU_VENDORS:
+        return "gpu"
+    return None
+
+
+def device_numa_node(sysfs_node, local_cpus, nodes):
+    """Return (numa_node, source) for a PCI device.
+
+    The kernel's ``numa_node`` when it names an existing node; else the one node
+    whose CPUs contain all of the device's online local CPUs; else (None, None):
+    unknown, and the device plugin gives the kubelet no topology hint for it.
+    """
+    ids = set(n["id"] for n in nodes)
+    if sysfs_node is not None and sysfs_node in ids:
+        return sysfs_node, "numa_node"
+    local = set(local_cpus or ())
+    if local:
+        matches = [n["id"] for n in nodes if n["has_cpu"] and local.issubset(parse_cpulist(n["cpus"]))]
+        if len(matches) == 1:
+            return matches[0], "local_cpus"
+    return None, None
+
+
+def read_pci_devices(root, online, nodes, warnings):
+    """Return the GPUs and NICs under sys/bus/pci/devices with their NUMA node."""
+    pci_dir = os.path.join(root, "sys", "bus", "pci", "devices")
+    nvidia_procfs = set(_listdir(os.path.join(root, "proc", "driver", "nvidia", "gpus")))
+    online_set = set(online)
+    devices = []
+    for address in sorted(_listdir(pci_dir)):
+        path = os.path.join(pci_dir, address)
+        pci_class = _read(os.path.join(path, "class"))
+        vendor = _read(os.path.join(path, "vendor"))
+        if vendor is None and address in nvidia_procfs:
+            vendor = "0x10de"  # the NVIDIA driver lists its GPUs in /proc/driver/nvidia/gpus
+        kind = classify_pci(vendor, pci_class)
+        if kind is None:
+            continue
+        local = _cpulist_file(os.path.join(path, "local_cpulist"), "local CPUs of %s" % address)
+        if local is None:
+            local = _cpumask_file(os.path.join(path, "local_cpus"), "local CPUs of %s" % address)
+        local = [c for c in (local or ()) if c in online_set]
+        sysfs_node = _read_int(os.path.join(path, "numa_node"))
+        numa_node, source = device_numa_node(sysfs_node, local, nodes)
+        if numa_node is None:
+            warnings.append(
+                "%s %s (vendor %s) has no known NUMA node (numa_node=%s, local CPUs %s): "
+                "the device plugin gives the kubelet no topology hint for it"
+                % (kind.upper(), address, vendor, sysfs_node, format_cpulist(local) or "none")
+            )
+        driver = os.path.join(path, "driver")
+        devices.append({
+            "address": address,
+            "kind": kind,
+            "vendor": vendor,
+            "device": _read(os.path.join(path, "device")),
+            "class": pci_class,
+            "numa_node": numa_node,
+            "numa_node_source": source,
+            "local_cpus": format_cpulist(local),
+            "driver": os.path.basename(os.path.realpath(driver)) if os.path.islink(driver) else None,
+            "interfaces": sorted(_listdir(os.path.join(path, "net"))),
+        })
+    return devices
+
+
+def kernel_release(root):
+    release = _read(os.path.join(root, "proc", "sys", "kernel", "osrelease"))
+    if release:
+        return release
+    version = _read(os.path.join(root, "proc", "version")) or ""
+    m = re.match(r"Linux version (\S+)", version)
+    return m.group(1) if m else None
+
+
+def read_topology(root="/"):
+    """Read the whole topology under ``root``; raise TopologyError, never return a partial result."""
+    cpu_dir = os.path.join(root, "sys", "devices", "system", "cpu")
+    if not os.path.isdir(cpu_dir):
+        raise TopologyError("%s does not exist or is not a directory: %s is not a sysfs root" % (cpu_dir, root))
+    warnings = []
+    online, present = read_cpus(cpu_dir)
+    if not online:
+        raise TopologyError("%s: no online CPUs found (neither an 'online' file nor cpuN directories)" % cpu_dir)
+    offline = sorted(set(present) - set(online))
+    cores = read_cores(cpu_dir, online)
+    nodes = read_numa_nodes(root, online, warnings)
+    node_of = {}
+    for node in nodes:
+        for cpu in parse_cpulist(node["cpus"]):
+            node_of.setdefault(cpu, node["id"])
+    for core in cores:
+        core_nodes = sorted(set(node_of[c] for c in core["cpus"] if c in node_of))
+        core["numa_node"] = core_nodes[0] if len(core_nodes) == 1 else None
+        if len(core_nodes) > 1:
+            warnings.append("core of CPUs %s spans NUMA nodes %s" % (format_cpulist(core["cpus"]), core_nodes))
+    smt_active = _read(os.path.join(cpu_dir, "smt", "active"))
+    smt_active = smt_active == "1" if smt_active in ("0", "1") else any(len(c["cpus"]) > 1 for c in cores)
+    meminfo = parse_meminfo(_read(os.path.join(root, "proc", "meminfo")))
+    isolated = _cpulist_file(os.path.join(cpu_dir, "isolated"), "isolated CPUs")
+    sizes = [s for s, _ in _numbered(os.path.join(root, "sys", "kernel", "mm", "hugepages"), _HUGEPAGES_DIR)]
+    return {
+        "numa_nodes": nodes,
+        "cpus_online": format_cpulist(online),
+        "cpus_offline": format_cpulist(offline),
+        "cpu_count": len(online),
+        "cores": cores,
+        "smt_active": smt_active,
+        "pci_devices": read_pci_devices(root, online, nodes, warnings),
+        "memory_kb": meminfo.get("MemTotal", sum(n["memory_kb"] for n in nodes)),
+        "hugepage_sizes_kb": sizes,
+        "default_hugepage_kb": meminfo.get("Hugepagesize"),
+        "cmdline": _read(os.path.join(root, "proc", "cmdline")) or "",
+        "isolated": format_cpulist(isolated or ()),
+        "kernel_release": kernel_release(root),
+        "warnings": warnings,
+    }

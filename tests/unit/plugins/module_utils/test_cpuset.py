@@ -1,0 +1,81 @@
+# -*- coding: utf-8 -*-
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
+    CpusetError,
+    format_cpulist,
+    parse_cpulist,
+    parse_cpumask,
+)
+
+
+@pytest.mark.parametrize(
+    "text, cpus",
+    [
+        ("", []),
+        ("  \n", []),
+        ("0", [0]),
+        ("0-3", [0, 1, 2, 3]),
+        ("0-1,8-9\n", [0, 1, 8, 9]),
+        ("8,0,4", [0, 4, 8]),
+        ("3,1-3", [1, 2, 3]),
+        ("0-15:2/4", [0, 1, 4, 5, 8, 9, 12, 13]),
+        ("0-7:1/3", [0, 3, 6]),
+    ],
+)
+def test_parse_cpulist(text, cpus):
+    assert parse_cpulist(text) == cpus
+
+
+@pytest.mark.parametrize("text", ["a", "1-", "-1", "3-1", "0,,2", "0-3:0/2", "0-3:3/2", "0x3", "1 2", None])
+def test_parse_cpulist_rejects(text):
+    with pytest.raises(CpusetError):
+        parse_cpulist(text)
+
+
+@pytest.mark.parametrize(
+    "cpus, text",
+    [
+        ([], ""),
+        ([0], "0"),
+        ([3, 1, 2, 0], "0-3"),
+        ([0, 2, 4], "0,2,4"),
+        ([0, 1, 2, 56, 57, 58, 100], "0-2,56-58,100"),
+        ({5, 5, 6}, "5-6"),
+    ],
+)
+def test_format_cpulist(cpus, text):
+    assert format_cpulist(cpus) == text
+
+
+def test_format_rejects_negative():
+    with pytest.raises(CpusetError):
+        format_cpulist([-1, 0])
+
+
+@pytest.mark.parametrize("cpus", [[], [0], [0, 1, 2, 3], [1, 3, 5, 7, 9], list(range(0, 384, 2)), [0, 191, 192, 383]])
+def test_roundtrip(cpus):
+    assert parse_cpulist(format_cpulist(cpus)) == cpus
+
+
+@pytest.mark.parametrize(
+    "text, cpus",
+    [
+        ("00000000", []),
+        ("0000000f", [0, 1, 2, 3]),
+        ("00000001,00000000", [32]),
+        ("0000,00000000,000000ff,ff000000,00000000,00000000", list(range(88, 104))),
+        ("0x000000ff,0xff000000,,0x0", list(range(88, 104))),
+        ("", []),
+    ],
+)
+def test_parse_cpumask(text, cpus):
+    assert parse_cpumask(text) == cpus
+
+
+@pytest.mark.parametrize("text", ["zz", "0000000g,00000000", None])
+def test_parse_cpumask_rejects(text):
+    with pytest.raises(CpusetError):
+        parse_cpumask(text)

@@ -1,0 +1,307 @@
+# -*- coding: utf-8 -*-
+"""The topology reader against real machines (hwloc's dumps), our sample GPU
+servers, and hand-made edge cases; hwloc's lstopo is the independent oracle."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import (
+    TopologyError,
+    classify_pci,
+    device_numa_node,
+    parse_meminfo,
+    read_topology,
+)
+
+from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
+from ansible_collections.maitred.rke2_numa.tests.fixtures.hwloc_dumps import HWLOC_DUMPS
+
+LSTOPO = shutil.which("lstopo-no-graphics")
+
+# Where lstopo and the kernel's own files disagree on purpose, and why we follow
+# the kernel: the kubelet (cadvisor) reads the same sysfs files we do.
+NODES_HWLOC_DROPS = {
+    # Every node's cpulist says 0-7 (a BIOS bug); hwloc keeps one node, the kernel
+    # (and the kubelet) see 8; we report 8 and warn that CPUs are on several nodes.
+    "8em64t-2s2ca2c-buggynuma": {1, 2, 3, 4, 5, 6, 7},
+    # Nodes 4 and 5 overlap nodes 1 and 3 in the kernel's cpulists; hwloc drops them.
+    "fakeheterocpunuma": {4, 5},
+}
+CORES_DIFFER = {
+    # AMD Bulldozer: the kernel lists both integer cores of a compute unit as
+    # thread siblings (core_id equal); hwloc splits them from CPUID data. The
+    # kubelet groups by the kernel's core ids, so we do too.
+    "64amd64-4s2n4ca2co": "kernel siblings",
+    # No core_id or thread_siblings at all: hwloc makes no Core objects; we make
+    # each CPU a core of its own.
+    "4fake-4gr1nu1pu": "no core info",
+}
+
+
+def _mask(text):
+    """hwloc bitmap string ("0x000000ff,0xff000000,,0x0") -> set of CPU ids."""
+    value = 0
+    for word in text.split(","):
+        value = (value << 32) | int(word or "0", 16)
+    return {i for i in range(value.bit_length()) if value >> i & 1}
+
+
+def lstopo(root):
+    """Run hwloc's lstopo on a tree: {nodes: {id: (cpus, memory_kb)}, cores: [cpus], pus: set}."""
+    if LSTOPO is None:
+        pytest.fail("lstopo-no-graphics is missing: install Debian's hwloc-nox (make deps does)")
+    env = dict(os.environ, HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES="1", HWLOC_COMPONENTS="-pci")
+    out = subprocess.run([LSTOPO, "--if", "fsroot", "--input", root, "--disallowed", "--of", "xml"],
+                         capture_output=True, text=True, env=env, check=True)
+    objects = list(ET.fromstring(out.stdout).iter("object"))
+    return {
+        "nodes": {int(o.get("os_index")): (_mask(o.get("cpuset")), int(o.get("local_memory") or 0) // 1024)
+                  for o in objects if o.get("type") == "NUMANode"},
+        "cores": sorted(sorted(_mask(o.get("cpuset"))) for o in objects if o.get("type") == "Core"),
+        "pus": {int(o.get("os_index")) for o in objects if o.get("type") == "PU"},
+    }
+
+
+def check_invariants(topo):
+    online = set(parse_cpulist(topo["cpus_online"]))
+    offline = set(parse_cpulist(topo["cpus_offline"]))
+    assert online and not online & offline
+    assert topo["cpu_count"] == len(online)
+    in_cores = [c for core in topo["cores"] for c in core["cpus"]]
+    assert sorted(in_cores) == sorted(online), "cores must partition the online CPUs"
+    ids = [n["id"] for n in topo["numa_nodes"]]
+    assert ids == sorted(set(ids))
+    for node in topo["numa_nodes"]:
+        cpus = set(parse_cpulist(node["cpus"]))
+        assert cpus <= online
+        assert node["has_cpu"] == bool(cpus) and node["cpu_count"] == len(cpus)
+        assert node["memory_kb"] >= 0
+    for dev in topo["pci_devices"]:
+        assert dev["kind"] in ("gpu", "nic")
+        assert dev["numa_node"] is None or dev["numa_node"] in ids
+
+
+def compare_with_lstopo(name, root):
+    topo = read_topology(root)
+    check_invariants(topo)
+    hw = lstopo(root)
+    assert hw["pus"] == set(parse_cpulist(topo["cpus_online"]))
+    dropped = NODES_HWLOC_DROPS.get(name, set())
+    mine = {n["id"]: n for n in topo["numa_nodes"]}
+    assert set(hw["nodes"]) == set(mine) - dropped
+    for nid, (cpus, memory_kb) in hw["nodes"].items():
+        assert mine[nid]["memory_kb"] == memory_kb, "node %d memory" % nid
+        if mine[nid]["has_cpu"]:
+            assert set(parse_cpulist(mine[nid]["cpus"])) == cpus, "node %d CPUs" % nid
+        # else: a CPU-less memory node. hwloc attaches it to the CPUs nearest to it
+        # (a locality); the kernel's node holds no CPU, and that is what the kubelet sees.
+    if dropped:
+        assert any("more than one NUMA node" in w for w in topo["warnings"])
+    if name in CORES_DIFFER:
+        assert hw["cores"] != sorted(c["cpus"] for c in topo["cores"])
+    else:
+        assert hw["cores"] == sorted(c["cpus"] for c in topo["cores"])
+    return topo
+
+
+@pytest.mark.parametrize("name", HWLOC_DUMPS)
+def test_hwloc_dump_agrees_with_lstopo(name, hwloc_root):
+    compare_with_lstopo(name, hwloc_root(name))
+
+
+@pytest.fixture(scope="module")
+def samples_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("samples")
+    gen_sysfs.main(["--out", str(out)])
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(gen_sysfs.samples()))
+def test_sample_machine_agrees_with_lstopo(name, samples_dir):
+    compare_with_lstopo(name, str(samples_dir / name))
+
+
+def test_dgx_h100_sample(samples_dir):
+    topo = read_topology(str(samples_dir / "dgx-h100"))
+    assert [(n["id"], n["cpus"]) for n in topo["numa_nodes"]] == [(0, "0-55,112-167"), (1, "56-111,168-223")]
+    assert topo["smt_active"] and len(topo["cores"]) == 112
+    assert topo["cores"][0]["cpus"] == [0, 112] and topo["cores"][0]["numa_node"] == 0
+    gpus = [d for d in topo["pci_devices"] if d["kind"] == "gpu"]
+    assert [d["numa_node"] for d in gpus] == [0] * 4 + [1] * 4
+    assert all(d["vendor"] == "0x10de" for d in gpus)
+    assert len([d for d in topo["pci_devices"] if d["kind"] == "nic"]) == 8
+    assert topo["kernel_release"] == "6.8.0-45-generic" and topo["warnings"] == []
+
+
+def test_roundrobin_siblings_are_not_adjacent(samples_dir):
+    topo = read_topology(str(samples_dir / "dell-roundrobin"))
+    assert topo["numa_nodes"][0]["cpus"].startswith("0,2,4,")
+    assert topo["cores"][0]["cpus"] == [0, 48]
+    assert topo["cores"][1]["cpus"] == [1, 49] and topo["cores"][1]["numa_node"] == 1
+    derived = [d for d in topo["pci_devices"] if d["numa_node_source"] == "local_cpus"]
+    assert [(d["address"], d["numa_node"]) for d in derived] == [("0000:48:00.0", 1)]
+
+
+def test_grace_hopper_cpuless_nodes(samples_dir):
+    topo = read_topology(str(samples_dir / "grace-hopper"))
+    nodes = topo["numa_nodes"]
+    assert len(nodes) == 9 and [n["has_cpu"] for n in nodes] == [True] + [False] * 8
+    assert nodes[1]["memory_kb"] == 96 * 1024 * 1024 and not nodes[2]["has_memory"]
+    assert topo["smt_active"] is False and len(topo["cores"]) == 72
+    assert topo["hugepage_sizes_kb"] == [2048, 524288, 16777216]
+
+
+def test_offline_cpus_are_reported_not_counted(samples_dir):
+    topo = read_topology(str(samples_dir / "l40s-offline"))
+    assert topo["cpus_offline"] == "31,63"
+    assert topo["cpus_online"] == "0-30,32-62"
+    assert "31" not in topo["numa_nodes"][0]["cpus"].split(",")
+
+
+def _tree(tmp_path, **kw):
+    cpulist_files = kw.pop("cpulist_files", True)
+    distance_files = kw.pop("distance_files", True)
+    spec = gen_sysfs.make_spec(**kw)
+    return gen_sysfs.write_tree(spec, str(tmp_path / "root"), cpulist_files=cpulist_files,
+                                distance_files=distance_files), spec
+
+
+def test_sparse_node_ids(tmp_path):
+    root, _ = _tree(tmp_path, sockets=2, cores_per_socket=4, threads=2, node_ids=(0, 8))
+    topo = read_topology(root)
+    assert [n["id"] for n in topo["numa_nodes"]] == [0, 8]
+    assert topo["numa_nodes"][1]["cpus"] == "4-7,12-15"
+    assert topo["numa_nodes"][0]["distance"] == [10, 20]
+
+
+def test_cpumap_only_and_no_distance(tmp_path):
+    root, _ = _tree(tmp_path, sockets=2, cores_per_socket=20, threads=2, cpulist_files=False, distance_files=False)
+    assert not os.path.exists(os.path.join(root, "sys/devices/system/node/node0/cpulist"))
+    topo = read_topology(root)
+    assert [n["cpus"] for n in topo["numa_nodes"]] == ["0-19,40-59", "20-39,60-79"]
+    assert [n["distance"] for n in topo["numa_nodes"]] == [None, None]
+
+
+def test_offline_sibling_leaves_a_single_thread_core(tmp_path):
+    root, _ = _tree(tmp_path, sockets=1, cores_per_socket=4, threads=2, offline=(5,))
+    topo = read_topology(root)
+    assert [c["cpus"] for c in topo["cores"]] == [[0, 4], [1], [2, 6], [3, 7]]
+    assert topo["cpus_offline"] == "5" and topo["numa_nodes"][0]["cpus"] == "0-4,6-7"
+
+
+def test_no_online_file_uses_cpu_dirs(tmp_path):
+    root, _ = _tree(tmp_path, sockets=1, cores_per_socket=4, threads=1, offline=(2,))
+    for name in ("online", "present", "offline"):
+        os.unlink(os.path.join(root, "sys/devices/system/cpu", name))
+    topo = read_topology(root)
+    assert topo["cpus_online"] == "0-1,3" and topo["cpus_offline"] == "2"
+
+
+def test_no_node_directory_is_one_node(tmp_path):
+    root, _ = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=2)
+    shutil.rmtree(os.path.join(root, "sys/devices/system/node"))
+    topo = read_topology(root)
+    assert [(n["id"], n["cpus"], n["memory_kb"]) for n in topo["numa_nodes"]] == [(0, "0-3", 64 * 1024 * 1024)]
+
+
+def test_gpu_without_numa_node_or_locality_is_unknown_and_warned(tmp_path):
+    root, _ = _tree(tmp_path, sockets=2, cores_per_socket=2, threads=1, gpus_per_node=1)
+    gpu = os.path.join(root, "sys/bus/pci/devices/0000:28:00.0")
+    with open(os.path.join(gpu, "numa_node"), "w") as f:
+        f.write("-1\n")
+    with open(os.path.join(gpu, "local_cpulist"), "w") as f:
+        f.write("0-3\n")  # every CPU: maps to two nodes
+    topo = read_topology(root)
+    dev = [d for d in topo["pci_devices"] if d["address"] == "0000:28:00.0"][0]
+    assert dev["numa_node"] is None and dev["numa_node_source"] is None
+    assert any("0000:28:00.0" in w and "no topology hint" in w for w in topo["warnings"])
+
+
+def test_bmc_vga_is_not_a_gpu_and_nvidia_procfs_names_vendor(tmp_path):
+    root, _ = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=1, gpus_per_node=1)
+    topo = read_topology(root)
+    assert [d["address"] for d in topo["pci_devices"] if d["kind"] == "gpu"] == ["0000:18:00.0"]
+    os.unlink(os.path.join(root, "sys/bus/pci/devices/0000:18:00.0/vendor"))
+    assert [d for d in read_topology(root)["pci_devices"] if d["kind"] == "gpu"] == []
+    os.makedirs(os.path.join(root, "proc/driver/nvidia/gpus/0000:18:00.0"))
+    assert [d["vendor"] for d in read_topology(root)["pci_devices"] if d["kind"] == "gpu"] == ["0x10de"]
+
+
+def test_nul_bytes_in_files_are_ignored(tmp_path):
+    root, _ = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=2)
+    with open(os.path.join(root, "sys/devices/system/cpu/cpu0/topology/thread_siblings_list"), "w") as f:
+        f.write("0,2\n\x00")
+    assert read_topology(root)["cores"][0]["cpus"] == [0, 2]
+
+
+def test_missing_cpu_directory_names_the_path(tmp_path):
+    with pytest.raises(TopologyError, match=r"sys/devices/system/cpu does not exist"):
+        read_topology(str(tmp_path))
+
+
+def test_unparseable_cpulist_names_the_file(tmp_path):
+    root, _ = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=1)
+    with open(os.path.join(root, "sys/devices/system/node/node0/cpulist"), "w") as f:
+        f.write("0-x\n")
+    with pytest.raises(TopologyError, match=r"node0/cpulist: invalid cpulist"):
+        read_topology(root)
+
+
+def test_no_online_cpus_is_an_error(tmp_path):
+    root, _ = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=1)
+    with open(os.path.join(root, "sys/devices/system/cpu/online"), "w") as f:
+        f.write("\n")
+    with pytest.raises(TopologyError, match="no online CPUs"):
+        read_topology(root)
+
+
+@pytest.mark.parametrize(
+    "vendor, pci_class, kind",
+    [
+        ("0x10de", "0x030200", "gpu"),
+        ("0x10de", "0x030000", "gpu"),
+        ("0x1002", "0x120000", "gpu"),
+        ("0x8086", "0x038000", None),  # display controller "other": not a compute GPU class
+        ("0x1a03", "0x030000", None),  # ASPEED BMC
+        ("0x15b3", "0x020700", "nic"),
+        ("0x8086", "0x020000", "nic"),
+        ("0x10de", "0x060400", None),  # PCIe bridge
+        (None, None, None),
+    ],
+)
+def test_classify_pci(vendor, pci_class, kind):
+    assert classify_pci(vendor, pci_class) == kind
+
+
+NODES = [{"id": 0, "cpus": "0-3", "has_cpu": True}, {"id": 1, "cpus": "4-7", "has_cpu": True},
+         {"id": 2, "cpus": "", "has_cpu": False}]
+
+
+@pytest.mark.parametrize(
+    "sysfs_node, local, expected",
+    [
+        (1, [0], (1, "numa_node")),  # the kernel's word wins
+        (2, [], (2, "numa_node")),  # a CPU-less node is a real node
+        (-1, [4, 5], (1, "local_cpus")),
+        (None, [0, 1, 2, 3], (0, "local_cpus")),
+        (7, [0], (0, "local_cpus")),  # a node id that does not exist
+        (-1, [3, 4], (None, None)),  # spans two nodes
+        (-1, [], (None, None)),
+    ],
+)
+def test_device_numa_node(sysfs_node, local, expected):
+    assert device_numa_node(sysfs_node, local, NODES) == expected
+
+
+def test_parse_meminfo():
+    text = "Node 3 MemTotal:       16777216 kB\nNode 3 MemFree:  100 kB\nNode 3 HugePages_Total:     4\n"
+    assert parse_meminfo(text) == {"MemTotal": 16777216, "MemFree": 100, "HugePages_Total": 4}
+    assert parse_meminfo("MemTotal:  2048 kB\nHugepagesize:  2048 kB\n") == {"MemTotal": 2048, "Hugepagesize": 2048}
+    assert parse_meminfo(None) == {}
