@@ -1,0 +1,185 @@
+# maitred.rke2_numa: one command for newcomers and CI.
+#
+#   make test    deps, venv, lint, sanity, build, unit (fail fast, timed)
+#   make demo    plan the sample GPU machines (inventory/sample.yml)
+#   make help    every target
+#
+# Needs GNU make, git, bash and a Python (>= 3.12 preferred, 3.11 works with
+# ansible-core 2.19). Everything else is installed by `make deps` (Debian
+# packages, as root) and `make venv` (PyPI).
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+.DELETE_ON_ERROR:
+
+# ---------------------------------------------------------------- python/venv
+# The controller Python. ansible-core 2.20+ needs Python >= 3.12, so the first
+# 3.13/3.12 that really runs wins: pyenv puts shims for every version it has on
+# PATH, and a shim of a version that is not selected exits 127, so each
+# candidate is run, not just found. Then pyenv's versions directly, then
+# python3 (which gets requirements-dev-py311.txt: ansible-core 2.19).
+# Override with `make PYTHON=python3 VENV=.venv311 test` to try the fallback.
+PYTHON ?= $(shell \
+  for p in $$(command -v python3.13 python3.12 2>/dev/null) \
+           $${PYENV_ROOT:-$$(pyenv root 2>/dev/null || echo $$HOME/.pyenv)}/versions/3.1[23]*/bin/python3; do \
+    "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo "$$p"; exit 0; }; \
+  done; echo python3)
+VENV ?= .venv
+VPY := $(CURDIR)/$(VENV)/bin/python
+
+# The venv's tools first on PATH: ansible-lint warns and ansible-test looks up
+# interpreters and helpers there.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+# Keep pip quiet: -qq still shows errors but hides this machine's index
+# warnings and the progress bars. (ansible-test passes no PIP_* variable to
+# the pip runs for its own venvs: those print their installs once per fresh
+# ~/.ansible/test/venv.)
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+PIP_QQ := PIP_QUIET=2
+# Ansible finds the collection through the symlink tree in .build (below).
+ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.build
+
+# ---------------------------------------------------------------- system deps
+# Debian packages the tests and the demo need (later: podman runc debootstrap),
+# and one command per package that proves it is there.
+APT_PKGS := hwloc-nox
+DEP_CMDS := lstopo-no-graphics
+
+# ---------------------------------------------------------------- paths
+BUILD := .build
+COLL_LINK := $(BUILD)/ansible_collections/maitred/rke2_numa
+SANITY_ROOT := $(BUILD)/sanity
+SANITY_DIR := $(SANITY_ROOT)/ansible_collections/maitred/rke2_numa
+SAMPLES := $(BUILD)/samples
+DIST := $(BUILD)/dist
+
+# Phases of `make test`, in order; unit last so that pytest's summary is near
+# the end, and a final "unit: N passed, N failed" line closes the output.
+TEST_PHASES := deps venv lint sanity build unit
+
+.PHONY: help deps venv collection-tree samples demo lint sanity unit build test bench clean distclean
+
+help:
+	@echo "make test        deps venv lint sanity build unit (what CI runs: .ci/run)"
+	@echo "make demo        plan the sample machines: ansible-playbook -i inventory/sample.yml playbooks/plan.yml"
+	@echo "make deps        Debian packages: $(APT_PKGS) (installs them when run as root)"
+	@echo "make venv        $(VENV) with requirements-dev.txt (Python >= 3.12) or requirements-dev-py311.txt"
+	@echo "make lint        ansible-lint --profile production"
+	@echo "make sanity      ansible-test sanity on a copy under $(SANITY_ROOT)"
+	@echo "make unit        pytest tests/unit"
+	@echo "make build       ansible-galaxy collection build into $(DIST)"
+	@echo "make samples     sysfs trees of sample GPU machines into $(SAMPLES)"
+	@echo "make bench       python bench/bench.py"
+	@echo "make clean       remove $(BUILD) and caches;  make distclean: also $(VENV)*"
+
+# Installs $(APT_PKGS) when a command of $(DEP_CMDS) is missing (as root, with
+# apt-get); otherwise says what to install and fails. Before the first venv it
+# also checks that $(PYTHON) can make one: Debian's python3 cannot without
+# python3-venv (no ensurepip), which is then installed too.
+deps:
+	@missing=""; pkgs="$(APT_PKGS)"; \
+	for c in $(DEP_CMDS); do command -v "$$c" >/dev/null 2>&1 || missing="$$missing $$c"; done; \
+	if [ ! -f $(VENV)/.stamp ]; then \
+	  tmp=$$(mktemp -d); \
+	  $(PYTHON) -m venv "$$tmp/v" >/dev/null 2>&1 || { missing="$$missing venv-for-$(PYTHON)"; pkgs="$$pkgs python3-venv"; }; \
+	  rm -rf "$$tmp"; \
+	fi; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "missing:$$missing"; \
+	  echo "install the packages that provide them, on Debian/Ubuntu: sudo apt-get install $$pkgs"; \
+	  exit 1; \
+	fi; \
+	echo "installing $$pkgs (missing:$$missing)"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -qq; \
+	apt-get install -y -qq --no-install-recommends $$pkgs >/dev/null
+
+venv: $(VENV)/.stamp
+
+# Rebuilt when a requirements file changes. The stamp records the Python and
+# the file used. $(PYTHON) is first resolved to the interpreter behind it (a
+# python3 on PATH can be $(VENV)/bin/python3 itself, which is about to go).
+# Debian's own python3 needs python3-venv for `-m venv`.
+$(VENV)/.stamp: requirements-dev.txt requirements-dev-py311.txt
+	@py=$$($(PYTHON) -c 'import sys; print(getattr(sys, "_base_executable", "") or sys.executable)'); \
+	req=$$($$py -c 'import sys; print("requirements-dev.txt" if sys.version_info >= (3, 12) else "requirements-dev-py311.txt")'); \
+	echo "venv: $$py ($$($$py -c 'import platform; print(platform.python_version())')) -> $(VENV) with $$req"; \
+	rm -rf $(VENV); \
+	$$py -m venv $(VENV) || { echo "cannot create a venv with $$py (on Debian: apt-get install python3-venv)"; exit 1; }; \
+	$(PIP_QQ) $(VPY) -m pip install -r "$$req"; \
+	echo "$$py $$req" > $@
+
+# .build/ansible_collections/maitred/rke2_numa -> the repo, so that ansible and
+# pytest import the collection from the work tree (tests/unit/conftest.py makes
+# the same link when it is missing).
+collection-tree:
+	@mkdir -p $(dir $(COLL_LINK))
+	@[ -L $(COLL_LINK) ] || ln -sfn $(CURDIR) $(COLL_LINK)
+
+samples: venv tests/fixtures/gen_sysfs.py
+	@$(VPY) tests/fixtures/gen_sysfs.py --out $(SAMPLES)
+
+demo: deps venv collection-tree samples
+	$(ANSIBLE_ENV) ansible-playbook -i inventory/sample.yml playbooks/plan.yml
+
+lint: venv collection-tree
+	@$(ANSIBLE_ENV) ansible-lint --profile production $$([ -t 1 ] || echo --nocolor)
+
+# ansible-test needs the collection in a real ansible_collections/NS/NAME
+# directory (it checks os.getcwd(), so the symlink tree does not do): copy the
+# files git knows or would add (works before the first commit too) into
+# $(SANITY_DIR), fresh each time, and `git init` it: ansible-test lists files
+# with git from the enclosing repository, which would be this one, where .build
+# is ignored (it then finds no file at all). Untracked files are enough.
+#
+# ansible-test makes one venv per sanity test (cached in ~/.ansible/test/venv)
+# and bootstraps pip in it with a get-pip script from its own file host, which
+# our machines and CI cannot reach; scripts/ansible_test_offline_pip.py puts a
+# stand-in for that script in ansible-test's cache (pip comes from ensurepip and
+# the package index instead). All sanity tests run, on the venv's Python
+# only (--python): no --test/--skip-test list is needed offline.
+sanity: venv
+	@rm -rf $(SANITY_ROOT)
+	@mkdir -p $(SANITY_DIR)
+	@git ls-files -z -co --exclude-standard --deduplicate \
+	  | while IFS= read -r -d '' f; do if [ -e "$$f" ] || [ -L "$$f" ]; then printf '%s\0' "$$f"; fi; done \
+	  | tar --null -T - -cf - | tar -xf - -C $(SANITY_DIR)
+	@git -C $(SANITY_DIR) init -q
+	@$(VPY) scripts/ansible_test_offline_pip.py
+	@cd $(SANITY_DIR) && ansible-test sanity --local --color no \
+	  --python $$($(VPY) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+
+unit: venv collection-tree
+	@mkdir -p $(BUILD)
+	@$(ANSIBLE_ENV) $(VPY) -m pytest -q -p no:cacheprovider --junitxml=$(BUILD)/junit-unit.xml tests/unit
+
+build: venv
+	@$(ANSIBLE_ENV) ansible-galaxy collection build --force --output-path $(DIST) .
+
+# Each phase in its own make, timed; stop at the first failure. The last line
+# is the unit tests' counts from pytest's junit file, as CI reads it.
+test:
+	@summary=""; \
+	for phase in $(TEST_PHASES); do \
+	  echo "=== $$phase"; t0=$$(date +%s%N); \
+	  if ! $(MAKE) $$phase; then \
+	    echo "=== $$phase FAILED after $$(( ($$(date +%s%N) - t0) / 1000000 )) ms"; exit 1; \
+	  fi; \
+	  ms=$$(( ($$(date +%s%N) - t0) / 1000000 )); summary="$$summary $$phase=$$(( ms / 1000 )).$$(( ms % 1000 / 100 ))s"; \
+	  echo "=== $$phase ok ($$ms ms)"; \
+	done; \
+	echo "=== times:$$summary"; \
+	$(VPY) scripts/junit_summary.py $(BUILD)/junit-unit.xml
+
+bench: venv collection-tree
+	@if [ -f bench/bench.py ]; then $(ANSIBLE_ENV) $(VPY) bench/bench.py; else echo "bench/bench.py does not exist yet"; fi
+
+clean:
+	rm -rf $(BUILD) .pytest_cache .hypothesis .ansible tests/output
+	find . -name __pycache__ -type d -not -path './$(VENV)*' -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV) .venv*
