@@ -46,9 +46,18 @@ class TopologyError(Exception):
 def _read(path):
     """Return the stripped content of a file (NUL bytes dropped), or None when it cannot be read."""
     try:
-        with open(path, "r") as f:
-            return f.read().replace("\x00", "").strip()
-    except (IOError, OSError, UnicodeDecodeError):
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 1 << 20)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8").replace("\x00", "").strip()
+    except UnicodeDecodeError:
         return None
 
 
@@ -116,7 +125,7 @@ def read_cpus(cpu_dir):
     ``cpu/online`` is authoritative when it exists. Without it (old kernels,
     some dumps), a ``cpuN`` directory is online unless its ``online`` file says 0.
     """
-    dirs = [n for n, _ in _numbered(cpu_dir, _CPU_DIR)]
+    dirs = [n for n, _name in _numbered(cpu_dir, _CPU_DIR)]
     present = _cpulist_file(os.path.join(cpu_dir, "present"), "present CPUs")
     if present is None:
         present = dirs
@@ -146,6 +155,8 @@ def read_cores(cpu_dir, online):
         return c
 
     for cpu in online:
+        if find(cpu) != cpu:
+            continue  # already named by an earlier sibling: its group is known
         topo = os.path.join(cpu_dir, "cpu%d" % cpu, "topology")
         sib = _cpulist_file(os.path.join(topo, "thread_siblings_list"), "SMT siblings")
         if sib is None:
@@ -215,10 +226,11 @@ def read_numa_nodes(root, online, warnings):
 
     seen = set()
     for node in nodes:
-        dup = seen.intersection(parse_cpulist(node["cpus"]))
+        cpus = parse_cpulist(node["cpus"])
+        dup = seen.intersection(cpus)
         if dup:
             warnings.append("CPUs %s are listed on more than one NUMA node" % format_cpulist(dup))
-        seen.update(parse_cpulist(node["cpus"]))
+        seen.update(cpus)
     orphans = online_set - seen
     if orphans:
         warnings.append("online CPUs %s are on no NUMA node" % format_cpulist(orphans))
@@ -248,25 +260,25 @@ def classify_pci(vendor, pci_class):
     return None
 
 
-def device_numa_node(sysfs_node, local_cpus, nodes):
+def device_numa_node(sysfs_node, local_cpus, node_cpus):
     """Return (numa_node, source) for a PCI device.
 
-    The kernel's ``numa_node`` when it names an existing node; else the one node
+    ``node_cpus`` maps every NUMA node id to its set of online CPUs. The
+    kernel's ``numa_node`` when it names an existing node; else the one node
     whose CPUs contain all of the device's online local CPUs; else (None, None):
     unknown, and the device plugin gives the kubelet no topology hint for it.
     """
-    ids = set(n["id"] for n in nodes)
-    if sysfs_node is not None and sysfs_node in ids:
+    if sysfs_node is not None and sysfs_node in node_cpus:
         return sysfs_node, "numa_node"
     local = set(local_cpus or ())
     if local:
-        matches = [n["id"] for n in nodes if n["has_cpu"] and local.issubset(parse_cpulist(n["cpus"]))]
+        matches = [nid for nid, cpus in sorted(node_cpus.items()) if cpus and local <= cpus]
         if len(matches) == 1:
             return matches[0], "local_cpus"
     return None, None
 
 
-def read_pci_devices(root, online, nodes, warnings):
+def read_pci_devices(root, online, node_cpus, warnings):
     """Return the GPUs and NICs under sys/bus/pci/devices with their NUMA node."""
     pci_dir = os.path.join(root, "sys", "bus", "pci", "devices")
     nvidia_procfs = set(_listdir(os.path.join(root, "proc", "driver", "nvidia", "gpus")))
@@ -286,7 +298,7 @@ def read_pci_devices(root, online, nodes, warnings):
             local = _cpumask_file(os.path.join(path, "local_cpus"), "local CPUs of %s" % address)
         local = [c for c in (local or ()) if c in online_set]
         sysfs_node = _read_int(os.path.join(path, "numa_node"))
-        numa_node, source = device_numa_node(sysfs_node, local, nodes)
+        numa_node, source = device_numa_node(sysfs_node, local, node_cpus)
         if numa_node is None:
             warnings.append(
                 "%s %s (vendor %s) has no known NUMA node (numa_node=%s, local CPUs %s): "
@@ -330,10 +342,11 @@ def read_topology(root="/"):
     offline = sorted(set(present) - set(online))
     cores = read_cores(cpu_dir, online)
     nodes = read_numa_nodes(root, online, warnings)
+    node_cpus = dict((node["id"], set(parse_cpulist(node["cpus"]))) for node in nodes)
     node_of = {}
-    for node in nodes:
-        for cpu in parse_cpulist(node["cpus"]):
-            node_of.setdefault(cpu, node["id"])
+    for nid in sorted(node_cpus):
+        for cpu in node_cpus[nid]:
+            node_of.setdefault(cpu, nid)
     for core in cores:
         core_nodes = sorted(set(node_of[c] for c in core["cpus"] if c in node_of))
         core["numa_node"] = core_nodes[0] if len(core_nodes) == 1 else None
@@ -343,7 +356,7 @@ def read_topology(root="/"):
     smt_active = smt_active == "1" if smt_active in ("0", "1") else any(len(c["cpus"]) > 1 for c in cores)
     meminfo = parse_meminfo(_read(os.path.join(root, "proc", "meminfo")))
     isolated = _cpulist_file(os.path.join(cpu_dir, "isolated"), "isolated CPUs")
-    sizes = [s for s, _ in _numbered(os.path.join(root, "sys", "kernel", "mm", "hugepages"), _HUGEPAGES_DIR)]
+    sizes = [s for s, _name in _numbered(os.path.join(root, "sys", "kernel", "mm", "hugepages"), _HUGEPAGES_DIR)]
     return {
         "numa_nodes": nodes,
         "cpus_online": format_cpulist(online),
@@ -351,7 +364,7 @@ def read_topology(root="/"):
         "cpu_count": len(online),
         "cores": cores,
         "smt_active": smt_active,
-        "pci_devices": read_pci_devices(root, online, nodes, warnings),
+        "pci_devices": read_pci_devices(root, online, node_cpus, warnings),
         "memory_kb": meminfo.get("MemTotal", sum(n["memory_kb"] for n in nodes)),
         "hugepage_sizes_kb": sizes,
         "default_hugepage_kb": meminfo.get("Hugepagesize"),

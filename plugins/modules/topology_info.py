@@ -19,7 +19,9 @@ description:
   - Only reads files; never changes anything.
   - The result is what M(maitred.rke2_numa.numa_plan) plans from.
 author:
-  - maitred.rke2_numa contributors
+  - maitred.rke2_numa contributors (@maitred)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 options:
   sysfs_root:
     description:

@@ -174,7 +174,7 @@ def _tree(tmp_path, **kw):
 
 
 def test_sparse_node_ids(tmp_path):
-    root, _ = _tree(tmp_path, sockets=2, cores_per_socket=4, threads=2, node_ids=(0, 8))
+    root, _spec = _tree(tmp_path, sockets=2, cores_per_socket=4, threads=2, node_ids=(0, 8))
     topo = read_topology(root)
     assert [n["id"] for n in topo["numa_nodes"]] == [0, 8]
     assert topo["numa_nodes"][1]["cpus"] == "4-7,12-15"
@@ -182,7 +182,7 @@ def test_sparse_node_ids(tmp_path):
 
 
 def test_cpumap_only_and_no_distance(tmp_path):
-    root, _ = _tree(tmp_path, sockets=2, cores_per_socket=20, threads=2, cpulist_files=False, distance_files=False)
+    root, _spec = _tree(tmp_path, sockets=2, cores_per_socket=20, threads=2, cpulist_files=False, distance_files=False)
     assert not os.path.exists(os.path.join(root, "sys/devices/system/node/node0/cpulist"))
     topo = read_topology(root)
     assert [n["cpus"] for n in topo["numa_nodes"]] == ["0-19,40-59", "20-39,60-79"]
@@ -190,14 +190,14 @@ def test_cpumap_only_and_no_distance(tmp_path):
 
 
 def test_offline_sibling_leaves_a_single_thread_core(tmp_path):
-    root, _ = _tree(tmp_path, sockets=1, cores_per_socket=4, threads=2, offline=(5,))
+    root, _spec = _tree(tmp_path, sockets=1, cores_per_socket=4, threads=2, offline=(5,))
     topo = read_topology(root)
     assert [c["cpus"] for c in topo["cores"]] == [[0, 4], [1], [2, 6], [3, 7]]
     assert topo["cpus_offline"] == "5" and topo["numa_nodes"][0]["cpus"] == "0-4,6-7"
 
 
 def test_no_online_file_uses_cpu_dirs(tmp_path):
-    root, _ = _tree(tmp_path, sockets=1, cores_per_socket=4, threads=1, offline=(2,))
+    root, _spec = _tree(tmp_path, sockets=1, cores_per_socket=4, threads=1, offline=(2,))
     for name in ("online", "present", "offline"):
         os.unlink(os.path.join(root, "sys/devices/system/cpu", name))
     topo = read_topology(root)
@@ -205,14 +205,14 @@ def test_no_online_file_uses_cpu_dirs(tmp_path):
 
 
 def test_no_node_directory_is_one_node(tmp_path):
-    root, _ = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=2)
+    root, _spec = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=2)
     shutil.rmtree(os.path.join(root, "sys/devices/system/node"))
     topo = read_topology(root)
     assert [(n["id"], n["cpus"], n["memory_kb"]) for n in topo["numa_nodes"]] == [(0, "0-3", 64 * 1024 * 1024)]
 
 
 def test_gpu_without_numa_node_or_locality_is_unknown_and_warned(tmp_path):
-    root, _ = _tree(tmp_path, sockets=2, cores_per_socket=2, threads=1, gpus_per_node=1)
+    root, _spec = _tree(tmp_path, sockets=2, cores_per_socket=2, threads=1, gpus_per_node=1)
     gpu = os.path.join(root, "sys/bus/pci/devices/0000:28:00.0")
     with open(os.path.join(gpu, "numa_node"), "w") as f:
         f.write("-1\n")
@@ -225,7 +225,7 @@ def test_gpu_without_numa_node_or_locality_is_unknown_and_warned(tmp_path):
 
 
 def test_bmc_vga_is_not_a_gpu_and_nvidia_procfs_names_vendor(tmp_path):
-    root, _ = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=1, gpus_per_node=1)
+    root, _spec = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=1, gpus_per_node=1)
     topo = read_topology(root)
     assert [d["address"] for d in topo["pci_devices"] if d["kind"] == "gpu"] == ["0000:18:00.0"]
     os.unlink(os.path.join(root, "sys/bus/pci/devices/0000:18:00.0/vendor"))
@@ -235,7 +235,7 @@ def test_bmc_vga_is_not_a_gpu_and_nvidia_procfs_names_vendor(tmp_path):
 
 
 def test_nul_bytes_in_files_are_ignored(tmp_path):
-    root, _ = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=2)
+    root, _spec = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=2)
     with open(os.path.join(root, "sys/devices/system/cpu/cpu0/topology/thread_siblings_list"), "w") as f:
         f.write("0,2\n\x00")
     assert read_topology(root)["cores"][0]["cpus"] == [0, 2]
@@ -247,7 +247,7 @@ def test_missing_cpu_directory_names_the_path(tmp_path):
 
 
 def test_unparseable_cpulist_names_the_file(tmp_path):
-    root, _ = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=1)
+    root, _spec = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=1)
     with open(os.path.join(root, "sys/devices/system/node/node0/cpulist"), "w") as f:
         f.write("0-x\n")
     with pytest.raises(TopologyError, match=r"node0/cpulist: invalid cpulist"):
@@ -255,7 +255,7 @@ def test_unparseable_cpulist_names_the_file(tmp_path):
 
 
 def test_no_online_cpus_is_an_error(tmp_path):
-    root, _ = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=1)
+    root, _spec = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=1)
     with open(os.path.join(root, "sys/devices/system/cpu/online"), "w") as f:
         f.write("\n")
     with pytest.raises(TopologyError, match="no online CPUs"):
@@ -280,8 +280,7 @@ def test_classify_pci(vendor, pci_class, kind):
     assert classify_pci(vendor, pci_class) == kind
 
 
-NODES = [{"id": 0, "cpus": "0-3", "has_cpu": True}, {"id": 1, "cpus": "4-7", "has_cpu": True},
-         {"id": 2, "cpus": "", "has_cpu": False}]
+NODE_CPUS = {0: {0, 1, 2, 3}, 1: {4, 5, 6, 7}, 2: set()}
 
 
 @pytest.mark.parametrize(
@@ -297,7 +296,7 @@ NODES = [{"id": 0, "cpus": "0-3", "has_cpu": True}, {"id": 1, "cpus": "4-7", "ha
     ],
 )
 def test_device_numa_node(sysfs_node, local, expected):
-    assert device_numa_node(sysfs_node, local, NODES) == expected
+    assert device_numa_node(sysfs_node, local, NODE_CPUS) == expected
 
 
 def test_parse_meminfo():

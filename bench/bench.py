@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Benchmarks (figures, not pass/fail tests).
+
+1. Discovery: one ansible-playbook run per probe over the same inventory of
+   sample machines (>= 20 hosts, the 384-CPU one included), alternating
+   (a) maitred.rke2_numa.topology_info, (b) ansible.builtin.setup with
+   gather_subset [hardware], (c) ansible.builtin.ping (the floor: one module
+   call per host). Medians of wall time; ratios a/b and a/c. A -vvv run of (a)
+   counts module executions per host (must be exactly one).
+2. The reader's own work on the largest sample tree, in process (median).
+
+Run from the repo root with the venv active: python bench/bench.py [--rounds N] [--hosts N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(REPO, ".build")
+sys.path.insert(0, BUILD)
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology  # noqa: E402
+from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs  # noqa: E402
+
+PROBES = {
+    "a_topology_info": "maitred.rke2_numa.topology_info:\n        sysfs_root: \"{{ rke2_numa_sysfs_root }}\"",
+    "b_setup_hardware": "ansible.builtin.setup:\n        gather_subset: [hardware]",
+    "c_ping": "ansible.builtin.ping:",
+}
+LARGEST = "amd-mi300x-nps4"
+
+
+def write_inputs(workdir, samples_dir, hosts):
+    names = sorted(gen_sysfs.samples())
+    names.remove(LARGEST)
+    names.insert(0, LARGEST)
+    inventory = os.path.join(workdir, "inventory.yml")
+    with open(inventory, "w") as f:
+        f.write("bench:\n  vars:\n    ansible_connection: local\n    ansible_python_interpreter: %s\n  hosts:\n" % sys.executable)
+        for i in range(hosts):
+            name = names[i % len(names)]
+            f.write("    %s-%02d:\n      rke2_numa_sysfs_root: %s\n" % (name, i, os.path.join(samples_dir, name)))
+    playbooks = {}
+    for probe, task in PROBES.items():
+        path = os.path.join(workdir, probe + ".yml")
+        with open(path, "w") as f:
+            f.write("- name: %s\n  hosts: bench\n  gather_facts: false\n  tasks:\n    - name: probe\n      %s\n" % (probe, task))
+        playbooks[probe] = path
+    return inventory, playbooks
+
+
+def run(playbook, inventory, forks, verbose=False):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=BUILD, ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_DEPRECATION_WARNINGS="false", ANSIBLE_FORKS=str(forks))
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, playbook]
+    if verbose:
+        cmd.append("-vvv")
+    start = time.perf_counter()
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if out.returncode:
+        sys.exit("%s failed:\n%s%s" % (playbook, out.stdout[-3000:], out.stderr[-3000:]))
+    return elapsed, out.stdout
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--hosts", type=int, default=24)
+    parser.add_argument("--forks", type=int, default=5)
+    args = parser.parse_args(argv)
+    if args.hosts < 20:
+        parser.error("--hosts must be at least 20")
+
+    with tempfile.TemporaryDirectory() as workdir:
+        samples_dir = os.path.join(BUILD, "samples")
+        gen_sysfs.main(["--out", samples_dir])
+        inventory, playbooks = write_inputs(workdir, samples_dir, args.hosts)
+
+        # exactly one module call per host for topology_info
+        dummy, out = run(playbooks["a_topology_info"], inventory, args.forks, verbose=True)
+        calls = re.findall(r"^<([^>]+)> EXEC /bin/sh -c '\S*python\S* \S*/AnsiballZ_(\w+)\.py", out, re.M)
+        per_host = {}
+        for host, module in calls:
+            per_host.setdefault(host, []).append(module)
+        print("module executions per host (topology_info run): %s" % sorted(set(len(v) for v in per_host.values())))
+        assert len(per_host) == args.hosts and all(v == ["topology_info"] for v in per_host.values()), per_host
+
+        times = {probe: [] for probe in PROBES}
+        run(playbooks["c_ping"], inventory, args.forks)  # warm caches
+        for i in range(args.rounds):
+            order = list(PROBES) if i % 2 == 0 else list(reversed(list(PROBES)))
+            for probe in order:
+                times[probe].append(run(playbooks[probe], inventory, args.forks)[0])
+        med = {probe: statistics.median(values) for probe, values in times.items()}
+        print("discovery over %d hosts, %d rounds, forks %d (median wall seconds):" % (args.hosts, args.rounds, args.forks))
+        for probe in PROBES:
+            print("  %-18s %.3f  (runs: %s)" % (probe, med[probe], " ".join("%.2f" % t for t in times[probe])))
+        ab = med["a_topology_info"] / med["b_setup_hardware"]
+        ac = med["a_topology_info"] / med["c_ping"]
+        print("ratio a/b (topology_info / setup hardware): %.2f  (target <= 0.60)" % ab)
+        print("ratio a/c (topology_info / ping):           %.2f  (target <= 1.10)" % ac)
+
+    root = os.path.join(samples_dir, LARGEST)
+    samples = []
+    for dummy in range(30):
+        start = time.perf_counter()
+        topo = read_topology(root)
+        samples.append(time.perf_counter() - start)
+    print("read_topology on %s (%d CPUs, %d nodes): median %.1f ms (target well under 50 ms)" % (
+        LARGEST, topo["cpu_count"], len(topo["numa_nodes"]), statistics.median(samples) * 1000))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

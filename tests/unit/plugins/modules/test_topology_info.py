@@ -1,0 +1,50 @@
+# -*- coding: utf-8 -*-
+"""topology_info as Ansible runs it: argument handling, check mode, failures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.maitred.rke2_numa.plugins.modules import topology_info
+from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
+
+
+def run(capsys, **args):
+    with patch_module_args(args):
+        with pytest.raises(SystemExit) as exc:
+            topology_info.main()
+    return exc.value.code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_reads_a_tree_and_never_changes(tmp_path, capsys, check_mode):
+    root = gen_sysfs.write_tree(gen_sysfs.make_spec(sockets=2, cores_per_socket=4, gpus_per_node=1), str(tmp_path / "r"))
+    code, result = run(capsys, sysfs_root=root, _ansible_check_mode=check_mode)
+    assert code == 0 and result["changed"] is False
+    topo = result["topology"]
+    assert [n["cpus"] for n in topo["numa_nodes"]] == ["0-3,8-11", "4-7,12-15"]
+    assert [d["numa_node"] for d in topo["pci_devices"] if d["kind"] == "gpu"] == [0, 1]
+
+
+def test_warnings_reach_ansible(tmp_path, capsys, monkeypatch):
+    spec = gen_sysfs.make_spec(sockets=2, cores_per_socket=2, threads=1, gpus_per_node=1)
+    spec["pci"][0]["numa_node"] = -1
+    spec["pci"][0]["local_cpus"] = [0, 1, 2, 3]
+    root = gen_sysfs.write_tree(spec, str(tmp_path / "r"))
+    warned = []
+    monkeypatch.setattr(topology_info.AnsibleModule, "warn", lambda self, msg: warned.append(msg))
+    code, result = run(capsys, sysfs_root=root)
+    assert code == 0
+    assert [w for w in warned if "no topology hint" in w] == [w for w in result["topology"]["warnings"] if "no topology hint" in w]
+    assert len(warned) == 1
+
+
+def test_bad_root_fails_naming_the_path(tmp_path, capsys):
+    code, result = run(capsys, sysfs_root=str(tmp_path / "nowhere"))
+    assert code == 1 and result["failed"] is True
+    assert "nowhere/sys/devices/system/cpu does not exist" in result["msg"]
+    assert "topology" not in result
