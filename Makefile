@@ -122,8 +122,13 @@ collection-tree:
 samples: venv tests/fixtures/gen_sysfs.py
 	@$(VPY) tests/fixtures/gen_sysfs.py --out $(SAMPLES)
 
+# Plain readable output (multi-line messages as YAML blocks); each host's plan
+# is also written as JSON and an RKE2 config snippet under out/plans.
+DEMO_ENV := ANSIBLE_CALLBACK_RESULT_FORMAT=yaml ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_DEPRECATION_WARNINGS=false
 demo: deps venv collection-tree samples
-	$(ANSIBLE_ENV) ansible-playbook -i inventory/sample.yml playbooks/plan.yml
+	@$(ANSIBLE_ENV) $(DEMO_ENV) ansible-playbook -i inventory/sample.yml playbooks/plan.yml \
+	  -e rke2_numa_plan_dir=$(CURDIR)/out/plans
+	@echo "plans written to out/plans/"
 
 lint: venv collection-tree
 	@$(ANSIBLE_ENV) ansible-lint --profile production $$([ -t 1 ] || echo --nocolor)

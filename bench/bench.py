@@ -10,6 +10,8 @@
    call per host). Medians of wall time; ratios a/b and a/c. A -vvv run of (a)
    counts module executions per host (must be exactly one).
 2. The reader's own work on the largest sample tree, in process (median).
+3. The planner: numa_plan's pure function over 1,000 hosts (the sample
+   topologies in turn), in process: the controller time of planning a fleet.
 
 Run from the repo root with the venv active: python bench/bench.py [--rounds N] [--hosts N]
 """
@@ -30,6 +32,7 @@ BUILD = os.path.join(REPO, ".build")
 sys.path.insert(0, BUILD)
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology  # noqa: E402
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan  # noqa: E402
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs  # noqa: E402
 
 PROBES = {
@@ -78,6 +81,7 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--hosts", type=int, default=24)
     parser.add_argument("--forks", type=int, default=5)
+    parser.add_argument("--plan-hosts", type=int, default=1000)
     args = parser.parse_args(argv)
     if args.hosts < 20:
         parser.error("--hosts must be at least 20")
@@ -119,6 +123,18 @@ def main(argv=None):
         samples.append(time.perf_counter() - start)
     print("read_topology on %s (%d CPUs, %d nodes): median %.1f ms (target well under 50 ms)" % (
         LARGEST, topo["cpu_count"], len(topo["numa_nodes"]), statistics.median(samples) * 1000))
+
+    topologies = [read_topology(os.path.join(samples_dir, name)) for name in sorted(gen_sysfs.samples())]
+    intent = {"hugepages_per_node": 4, "hugepages_size": "2M",
+              "pod_shapes": [{"name": "tp1", "cpu": 8, "memory": "64Gi", "gpus": 1}]}
+    runs = []
+    for dummy in range(3):
+        start = time.process_time()
+        for i in range(args.plan_hosts):
+            make_plan(topologies[i % len(topologies)], **intent)
+        runs.append(time.process_time() - start)
+    print("numa_plan for %d hosts: median %.2f s of controller CPU time (target < 10 s)"
+          % (args.plan_hosts, statistics.median(runs)))
     return 0
 
 

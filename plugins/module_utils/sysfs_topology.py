@@ -287,6 +287,8 @@ def read_pci_devices(root, online, node_cpus, warnings):
     for address in sorted(_listdir(pci_dir)):
         path = os.path.join(pci_dir, address)
         pci_class = _read(os.path.join(path, "class"))
+        if not (pci_class or "").lower().startswith(GPU_CLASSES + NIC_CLASSES):
+            continue  # most devices (bridges, storage, USB): one read each
         vendor = _read(os.path.join(path, "vendor"))
         if vendor is None and address in nvidia_procfs:
             vendor = "0x10de"  # the NVIDIA driver lists its GPUs in /proc/driver/nvidia/gpus

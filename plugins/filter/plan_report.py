@@ -1,0 +1,102 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Render a plan (from numa_plan) as a readable report."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: plan_report
+short_description: Render a NUMA plan as a readable report
+version_added: 0.1.0
+description:
+  - Turns the C(plan) returned by M(maitred.rke2_numa.numa_plan) into plain text - the
+    NUMA table (node, CPUs, reserved, isolated, memory, hugepages, GPUs, the biggest
+    Guaranteed pod that fits), the kernel command line additions, the exact
+    C(kubelet-arg) block, pod shape fits and warnings.
+author:
+  - maitred.rke2_numa contributors (@maitred)
+positional: _input
+options:
+  _input:
+    description: The plan dict.
+    type: dict
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Print the plan
+  ansible.builtin.debug:
+    msg: "{{ __plan.plan | maitred.rke2_numa.plan_report }}"
+"""
+
+RETURN = r"""
+_value:
+  description: The report, lines joined by newlines.
+  type: str
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.maitred.rke2_numa.plugins.filter.topology_table import text_table
+
+_MIB = 1024 * 1024
+
+
+def _size(nbytes):
+    if not nbytes:
+        return "-"
+    if nbytes >= 1024 * _MIB:
+        return "%.1fGi" % (nbytes / (1024.0 * _MIB))
+    return "%dMi" % (nbytes // _MIB)
+
+
+def plan_report(plan):
+    """Return the plan as text."""
+    if not isinstance(plan, dict) or "numa_tables" not in plan or "kubelet_args" not in plan:
+        raise AnsibleFilterError("plan_report expects the 'plan' dict returned by numa_plan")
+    tables = plan["numa_tables"]
+    isolated = sum(t["exclusive_cpus"] for t in tables)
+    lines = ["plan %s: reserved CPUs %s, isolated CPUs %s%s" % (
+        plan["fingerprint"], plan["reserved_cpus"], plan["isolated_cpus"] or "(none)",
+        ", offline CPUs %s" % plan["offline_cpus"] if plan.get("offline_cpus") else "")]
+    rows = [("node", "CPUs", "reserved", "isolated", "memory", "reserved-mem", "hugepages", "GPUs",
+             "biggest pod: cpu/memory/hugepages/gpus")]
+    for t in tables:
+        pod = t["largest_pod"]
+        rows.append((
+            t["node"], t["cpus"] or "(no CPUs)", t["reserved_cpus"] or "-", t["isolated_cpus"] or "-",
+            _size(t["memory_bytes"]), _size(t["reserved_memory_bytes"]), _size(t["hugepages_bytes"]),
+            len(t["gpus"]) or "-",
+            "%d / %s / %s / %d" % (pod["cpu"], _size(t["allocatable_memory_bytes"]), _size(t["hugepages_bytes"]), pod["gpus"])
+            if t["cpus"] else "-",
+        ))
+    lines += text_table(rows)
+    lines.append("exclusive CPUs for Guaranteed pods: %d" % isolated)
+    lines.append("kernel cmdline additions:")
+    lines += ["  %s" % arg for arg in plan["kernel_args"]] or ["  (none)"]
+    if plan.get("hugepages", {}).get("method") == "runtime":
+        lines.append("  (hugepages %s per node %s: allocated by the pre-kubelet unit, not the cmdline)" % (
+            plan["hugepages"]["size"], plan["hugepages"]["per_node"]))
+    lines.append("kubelet-arg:")
+    lines += ["  - %s" % arg for arg in plan["kubelet_args"]]
+    for key, flag in (("node_labels", "node-label"), ("node_taints", "node-taint")):
+        if plan.get(key):
+            lines.append("%s:" % flag)
+            lines += ["  - %s" % v for v in plan[key]]
+    for fit in plan.get("pod_shapes", []):
+        if fit["fits"]:
+            where = "on nodes %s, %d at once" % (",".join(map(str, fit["nodes"])), fit["copies"]) if fit["nodes"] else fit["note"]
+            lines.append("pod shape %s: fits %s" % (fit["name"], where))
+        else:
+            why = fit["note"] or fit.get("short")
+            lines.append("pod shape %s: fits NOWHERE%s" % (fit["name"], " (%s)" % why if why else ""))
+    lines += ["WARNING: %s" % w for w in plan.get("warnings", [])]
+    return "\n".join(lines)
+
+
+class FilterModule(object):
+    """maitred.rke2_numa plan filters."""
+
+    def filters(self):
+        return {"plan_report": plan_report}

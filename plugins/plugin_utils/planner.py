@@ -1,0 +1,754 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The coordinated plan: one set of kernel and kubelet settings both accept.
+
+Pure functions, no I/O; runs on the controller (action plugin numa_plan).
+Each domain rule of DESIGN.md lives in exactly one function here, named after
+it in its docstring; ``make_plan`` only strings them together, and
+``kubelet_rules.check`` then checks the result the way the kubelet will.
+
+Sources: kubelet pkg/kubelet/cm/{cpumanager,memorymanager,topologymanager},
+kubernetes.io "Control CPU/Memory/Topology Management Policies on the Node",
+kernel-parameters.txt (isolcpus, nohz_full, rcu_nocbs, irqaffinity, hugepages),
+Documentation/admin-guide/mm/hugetlbpage.rst.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
+    CpusetError,
+    format_cpulist,
+    parse_cpulist,
+)
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import kubelet_rules
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import (
+    MIB,
+    QuantityError,
+    format_mib,
+    human,
+    parse_bytes,
+)
+
+CPU_POLICIES = ("static", "none")
+MEMORY_POLICIES = ("Static", "None")
+TOPOLOGY_POLICIES = ("single-numa-node", "restricted", "best-effort", "none")
+TOPOLOGY_SCOPES = ("pod", "container")
+ISOLCPUS_FLAGS = ("managed_irq", "domain", "nohz")
+HUGEPAGE_SIZES = {"1G": 1048576, "2M": 2048}
+HUGEPAGE_METHODS = ("auto", "cmdline", "runtime")
+# The Topology Manager refuses more NUMA nodes than this unless told otherwise
+# (topologymanager.defaultMaxAllowableNUMANodes).
+MAX_NUMA_NODES_DEFAULT = 8
+# topology-manager-policy-options=max-allowable-numa-nodes is usable (beta, on by default) from 1.31.
+MAX_NUMA_OPTION_SINCE = (1, 31)
+# The kernel takes per-node hugepages on the command line (hugepages=0:N,1:M) from 5.16.
+NODE_HUGEPAGES_KERNEL = (5, 16)
+EVICTION_SIGNALS = ("memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree")
+
+DEFAULTS = {
+    "reserved_cores": None,
+    "reserved_cores_per_node": None,
+    "split_reserved": True,
+    "cpu_manager_policy": "static",
+    "memory_manager_policy": "Static",
+    "topology_manager_policy": "single-numa-node",
+    "topology_manager_scope": "pod",
+    "kube_reserved": {"memory": "1Gi"},
+    "system_reserved": {"memory": "1Gi"},
+    "eviction_hard": {
+        "memory.available": "500Mi",
+        "nodefs.available": "5%",
+        "nodefs.inodesFree": "5%",
+        "imagefs.available": "5%",
+        "imagefs.inodesFree": "5%",
+    },
+    "hugepages_size": "1G",
+    "hugepages_per_node": 0,
+    "hugepages_nodes": "gpu",
+    "hugepages_method": "auto",
+    "isolcpus_flags": ["managed_irq"],
+    "kubernetes_version": "1.33",
+    "extra_kubelet_args": [],
+    "node_labels": [],
+    "node_taints": [],
+    "pod_shapes": [],
+    "strict_fit": False,
+}
+
+# The options of the numa_plan action (documented in plugins/modules/numa_plan.py).
+# Defaults live in DEFAULTS; None here means "use DEFAULTS".
+ARGUMENT_SPEC = {
+    "topology": {"type": "dict", "required": True},
+    "reserved_cores": {"type": "int"},
+    "reserved_cores_per_node": {"type": "dict"},
+    "split_reserved": {"type": "bool", "default": True},
+    "cpu_manager_policy": {"type": "str", "default": "static"},
+    "memory_manager_policy": {"type": "str", "default": "Static"},
+    "topology_manager_policy": {"type": "str", "default": "single-numa-node"},
+    "topology_manager_scope": {"type": "str", "default": "pod"},
+    "kube_reserved": {"type": "dict"},
+    "system_reserved": {"type": "dict"},
+    "eviction_hard": {"type": "dict"},
+    "hugepages_size": {"type": "str", "default": "1G"},
+    "hugepages_per_node": {"type": "int", "default": 0},
+    "hugepages_nodes": {"type": "raw", "default": "gpu"},
+    "hugepages_method": {"type": "str", "default": "auto"},
+    "isolcpus_flags": {"type": "list", "elements": "str"},
+    "kubernetes_version": {"type": "str", "default": "1.33"},
+    "extra_kubelet_args": {"type": "list", "elements": "str", "default": []},
+    "node_labels": {"type": "list", "elements": "str", "default": []},
+    "node_taints": {"type": "list", "elements": "str", "default": []},
+    "pod_shapes": {"type": "list", "elements": "dict", "default": []},
+    "strict_fit": {"type": "bool", "default": False},
+}
+
+# kubelet flags the plan owns (rke2_config replaces these by name).
+MANAGED_KUBELET_FLAGS = (
+    "cpu-manager-policy", "cpu-manager-policy-options", "topology-manager-policy",
+    "topology-manager-scope", "topology-manager-policy-options", "memory-manager-policy",
+    "reserved-cpus", "kube-reserved", "system-reserved", "eviction-hard", "reserved-memory",
+)
+# kernel args the plan owns (boot_params replaces or removes these by name).
+MANAGED_KERNEL_ARGS = ("isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity", "default_hugepagesz", "hugepagesz", "hugepages")
+
+
+class PlanError(Exception):
+    """The intent cannot fit this host: names the rule and the numbers."""
+
+    def __init__(self, rule, message):
+        super(PlanError, self).__init__("%s: %s" % (rule, message))
+        self.rule = rule
+
+
+# ----------------------------------------------------------------- options
+
+
+def _int(value, name, minimum=0):
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, str) and re.match(r"^\d+$", value.strip()):
+            value = int(value)
+        else:
+            raise PlanError("options", "%s must be a whole number, got %r" % (name, value))
+    if value < minimum:
+        raise PlanError("options", "%s must be >= %d, got %d" % (name, minimum, value))
+    return value
+
+
+def _choice(value, name, choices):
+    if value not in choices:
+        hint = [c for c in choices if c.lower() == str(value).lower()]
+        raise PlanError("options", "%s must be one of %s, got %r%s" % (
+            name, ", ".join(choices), value, " (the kubelet spells it %r)" % hint[0] if hint else ""))
+    return value
+
+
+def parse_version(value):
+    """``"1.33"``, ``"v1.31.4+rke2r1"`` -> (1, 33)."""
+    m = re.match(r"^v?(\d+)\.(\d+)", str(value).strip())
+    if not m:
+        raise PlanError("options", "kubernetes_version must look like 1.33 or v1.33.5+rke2r1, got %r" % (value,))
+    return int(m.group(1)), int(m.group(2))
+
+
+def _memory_map(value, name):
+    """kube_reserved / system_reserved: {resource: quantity}; hugepages are refused (rule 5)."""
+    if not isinstance(value, dict):
+        raise PlanError("options", "%s must be a mapping like {memory: 1Gi}, got %r" % (name, value))
+    out = {}
+    for key, quantity in value.items():
+        if str(key).startswith("hugepages-"):
+            raise PlanError("reserved-memory", "%s cannot hold %s: kube-reserved and system-reserved take no hugepages, "
+                            "so any hugepages entry breaks the reserved-memory sum the kubelet checks" % (name, key))
+        if key not in ("memory", "cpu", "ephemeral-storage", "pid"):
+            raise PlanError("options", "%s: unknown resource %r (memory, cpu, ephemeral-storage, pid)" % (name, key))
+        if key == "memory":
+            try:
+                parse_bytes(quantity, "%s.memory" % name)
+            except QuantityError as e:
+                raise PlanError("options", str(e))
+        out[key] = str(quantity)
+    return out
+
+
+def _eviction(value):
+    if not isinstance(value, dict):
+        raise PlanError("options", "eviction_hard must be a mapping of signal -> threshold, got %r" % (value,))
+    merged = dict(DEFAULTS["eviction_hard"])
+    for signal, threshold in value.items():
+        if signal not in EVICTION_SIGNALS and signal != "pid.available":
+            raise PlanError("options", "eviction_hard: unknown signal %r (%s, pid.available)" % (signal, ", ".join(EVICTION_SIGNALS)))
+        merged[signal] = str(threshold)
+    mem = merged["memory.available"]
+    if mem.endswith("%"):
+        raise PlanError("reserved-memory", "eviction_hard memory.available must be an absolute quantity, not %s: "
+                        "the reserved-memory sum must equal it exactly" % mem)
+    try:
+        parse_bytes(mem, "eviction_hard memory.available")
+    except QuantityError as e:
+        raise PlanError("options", str(e))
+    for signal, threshold in merged.items():
+        if signal != "memory.available" and not re.match(r"^(\d+(\.\d+)?%|\d+(\.\d+)?(Ki|Mi|Gi|Ti|k|M|G|T)?)$", threshold):
+            raise PlanError("options", "eviction_hard %s: %r is neither a percentage nor a quantity" % (signal, threshold))
+        zero = parse_bytes(threshold) == 0 if signal == "memory.available" else \
+            not threshold.endswith("%") and float(re.match(r"^[\d.]+", threshold).group()) == 0
+        if zero:
+            raise PlanError("options", "eviction_hard %s: %r is zero, and the kubelet refuses a zero threshold "
+                            "(\"eviction threshold %s must be positive: 0\")" % (signal, threshold, signal))
+    return merged
+
+
+def _pod_shapes(shapes):
+    if not isinstance(shapes, list):
+        raise PlanError("options", "pod_shapes must be a list, got %r" % (shapes,))
+    out = []
+    for i, shape in enumerate(shapes):
+        if not isinstance(shape, dict):
+            raise PlanError("options", "pod_shapes[%d] must be a mapping" % i)
+        unknown = set(shape) - {"name", "cpu", "memory", "gpus", "hugepages"}
+        if unknown:
+            raise PlanError("options", "pod_shapes[%d]: unknown keys %s" % (i, ", ".join(sorted(unknown))))
+        name = str(shape.get("name", "shape%d" % i))
+        try:
+            out.append({
+                "name": name,
+                "cpu": _int(shape.get("cpu", 0), "pod_shapes[%s].cpu" % name),
+                "memory": parse_bytes(shape.get("memory", 0), "pod_shapes[%s].memory" % name),
+                "gpus": _int(shape.get("gpus", 0), "pod_shapes[%s].gpus" % name),
+                "hugepages": parse_bytes(shape.get("hugepages", 0), "pod_shapes[%s].hugepages" % name),
+            })
+        except QuantityError as e:
+            raise PlanError("options", str(e))
+    return out
+
+
+def _flag_list(value, name):
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PlanError("options", "%s must be a list of strings, got %r" % (name, value))
+    return list(value)
+
+
+def normalize_options(options):
+    """Defaults filled in and every option validated; raises PlanError naming the option."""
+    unknown = set(options) - set(DEFAULTS)
+    if unknown:
+        raise PlanError("options", "unknown options: %s" % ", ".join(sorted(unknown)))
+    o = dict(DEFAULTS)
+    o.update((k, v) for k, v in options.items() if v is not None)
+    o["cpu_manager_policy"] = _choice(o["cpu_manager_policy"], "cpu_manager_policy", CPU_POLICIES)
+    o["memory_manager_policy"] = _choice(o["memory_manager_policy"], "memory_manager_policy", MEMORY_POLICIES)
+    o["topology_manager_policy"] = _choice(o["topology_manager_policy"], "topology_manager_policy", TOPOLOGY_POLICIES)
+    o["topology_manager_scope"] = _choice(o["topology_manager_scope"], "topology_manager_scope", TOPOLOGY_SCOPES)
+    o["hugepages_size"] = _choice(str(o["hugepages_size"]), "hugepages_size", tuple(HUGEPAGE_SIZES))
+    o["hugepages_method"] = _choice(o["hugepages_method"], "hugepages_method", HUGEPAGE_METHODS)
+    o["hugepages_per_node"] = _int(o["hugepages_per_node"], "hugepages_per_node")
+    if o["reserved_cores"] is not None:
+        o["reserved_cores"] = _int(o["reserved_cores"], "reserved_cores", 1)
+    if o["reserved_cores_per_node"] is not None:
+        if not isinstance(o["reserved_cores_per_node"], dict):
+            raise PlanError("options", "reserved_cores_per_node must map NUMA node id -> cores")
+        o["reserved_cores_per_node"] = dict(
+            (_int(k, "reserved_cores_per_node key"), _int(v, "reserved_cores_per_node[%s]" % k))
+            for k, v in o["reserved_cores_per_node"].items())
+        if o["reserved_cores"] is not None:
+            raise PlanError("options", "give reserved_cores or reserved_cores_per_node, not both")
+    nodes = o["hugepages_nodes"]
+    if isinstance(nodes, list):
+        o["hugepages_nodes"] = [_int(n, "hugepages_nodes item") for n in nodes]
+    elif nodes not in ("gpu", "all"):
+        raise PlanError("options", "hugepages_nodes must be gpu, all or a list of NUMA node ids, got %r" % (nodes,))
+    flags = o["isolcpus_flags"]
+    if not isinstance(flags, list):
+        raise PlanError("options", "isolcpus_flags must be a list, got %r" % (flags,))
+    for flag in flags:
+        _choice(flag, "isolcpus_flags item", ISOLCPUS_FLAGS)
+    o["split_reserved"] = bool(o["split_reserved"])
+    o["strict_fit"] = bool(o["strict_fit"])
+    o["kube_reserved"] = _memory_map(o["kube_reserved"], "kube_reserved")
+    o["system_reserved"] = _memory_map(o["system_reserved"], "system_reserved")
+    o["eviction_hard"] = _eviction(o["eviction_hard"])
+    o["kubernetes_version"] = parse_version(o["kubernetes_version"])
+    o["pod_shapes"] = _pod_shapes(o["pod_shapes"])
+    for name in ("extra_kubelet_args", "node_labels", "node_taints"):
+        o[name] = _flag_list(o[name], name)
+    for arg in o["extra_kubelet_args"]:
+        if "=" not in arg or arg.startswith(("-", "=")):
+            raise PlanError("options", "extra_kubelet_args item %r must be name=value without leading dashes" % arg)
+    return o
+
+
+# ----------------------------------------------------------------- topology views
+
+
+def host_view(topology):
+    """The planner's view of a topology: CPUs, cores and GPUs per node; refuses what it cannot plan."""
+    if not isinstance(topology, dict) or "numa_nodes" not in topology or "cores" not in topology:
+        raise PlanError("topology", "not a topology from maitred.rke2_numa.topology_info")
+    try:
+        online = set(parse_cpulist(topology["cpus_online"]))
+        offline = set(parse_cpulist(topology.get("cpus_offline", "")))
+        node_cpus = dict((int(n["id"]), set(parse_cpulist(n["cpus"]))) for n in topology["numa_nodes"])
+    except (CpusetError, KeyError, TypeError, ValueError) as e:
+        raise PlanError("topology", "unparseable cpulist or node entry: %s" % e)
+    if not online:
+        raise PlanError("topology", "no online CPUs: nothing to reserve or isolate")
+    cores = {}
+    for core in topology["cores"]:
+        cpus = sorted(set(core["cpus"]))
+        if not set(cpus) <= online:
+            raise PlanError("topology", "core %s holds CPUs that are not online" % format_cpulist(cpus))
+        nid = core.get("numa_node")
+        if nid is None:
+            continue  # a core across nodes cannot be placed; never reserved, reported by the reader
+        cores.setdefault(int(nid), []).append(cpus)
+    for nid in cores:
+        cores[nid].sort(key=lambda c: c[0])
+    gpus = {}
+    for dev in topology.get("pci_devices", []):
+        if dev.get("kind") == "gpu" and dev.get("numa_node") is not None:
+            gpus.setdefault(int(dev["numa_node"]), []).append(dev["address"])
+    memory = dict((int(n["id"]), int(n.get("memory_kb", 0)) * 1024) for n in topology["numa_nodes"])
+    return {
+        "online": online,
+        "offline": offline,
+        "node_ids": sorted(node_cpus),
+        "cpu_nodes": sorted(nid for nid, cpus in node_cpus.items() if cpus),
+        "node_cpus": node_cpus,
+        "cores": cores,
+        "gpus": gpus,
+        "memory": memory,
+        "hugepage_sizes_kb": topology.get("hugepage_sizes_kb") or [],
+        "kernel_release": topology.get("kernel_release"),
+        "threads_per_core": max([len(c) for cs in cores.values() for c in cs] or [1]),
+    }
+
+
+# ----------------------------------------------------------------- rules 1-4: CPUs
+
+
+def reserved_core_counts(view, total=None, per_node=None, split=True):
+    """Rule 2: how many whole cores to reserve on each CPU NUMA node.
+
+    At least one on every node with CPUs (when split), none on CPU-less nodes;
+    extra cores go first to the nodes with the fewest GPUs (then the fewest
+    reserved so far, then the lowest id), so GPU nodes keep the biggest tables.
+    Without split, every reserved core goes to the node with the fewest GPUs.
+    Refuses a node left with no core to isolate.
+    """
+    cpu_nodes = view["cpu_nodes"]
+    gpus = dict((nid, len(view["gpus"].get(nid, []))) for nid in cpu_nodes)
+    cores = dict((nid, len(view["cores"].get(nid, []))) for nid in cpu_nodes)
+    if per_node is not None:
+        for nid in per_node:
+            if nid not in cores:
+                raise PlanError("reserved-cores", "reserved_cores_per_node names NUMA node %d, which has no CPUs (CPU nodes: %s)"
+                                % (nid, ", ".join(map(str, cpu_nodes))))
+        counts = dict((nid, per_node.get(nid, 1 if split else 0)) for nid in cpu_nodes)
+        if split:
+            for nid, n in counts.items():
+                if n < 1:
+                    raise PlanError("reserved-cores", "NUMA node %d has CPUs but 0 reserved cores: every CPU node keeps "
+                                    "at least one housekeeping core when split_reserved is true" % nid)
+    else:
+        if total is None:
+            total = len(cpu_nodes) if split else 1
+        if split and total < len(cpu_nodes):
+            raise PlanError("reserved-cores", "reserved_cores=%d is less than the %d NUMA nodes with CPUs (%s): with "
+                            "split_reserved every CPU node needs one housekeeping core"
+                            % (total, len(cpu_nodes), ", ".join(map(str, cpu_nodes))))
+        counts = dict((nid, 1 if split else 0) for nid in cpu_nodes)
+        for dummy in range(total - sum(counts.values())):
+            open_nodes = [nid for nid in cpu_nodes if counts[nid] < cores[nid] - 1]
+            if not open_nodes:
+                raise PlanError("reserved-cores", "reserved_cores=%d leaves no core to isolate: the CPU nodes have %s cores"
+                                % (total, ", ".join("%d on node %d" % (cores[n], n) for n in cpu_nodes)))
+            key = (lambda n: (gpus[n], counts[n], n)) if split else (lambda n: (gpus[n], -counts[n], n))
+            counts[min(open_nodes, key=key)] += 1
+    if sum(counts.values()) < 1:
+        raise PlanError("reserved-cores", "no reserved cores: the static CPU manager needs reserved-cpus")
+    for nid, n in counts.items():
+        if n >= cores[nid]:
+            raise PlanError("reserved-cores", "%d reserved cores on NUMA node %d, which has only %d cores: at least one "
+                            "core must stay isolated" % (n, nid, cores[nid]))
+    return counts
+
+
+def pick_reserved_cpus(view, counts):
+    """Rule 1: reserved CPUs are whole cores, every online SMT sibling of each,
+    the lowest-numbered cores of each node (never "0-1" by position)."""
+    reserved = set()
+    for nid, n in counts.items():
+        for core in view["cores"].get(nid, [])[:n]:
+            reserved.update(core)
+    return reserved
+
+
+def isolated_cpus(online, reserved):
+    """Rule 3: isolated = online CPUs - reserved CPUs, exactly."""
+    return set(online) - set(reserved)
+
+
+def isolation_kernel_args(isolated, reserved, flags):
+    """Rule 3: isolcpus, nohz_full and rcu_nocbs carry the same list; irqaffinity = reserved."""
+    iso = format_cpulist(isolated)
+    return [
+        "isolcpus=%s" % ",".join(list(flags) + [iso]),
+        "nohz_full=%s" % iso,
+        "rcu_nocbs=%s" % iso,
+        "irqaffinity=%s" % format_cpulist(reserved),
+    ]
+
+
+def cpu_manager_args(policy, topology_policy, reserved):
+    """Rules 4 and 8: reserved-cpus = reserved; single-numa-node implies full-pcpus-only=true."""
+    args = ["cpu-manager-policy=%s" % policy]
+    if policy == "static" and topology_policy == "single-numa-node":
+        args.append("cpu-manager-policy-options=full-pcpus-only=true")
+    args.append("reserved-cpus=%s" % format_cpulist(reserved))
+    return args
+
+
+# ----------------------------------------------------------------- rule 5: memory
+
+
+def memory_reservation_total(kube_reserved, system_reserved, eviction_hard):
+    """Rule 5: kube-reserved.memory + system-reserved.memory + eviction-hard memory.available, in bytes."""
+    return (parse_bytes(kube_reserved.get("memory", 0)) + parse_bytes(system_reserved.get("memory", 0))
+            + parse_bytes(eviction_hard["memory.available"]))
+
+
+def split_reserved_memory(total, nodes, memory):
+    """Rule 5: split ``total`` bytes over ``nodes`` (those holding reserved CPUs) in whole MiB.
+
+    Only type memory, no zero entries, nodes that exist; the sum is exact.
+    Returns {node: bytes}.
+    """
+    if total % MIB:
+        raise PlanError("reserved-memory", "kube-reserved + system-reserved + memory.available = %d bytes, not a whole "
+                        "number of MiB: use Mi/Gi quantities" % total)
+    if total == 0:
+        raise PlanError("reserved-memory", "kube-reserved + system-reserved + memory.available = 0 bytes: the Static "
+                        "memory manager refuses to start without reserved memory (\"[memorymanager] you should specify "
+                        "the system reserved memory\"); reserve some or use memory_manager_policy None")
+    nodes = sorted(nodes)
+    mib = total // MIB
+    share, extra = divmod(mib, len(nodes))
+    out = {}
+    for i, nid in enumerate(nodes):
+        amount = (share + (1 if i < extra else 0)) * MIB
+        if amount:
+            out[nid] = amount
+    for nid, amount in out.items():
+        if amount > memory.get(nid, 0):
+            raise PlanError("reserved-memory", "NUMA node %d would reserve %s but has only %s of memory"
+                            % (nid, human(amount), human(memory.get(nid, 0))))
+    return out
+
+
+def memory_kubelet_args(policy, kube_reserved, system_reserved, eviction_hard, per_node):
+    """Rule 5 as flags: eviction-hard with every signal, and reserved-memory when the policy is Static."""
+    args = [
+        "memory-manager-policy=%s" % policy,
+        "kube-reserved=%s" % ",".join("%s=%s" % kv for kv in sorted(kube_reserved.items())),
+        "system-reserved=%s" % ",".join("%s=%s" % kv for kv in sorted(system_reserved.items())),
+        "eviction-hard=%s" % ",".join("%s<%s" % (s, eviction_hard[s]) for s in sorted(eviction_hard)),
+    ]
+    if policy == "Static" and per_node:
+        args.append("reserved-memory=%s" % ";".join("%d:memory=%s" % (nid, format_mib(b)) for nid, b in sorted(per_node.items())))
+    return [a for a in args if not a.endswith("=")]
+
+
+# ----------------------------------------------------------------- rule 6: hugepages
+
+
+def _kernel_version(release):
+    m = re.match(r"^(\d+)\.(\d+)", release or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def plan_hugepages(view, size, per_node, which, method, reserved_memory):
+    """Rule 6: per-node hugepages; never on CPU-less nodes; refused when they do not fit.
+
+    Returns (pages {node: count}, method actually used, kernel args).
+    """
+    if per_node == 0:
+        return {}, None, []
+    size_kb = HUGEPAGE_SIZES[size]
+    if view["hugepage_sizes_kb"] and size_kb not in view["hugepage_sizes_kb"]:
+        raise PlanError("hugepages", "this kernel offers hugepage sizes %s kB, not %s (%d kB)"
+                        % (", ".join(map(str, view["hugepage_sizes_kb"])), size, size_kb))
+    if which == "all":
+        nodes = list(view["cpu_nodes"])
+    elif which == "gpu":
+        nodes = [nid for nid in view["cpu_nodes"] if view["gpus"].get(nid)]
+        if not nodes:
+            raise PlanError("hugepages", "hugepages_nodes=gpu but no NUMA node with CPUs has a GPU of known locality")
+    else:
+        nodes = sorted(set(which))
+        for nid in nodes:
+            if nid not in view["node_cpus"]:
+                raise PlanError("hugepages", "hugepages_nodes names NUMA node %d, which does not exist" % nid)
+            if nid not in view["cpu_nodes"]:
+                raise PlanError("hugepages", "NUMA node %d has no CPUs (GPU or CXL memory): hugepages there are "
+                                "out of reach of a single-NUMA-node pod" % nid)
+    pages = {}
+    for nid in nodes:
+        need = per_node * size_kb * 1024
+        free = view["memory"].get(nid, 0) - reserved_memory.get(nid, 0)
+        if need > free:
+            raise PlanError("hugepages", "%d x %s hugepages = %s do not fit NUMA node %d: %s of memory, %s reserved, %s left"
+                            % (per_node, size, human(need), nid, human(view["memory"].get(nid, 0)),
+                               human(reserved_memory.get(nid, 0)), human(max(free, 0))))
+        pages[nid] = per_node
+    if method == "auto":
+        kernel = _kernel_version(view["kernel_release"])
+        method = "cmdline" if kernel is not None and kernel >= NODE_HUGEPAGES_KERNEL else "runtime"
+    args = []
+    if method == "cmdline":
+        args = ["default_hugepagesz=%s" % size, "hugepagesz=%s" % size,
+                "hugepages=%s" % ",".join("%d:%d" % (nid, n) for nid, n in sorted(pages.items()))]
+    return pages, method, args
+
+
+# ----------------------------------------------------------------- rules 7-8: topology manager
+
+
+def topology_manager_args(policy, scope, node_count, version):
+    """Rules 7 and 8: policy and scope; more than 8 NUMA nodes (all of them, CPU-less too)
+    need max-allowable-numa-nodes, which exists from Kubernetes 1.31."""
+    args = ["topology-manager-policy=%s" % policy, "topology-manager-scope=%s" % scope]
+    if policy != "none" and node_count > MAX_NUMA_NODES_DEFAULT:
+        if version < MAX_NUMA_OPTION_SINCE:
+            raise PlanError("numa-node-limit", "this host has %d NUMA nodes; the Topology Manager refuses more than %d "
+                            "(\"unsupported on machines with more than %d NUMA Nodes\") unless "
+                            "topology-manager-policy-options=max-allowable-numa-nodes is set, which needs Kubernetes "
+                            "1.31+, and kubernetes_version is %d.%d"
+                            % (node_count, MAX_NUMA_NODES_DEFAULT, MAX_NUMA_NODES_DEFAULT, version[0], version[1]))
+        args.append("topology-manager-policy-options=max-allowable-numa-nodes=%d" % node_count)
+    return args
+
+
+# ----------------------------------------------------------------- tables and fits
+
+
+def numa_tables(view, reserved, reserved_memory, hugepages, size, full_pcpus):
+    """Per NUMA node, what one Guaranteed pod can get at one "table": exclusive
+    CPUs (whole cores under full-pcpus-only), allocatable memory, hugepages, GPUs."""
+    size_bytes = HUGEPAGE_SIZES[size] * 1024
+    tables = []
+    for nid in view["node_ids"]:
+        cpus = view["node_cpus"][nid]
+        free_cores = [c for c in view["cores"].get(nid, []) if not set(c) & reserved]
+        exclusive = sum(len(c) for c in free_cores) if full_pcpus else len(cpus - reserved)
+        hp = hugepages.get(nid, 0) * size_bytes
+        allocatable = max(view["memory"].get(nid, 0) - reserved_memory.get(nid, 0) - hp, 0)
+        tables.append({
+            "node": nid,
+            "cpus": format_cpulist(cpus),
+            "reserved_cpus": format_cpulist(cpus & reserved),
+            "isolated_cpus": format_cpulist(cpus - reserved),
+            "exclusive_cpus": exclusive,
+            "memory_bytes": view["memory"].get(nid, 0),
+            "reserved_memory_bytes": reserved_memory.get(nid, 0),
+            "hugepages_bytes": hp,
+            "allocatable_memory_bytes": allocatable,
+            "gpus": list(view["gpus"].get(nid, [])),
+            "largest_pod": {
+                "cpu": exclusive,
+                "memory": format_mib(allocatable // MIB * MIB) if allocatable else "0Mi",
+                "hugepages": "%dMi" % (hp // MIB) if hp else "0Mi",
+                "gpus": len(view["gpus"].get(nid, [])),
+            },
+        })
+    return tables
+
+
+def fit_pod_shapes(shapes, tables, threads_per_core, full_pcpus, single_node):
+    """Where each pod shape fits, and how many copies fit on this host at once.
+
+    Under full-pcpus-only a CPU count that is not a multiple of the SMT level is
+    refused by the kubelet (SMTAlignmentError): it fits nowhere.
+    """
+    results = []
+    for shape in shapes:
+        reasons = []
+        if full_pcpus and shape["cpu"] % threads_per_core:
+            reasons.append("cpu=%d is not a multiple of %d threads per core (full-pcpus-only: SMTAlignmentError)"
+                           % (shape["cpu"], threads_per_core))
+        fits_on, copies = [], 0
+        for t in tables:
+            limits = [
+                (shape["cpu"], t["exclusive_cpus"]), (shape["memory"], t["allocatable_memory_bytes"]),
+                (shape["gpus"], len(t["gpus"])), (shape["hugepages"], t["hugepages_bytes"]),
+            ]
+            if reasons or any(need > have for need, have in limits):
+                continue
+            fits_on.append(t["node"])
+            copies += min([have // need for need, have in limits if need] or [1])
+        if not single_node and not fits_on and not reasons:
+            if (shape["cpu"] <= sum(t["exclusive_cpus"] for t in tables)
+                    and shape["memory"] <= sum(t["allocatable_memory_bytes"] for t in tables)
+                    and shape["gpus"] <= sum(len(t["gpus"]) for t in tables)
+                    and shape["hugepages"] <= sum(t["hugepages_bytes"] for t in tables)):
+                results.append({"name": shape["name"], "fits": True, "nodes": [], "copies": 1,
+                                "note": "spans NUMA nodes (allowed by the topology manager policy)"})
+                continue
+        results.append({"name": shape["name"], "fits": bool(fits_on), "nodes": fits_on, "copies": copies,
+                        "note": "; ".join(reasons), "short": "" if fits_on or reasons else shortfall(shape, tables)})
+    return results
+
+
+def shortfall(shape, tables):
+    """Why a shape fits on no single NUMA node: the resources no node has enough of."""
+    most = {
+        "cpu": max(t["exclusive_cpus"] for t in tables),
+        "memory": max(t["allocatable_memory_bytes"] for t in tables),
+        "gpus": max(len(t["gpus"]) for t in tables),
+        "hugepages": max(t["hugepages_bytes"] for t in tables),
+    }
+    short = []
+    for key in ("cpu", "memory", "gpus", "hugepages"):
+        if shape[key] > most[key]:
+            show = human if key in ("memory", "hugepages") else str
+            short.append("%s %s > at most %s on one node" % (key, show(shape[key]), show(most[key])))
+    return ", ".join(short) or "no single node has all of it at once"
+
+
+# ----------------------------------------------------------------- the whole plan
+
+
+def fingerprint(values):
+    """A stable hash of what forces a kubelet state reset when it changes."""
+    return hashlib.sha256(json.dumps(values, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()[:16]
+
+
+def apply_extra_args(planned, extra):
+    """Pass-through kubelet args: new flags are appended; a managed flag given again replaces
+    the planned value (last wins, as in the kubelet) and is reported."""
+    args = list(planned)
+    overridden = []
+    for arg in extra:
+        name = arg.split("=", 1)[0]
+        same = [i for i, a in enumerate(args) if a.split("=", 1)[0] == name]
+        if same and name in MANAGED_KUBELET_FLAGS:
+            overridden.append(name)
+            for i in reversed(same):
+                del args[i]
+        args.append(arg)
+    return args, overridden
+
+
+def make_plan(topology, **options):
+    """Plan one host; raises PlanError (rule + numbers) when the intent cannot fit."""
+    o = normalize_options(options)
+    view = host_view(topology)
+    warnings = []
+    static_cpu = o["cpu_manager_policy"] == "static"
+
+    counts = reserved_core_counts(view, o["reserved_cores"], o["reserved_cores_per_node"], o["split_reserved"])
+    if not o["split_reserved"]:
+        missing = [nid for nid in view["cpu_nodes"] if counts.get(nid, 0) == 0]
+        if missing:
+            warnings.append("split_reserved is false: NUMA nodes %s get no housekeeping core, so their IRQs and kernel "
+                            "threads run on another node" % ", ".join(map(str, missing)))
+    reserved = pick_reserved_cpus(view, counts)
+    isolated = isolated_cpus(view["online"], reserved)
+
+    total_memory = memory_reservation_total(o["kube_reserved"], o["system_reserved"], o["eviction_hard"])
+    # nodes that hold reserved CPUs and memory (a memory-less CPU node reserves nothing)
+    memory_nodes = sorted(nid for nid in view["node_ids"] if view["node_cpus"][nid] & reserved and view["memory"].get(nid))
+    reserved_memory = split_reserved_memory(total_memory, memory_nodes, view["memory"]) \
+        if o["memory_manager_policy"] == "Static" else {}
+    hugepages, hp_method, hp_args = plan_hugepages(view, o["hugepages_size"], o["hugepages_per_node"],
+                                                   o["hugepages_nodes"], o["hugepages_method"], reserved_memory)
+    if hp_method == "runtime":
+        warnings.append("hugepages are allocated at boot by the pre-kubelet unit (kernel %s%s): %s pages can fail "
+                        "on fragmented memory; the unit fails loudly then"
+                        % (view["kernel_release"] or "unknown", "" if o["hugepages_method"] == "runtime" else " < 5.16",
+                           o["hugepages_size"]))
+
+    kernel_args = (isolation_kernel_args(isolated, reserved, o["isolcpus_flags"]) if static_cpu else []) + hp_args
+    kubelet_args = (cpu_manager_args(o["cpu_manager_policy"], o["topology_manager_policy"], reserved)
+                    + topology_manager_args(o["topology_manager_policy"], o["topology_manager_scope"],
+                                            len(view["node_ids"]), o["kubernetes_version"])
+                    + memory_kubelet_args(o["memory_manager_policy"], o["kube_reserved"], o["system_reserved"],
+                                          o["eviction_hard"], reserved_memory))
+    refused = kubelet_rules.check(kubelet_args, kernel_args, topology)
+    if refused:
+        raise PlanError("kubelet-rules", "the planned settings would be refused (a planner bug, please report it): %s"
+                        % "; ".join(refused))
+    kubelet_args, overridden = apply_extra_args(kubelet_args, o["extra_kubelet_args"])
+    for name in overridden:
+        warnings.append("extra_kubelet_args replaces the planned %s" % name)
+    for message in kubelet_rules.check(kubelet_args, kernel_args, topology) if o["extra_kubelet_args"] else ():
+        warnings.append("with extra_kubelet_args the kubelet will refuse to start: %s" % message)
+
+    full_pcpus = static_cpu and o["topology_manager_policy"] == "single-numa-node"
+    tables = numa_tables(view, reserved, reserved_memory, hugepages, o["hugepages_size"], full_pcpus)
+    single = o["topology_manager_policy"] == "single-numa-node"
+    fits = fit_pod_shapes(o["pod_shapes"], tables, view["threads_per_core"], full_pcpus, single)
+    for fit, shape in zip(fits, o["pod_shapes"]):
+        if fit["fits"]:
+            continue
+        if single and o["split_reserved"]:
+            unsplit = [t for t in tables if shape["cpu"] <= t["exclusive_cpus"] + len(parse_cpulist(t["reserved_cpus"]))
+                       and shape["memory"] <= t["allocatable_memory_bytes"] and shape["gpus"] <= len(t["gpus"])
+                       and shape["hugepages"] <= t["hugepages_bytes"] and t["reserved_cpus"]]
+            if unsplit and not fit["note"]:
+                raise PlanError("pod-shapes", "pod shape %s (cpu=%d) fits no NUMA node because split_reserved puts "
+                                "housekeeping cores on node(s) %s; with single-numa-node it would fit there only without "
+                                "them: set split_reserved: false or reserve the cores elsewhere"
+                                % (shape["name"], shape["cpu"], ", ".join(str(t["node"]) for t in unsplit)))
+        message = "pod shape %s (cpu=%d, memory=%s, gpus=%d, hugepages=%s) fits on no NUMA node%s" % (
+            shape["name"], shape["cpu"], human(shape["memory"]), shape["gpus"], human(shape["hugepages"]),
+            ": " + (fit["note"] or fit["short"]) if fit["note"] or fit["short"] else "")
+        if o["strict_fit"]:
+            raise PlanError("pod-shapes", message)
+        warnings.append(message)
+    if view["offline"]:
+        warnings.append("offline CPUs %s are neither reserved nor isolated; bringing them online changes the CPU set "
+                        "and forces a kubelet state reset" % format_cpulist(view["offline"]))
+    unknown_gpus = [d["address"] for d in topology.get("pci_devices", []) if d.get("kind") == "gpu" and d.get("numa_node") is None]
+    if unknown_gpus:
+        warnings.append("GPUs %s have no known NUMA node: the device plugin gives no topology hint for them"
+                        % ", ".join(unknown_gpus))
+
+    reset_inputs = {
+        "cpu_manager_policy": o["cpu_manager_policy"],
+        "reserved_cpus": format_cpulist(reserved),
+        "online_cpus": format_cpulist(view["online"]),
+        "memory_manager_policy": o["memory_manager_policy"],
+        "reserved_memory": dict((str(k), v) for k, v in sorted(reserved_memory.items())),
+        "hugepages": dict((str(k), v) for k, v in sorted(hugepages.items())),
+        "hugepages_size": o["hugepages_size"] if hugepages else None,
+        "node_memory": dict((str(k), v) for k, v in sorted(view["memory"].items())),
+    }
+    return {
+        "reserved_cpus": format_cpulist(reserved),
+        "isolated_cpus": format_cpulist(isolated),
+        "offline_cpus": format_cpulist(view["offline"]),
+        "reserved_cores_per_node": dict((str(k), v) for k, v in sorted(counts.items())),
+        "kernel_args": kernel_args,
+        "kubelet_args": kubelet_args,
+        "reserved_memory": dict((str(k), format_mib(v)) for k, v in sorted(reserved_memory.items())),
+        "hugepages": {
+            "size": o["hugepages_size"] if hugepages else None,
+            "method": hp_method,
+            "per_node": dict((str(k), v) for k, v in sorted(hugepages.items())),
+        },
+        "numa_tables": tables,
+        "pod_shapes": fits,
+        "node_labels": o["node_labels"],
+        "node_taints": o["node_taints"],
+        "warnings": warnings,
+        "fingerprint": fingerprint(reset_inputs),
+        "topology_fingerprint": fingerprint({"online": reset_inputs["online_cpus"], "memory": reset_inputs["node_memory"],
+                                             "nodes": dict((str(k), format_cpulist(v)) for k, v in view["node_cpus"].items())}),
+        "reset_inputs": reset_inputs,
+        "managed_kubelet_flags": list(MANAGED_KUBELET_FLAGS),
+        "managed_kernel_args": list(MANAGED_KERNEL_ARGS),
+    }

@@ -1,0 +1,57 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Kubernetes resource quantities (k8s.io/apimachinery resource.Quantity) for memory.
+
+Only what the planner needs: parse ``1Gi``, ``512Mi``, ``1G``, ``1.5Gi``,
+``1073741824`` into bytes, exactly (fractions of a byte are refused), and
+format whole MiB as ``NMi``.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+_SUFFIX = {
+    "": 1, "k": 10 ** 3, "M": 10 ** 6, "G": 10 ** 9, "T": 10 ** 12, "P": 10 ** 15, "E": 10 ** 18,
+    "Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60,
+}
+_QUANTITY = re.compile(r"^\+?(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
+
+
+class QuantityError(ValueError):
+    """Not a memory quantity the kubelet would take as a whole number of bytes."""
+
+
+def parse_bytes(value, what="quantity"):
+    """Parse a Kubernetes memory quantity (or a non-negative int) into whole bytes."""
+    if isinstance(value, bool):
+        raise QuantityError("%s: %r is not a quantity" % (what, value))
+    if isinstance(value, int):
+        if value < 0:
+            raise QuantityError("%s: %r is negative" % (what, value))
+        return value
+    m = _QUANTITY.match(str(value).strip())
+    if not m:
+        raise QuantityError("%s: %r is not a memory quantity like 1Gi, 512Mi or 1073741824" % (what, value))
+    amount = Fraction(m.group(1)) * _SUFFIX[m.group(2) or ""]
+    if amount.denominator != 1:
+        raise QuantityError("%s: %r is not a whole number of bytes" % (what, value))
+    return int(amount)
+
+
+def format_mib(nbytes):
+    """Format a whole number of MiB as ``NMi``."""
+    if nbytes % MIB:
+        raise QuantityError("%d bytes is not a whole number of MiB" % nbytes)
+    return "%dMi" % (nbytes // MIB)
+
+
+def human(nbytes):
+    """Bytes as a short readable string (GiB with one decimal, or MiB)."""
+    if nbytes >= GIB:
+        return "%.1fGi" % (nbytes / float(GIB))
+    return "%dMi" % (nbytes // MIB)

@@ -1,0 +1,335 @@
+# -*- coding: utf-8 -*-
+"""The kubelet's and the kernel's refusal rules: each check passes a good set of
+args and refuses a bad one in the component's own words."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (
+    check,
+    parse_kubelet_args,
+    parse_reserved_memory,
+)
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import MIB, QuantityError
+
+
+def topology(nodes=2, cores_per_node=4, threads=2, cpuless=0):
+    """A hand-made topology dict: linear numbering, ``cpuless`` extra nodes without CPUs."""
+    total = nodes * cores_per_node
+    cores, numa = [], []
+    for n in range(nodes):
+        cpus = []
+        for c in range(cores_per_node):
+            index = n * cores_per_node + c
+            core = [t * total + index for t in range(threads)]
+            cores.append({"cpus": core, "numa_node": n})
+            cpus.extend(core)
+        numa.append({"id": n, "cpus": ",".join(map(str, sorted(cpus))), "memory_kb": 64 * 1024 * 1024, "has_cpu": True})
+    for i in range(cpuless):
+        numa.append({"id": nodes + i, "cpus": "", "memory_kb": 0, "has_cpu": False})
+    return {
+        "numa_nodes": numa,
+        "memory_kb": nodes * 64 * 1024 * 1024,  # MemTotal: the kubelet's memory capacity
+        "cpus_online": "0-%d" % (total * threads - 1),
+        "cpus_offline": "",
+        "cores": cores,
+    }
+
+
+TOPO = topology()  # 2 nodes x 4 cores x 2 threads: node 0 = 0-3,8-11; node 1 = 4-7,12-15
+
+GOOD_KUBELET = [
+    "cpu-manager-policy=static",
+    "cpu-manager-policy-options=full-pcpus-only=true",
+    "reserved-cpus=0,4,8,12",
+    "topology-manager-policy=single-numa-node",
+    "topology-manager-scope=pod",
+    "memory-manager-policy=Static",
+    "kube-reserved=memory=1Gi",
+    "system-reserved=memory=1Gi",
+    "eviction-hard=imagefs.available<5%,imagefs.inodesFree<5%,memory.available<500Mi,nodefs.available<5%,nodefs.inodesFree<5%",
+    "reserved-memory=0:memory=1274Mi;1:memory=1274Mi",
+]
+GOOD_KERNEL = [
+    "isolcpus=managed_irq,1-3,5-7,9-11,13-15",
+    "nohz_full=1-3,5-7,9-11,13-15",
+    "rcu_nocbs=1-3,5-7,9-11,13-15",
+    "irqaffinity=0,4,8,12",
+]
+
+
+def replace(args, *new):
+    """``args`` with the flags named in ``new`` replaced or appended (``name=value``) or dropped (``name``)."""
+    out = list(args)
+    for arg in new:
+        name = arg.split("=", 1)[0]
+        keep = [a for a in out if a.split("=", 1)[0] != name]
+        out = keep + ([arg] if "=" in arg else [])
+    return out
+
+
+def test_a_good_plan_passes():
+    assert check(GOOD_KUBELET, GOOD_KERNEL, TOPO) == []
+
+
+def test_no_flags_at_all_pass():
+    # kubelet defaults: cpu policy none, topology none, memory None; no kernel isolation.
+    assert check([], [], TOPO) == []
+
+
+# ------------------------------------------------------------------ parsing
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["a=1", "b=x=y"], {"a": "1", "b": "x=y"}),
+        (["a=1", "a=2"], {"a": "2"}),
+        (["reserved-memory=0:memory=1Gi", "reserved-memory=1:memory=2Gi"], {"reserved-memory": "0:memory=1Gi;1:memory=2Gi"}),
+        (["flag"], {"flag": ""}),
+    ],
+)
+def test_parse_kubelet_args(args, expected):
+    assert parse_kubelet_args(args) == expected
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("", {}),
+        (None, {}),
+        ("0:memory=1Gi", {0: {"memory": 1024 * MIB}}),
+        ("0:memory=1Gi;1:memory=512Mi", {0: {"memory": 1024 * MIB}, 1: {"memory": 512 * MIB}}),
+        ("0:memory=1Gi,hugepages-1Gi=2Gi", {0: {"memory": 1024 * MIB, "hugepages-1Gi": 2048 * MIB}}),
+        ("0:memory=1Gi;0:memory=1Gi", {0: {"memory": 2048 * MIB}}),
+    ],
+)
+def test_parse_reserved_memory(value, expected):
+    assert parse_reserved_memory(value) == expected
+
+
+@pytest.mark.parametrize("value, error", [("memory=1Gi", ValueError), ("0:memory=lots", QuantityError), ("x:memory=1Gi", ValueError)])
+def test_parse_reserved_memory_refuses(value, error):
+    with pytest.raises(error):
+        parse_reserved_memory(value)
+
+
+# ------------------------------------------------------------------ CPU manager
+
+
+@pytest.mark.parametrize(
+    "kubelet, fragment",
+    [
+        (["cpu-manager-policy=Static"], '[cpumanager] unknown policy: "Static"'),
+        (["reserved-cpus=0-"], "invalid reserved-cpus"),
+        (["reserved-cpus"], "the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero"),
+        (["reserved-cpus=0,4,8,12,16"], "reserved-cpus: 0,4,8,12,16 is not a subset of online-cpus 0-15"),
+        # 0 and 1 are different cores (siblings 0,8 and 1,9): "0-1" is two half cores
+        (["reserved-cpus=0-1"], "SMT Alignment Error: reserved-cpus 0-1 split physical cores (CPUs 0-1 lack their siblings)"),
+        (["reserved-cpus=0,4"], "(CPUs 0,4 lack their siblings)"),
+    ],
+)
+def test_cpu_manager_refusals(kubelet, fragment):
+    kubelet = replace(GOOD_KUBELET, *kubelet)
+    errors = check(kubelet, [], TOPO)
+    assert any(fragment in e for e in errors), errors
+
+
+@pytest.mark.parametrize(
+    "kubelet",
+    [
+        # the cpu part of kube/system-reserved satisfies the static policy without reserved-cpus
+        ["reserved-cpus", "system-reserved=cpu=1,memory=1Gi"],
+        ["reserved-cpus", "kube-reserved=cpu=500m,memory=1Gi"],
+        # split cores are the kubelet's business only under full-pcpus-only
+        ["reserved-cpus=0,4", "cpu-manager-policy-options"],
+        ["reserved-cpus=0-1", "cpu-manager-policy-options=full-pcpus-only=false"],
+        # 0-1,8-9 is two whole cores
+        ["reserved-cpus=0-1,8-9"],
+        # the none policy checks nothing about reserved-cpus
+        ["cpu-manager-policy=none", "reserved-cpus=0,4,8,12,16"],
+    ],
+)
+def test_cpu_manager_accepts(kubelet):
+    assert check(replace(GOOD_KUBELET, *kubelet), [], TOPO) == []
+
+
+def test_split_core_is_judged_on_online_siblings_only():
+    # A core whose sibling is offline is a whole core of one CPU.
+    topo = topology(nodes=1, cores_per_node=2)
+    topo["cpus_online"], topo["cpus_offline"] = "0-2", "3"
+    topo["cores"][1]["cpus"] = [1]
+    kubelet = ["cpu-manager-policy=static", "cpu-manager-policy-options=full-pcpus-only=true", "reserved-cpus=1"]
+    assert check(kubelet, [], topo) == []
+
+
+# ------------------------------------------------------------------ Topology Manager
+
+
+@pytest.mark.parametrize(
+    "kubelet, fragment",
+    [
+        (["topology-manager-policy=single-numa"], 'unknown policy: "single-numa"'),
+        (["topology-manager-scope=Pod"], 'unknown scope: "Pod"'),
+    ],
+)
+def test_topology_manager_names(kubelet, fragment):
+    errors = check(replace(GOOD_KUBELET, *kubelet), [], TOPO)
+    assert any(fragment in e for e in errors), errors
+
+
+@pytest.mark.parametrize(
+    "cpuless, kubelet, fragment",
+    [
+        (7, [], "unsupported on machines with more than 8 NUMA Nodes"),
+        (7, ["topology-manager-policy=best-effort"], "unsupported on machines with more than 8 NUMA Nodes"),
+        (7, ["topology-manager-policy-options=max-allowable-numa-nodes=8"], "unsupported on machines with more than 8 NUMA Nodes"),
+        (9, ["topology-manager-policy-options=max-allowable-numa-nodes=10"], "unsupported on machines with more than 10 NUMA Nodes"),
+        (7, ["topology-manager-policy-options=max-allowable-numa-nodes=9"], None),
+        (7, ["topology-manager-policy=none"], None),
+        (6, [], None),  # exactly 8 nodes: the default limit holds
+    ],
+)
+def test_more_than_8_numa_nodes(cpuless, kubelet, fragment):
+    topo = topology(cpuless=cpuless)
+    errors = check(replace(GOOD_KUBELET, *kubelet), GOOD_KERNEL, topo)
+    if fragment is None:
+        assert errors == []
+    else:
+        assert any(fragment in e for e in errors), errors
+
+
+# ------------------------------------------------------------------ Memory Manager
+
+
+@pytest.mark.parametrize(
+    "kubelet, fragment",
+    [
+        (["reserved-memory=0:memory=1274Mi;1:memory=1273Mi"],
+         'the total amount "2670723072" of type "memory" is not equal to the value "2671771648" determined by Node '
+         "Allocatable feature"),
+        (["kube-reserved=memory=2Gi"], "is not equal to the value"),
+        (["eviction-hard=memory.available<100Mi"], "is not equal to the value"),
+        (["reserved-memory"], 'the total amount "0" of type "memory" is not equal to the value "2671771648"'),
+        (["reserved-memory=0:memory=1274Mi;5:memory=1274Mi"], "references a NUMA node 5 that does not exist"),
+        (["reserved-memory=0:memory=1274Mi,hugepages-1Gi=1Gi;1:memory=1274Mi"],
+         'the total amount "1073741824" of type "hugepages-1Gi" is not equal to the value "0" determined by Node '
+         "Allocatable feature"),
+        (["reserved-memory=0=memory=1274Mi"], "the reserved memory has incorrect format"),
+        (["reserved-memory=0:memory=lots"], "is not a memory quantity"),
+    ],
+)
+def test_memory_manager_refusals(kubelet, fragment):
+    errors = check(replace(GOOD_KUBELET, *kubelet), GOOD_KERNEL, TOPO)
+    assert any(fragment in e for e in errors), errors
+
+
+@pytest.mark.parametrize(
+    "kubelet",
+    [
+        # the kubelet's default hard eviction (memory.available<100Mi) when eviction-hard is not given
+        ["eviction-hard", "reserved-memory=0:memory=1074Mi;1:memory=1074Mi"],
+        # repeated reserved-memory flags accumulate
+        ["reserved-memory=0:memory=1274Mi", "reserved-memory=1:memory=1274Mi"],
+        # one node may carry it all
+        ["reserved-memory=1:memory=2548Mi"],
+        # no kube/system-reserved: only the eviction threshold
+        ["kube-reserved", "system-reserved", "reserved-memory=0:memory=500Mi"],
+        # the None policy ignores reserved-memory
+        ["memory-manager-policy=None", "reserved-memory=7:memory=1Gi"],
+    ],
+)
+def test_memory_manager_accepts(kubelet):
+    base = [a for a in GOOD_KUBELET if not a.startswith("reserved-memory=")]
+    flags = [a for a in kubelet if not a.startswith("reserved-memory=")]
+    kubelet = replace(base, *flags) + [a for a in kubelet if a.startswith("reserved-memory=")]
+    assert check(kubelet, GOOD_KERNEL, TOPO) == []
+
+
+# --eviction-hard replaces the kubelet's whole default map: a flag without
+# memory.available withholds no memory (it is not the default 100Mi).
+# A percentage withholds that share of MemTotal, as float32 like the kubelet
+# (128 GiB x float32(5)/100 = 6871947776 bytes); 0% and 100% are ignored.
+@pytest.mark.parametrize(
+    "eviction, reserved_memory, ok",
+    [
+        ("eviction-hard=nodefs.available<5%", "0:memory=1Gi;1:memory=1Gi", True),
+        ("eviction-hard=nodefs.available<5%", "0:memory=1074Mi;1:memory=1074Mi", False),
+        ("eviction-hard=", "0:memory=2Gi", True),
+        ("eviction-hard=memory.available<5%", "0:memory=%d" % (2 * 1024 * MIB + 6871947776), True),
+        ("eviction-hard=memory.available<5%", "0:memory=2Gi", False),
+        ("eviction-hard=memory.available<0%", "0:memory=2Gi", True),
+        ("eviction-hard=memory.available<100%", "0:memory=2Gi", True),
+    ],
+)
+def test_eviction_part_of_the_memory_sum(eviction, reserved_memory, ok):
+    kubelet = replace(GOOD_KUBELET, eviction, "reserved-memory=" + reserved_memory)
+    errors = check(kubelet, GOOD_KERNEL, TOPO)
+    if ok:
+        assert errors == []
+    else:
+        assert any("is not equal to the value" in e for e in errors), errors
+
+
+@pytest.mark.parametrize(
+    "eviction, fragment",
+    [
+        ("eviction-hard=memory.available<0,nodefs.available<5%", "eviction threshold memory.available must be positive: 0"),
+        ("eviction-hard=memory.available<500Mi,nodefs.available<0Gi", "eviction threshold nodefs.available must be positive: 0"),
+        ("eviction-hard=memory.available<500Mi,imagefs.inodesFree<0", "eviction threshold imagefs.inodesFree must be positive: 0"),
+    ],
+)
+def test_zero_eviction_thresholds_are_refused(eviction, fragment):
+    errors = check(replace(GOOD_KUBELET, eviction, "memory-manager-policy=None"), GOOD_KERNEL, TOPO)
+    assert errors == [fragment]
+
+
+def test_static_memory_policy_needs_some_reserved_memory():
+    kubelet = replace(GOOD_KUBELET, "kube-reserved", "system-reserved", "eviction-hard=nodefs.available<5%",
+                      "reserved-memory")
+    errors = check(kubelet, GOOD_KERNEL, TOPO)
+    assert errors == ["[memorymanager] you should specify the system reserved memory"]
+    assert check(replace(kubelet, "memory-manager-policy=None"), GOOD_KERNEL, TOPO) == []
+
+
+# ------------------------------------------------------------------ kernel isolation
+
+
+@pytest.mark.parametrize(
+    "kernel, fragment",
+    [
+        (["nohz_full=1-3,5-7,9-11"], "Housekeeping: nohz_full= must match isolcpus="),
+        (["nohz_full="], "Housekeeping: nohz_full= must match isolcpus="),
+        (["rcu_nocbs=1-15"], "Housekeeping: rcu_nocbs= must match isolcpus="),
+        (["irqaffinity=0"], "irqaffinity=0 is not reserved-cpus=0,4,8,12"),
+        (["isolcpus=managed_irq,2-3,5-7,9-11,13-15", "nohz_full=2-3,5-7,9-11,13-15", "rcu_nocbs=2-3,5-7,9-11,13-15"],
+         "isolcpus=2-3,5-7,9-11,13-15 and reserved-cpus=0,4,8,12 do not split the online CPUs 0-15"),
+        (["isolcpus=managed_irq,0-3,5-7,9-11,13-15", "nohz_full=0-3,5-7,9-11,13-15", "rcu_nocbs=0-3,5-7,9-11,13-15"],
+         "do not split the online CPUs 0-15"),
+    ],
+)
+def test_kernel_isolation_refusals(kernel, fragment):
+    errors = check(GOOD_KUBELET, replace(GOOD_KERNEL, *kernel), TOPO)
+    assert any(fragment in e for e in errors), errors
+
+
+def test_missing_nohz_full_is_a_mismatch():
+    kernel = [a for a in GOOD_KERNEL if not a.startswith("nohz_full=")]
+    assert check(GOOD_KUBELET, kernel, TOPO) == ["Housekeeping: nohz_full= must match isolcpus="]
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        GOOD_KERNEL,
+        replace(GOOD_KERNEL, "isolcpus=managed_irq,domain,1-3,5-7,9-11,13-15"),
+        replace(GOOD_KERNEL, "isolcpus=1-3,5-7,9-11,13-15"),
+        # the same set, written differently
+        replace(GOOD_KERNEL, "nohz_full=1,2,3,5-7,9-11,13-15", "irqaffinity=0,4,8,12"),
+        # no isolcpus: the isolation checks do not apply
+        ["irqaffinity=0"],
+    ],
+)
+def test_kernel_isolation_accepts(kernel):
+    assert check(GOOD_KUBELET, kernel, TOPO) == []

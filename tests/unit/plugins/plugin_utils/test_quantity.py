@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+"""Kubernetes memory quantities: exact whole bytes in, whole MiB out."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import (
+    GIB,
+    MIB,
+    QuantityError,
+    format_mib,
+    human,
+    parse_bytes,
+)
+
+
+@pytest.mark.parametrize(
+    "value, nbytes",
+    [
+        (0, 0),
+        (1073741824, GIB),
+        ("0", 0),
+        ("1073741824", GIB),
+        ("1Gi", GIB),
+        ("512Mi", 512 * MIB),
+        ("1G", 10 ** 9),
+        ("500M", 500 * 10 ** 6),
+        ("4k", 4000),
+        ("4Ki", 4096),
+        ("1Ti", 1024 * GIB),
+        ("1.5Gi", 1536 * MIB),
+        ("0.5Mi", 512 * 1024),
+        (".5Ki", 512),
+        ("2.", 2),
+        ("+1Mi", MIB),
+        (" 1Gi\n", GIB),
+        ("1.5k", 1500),
+    ],
+)
+def test_parse_bytes(value, nbytes):
+    assert parse_bytes(value) == nbytes
+
+
+@pytest.mark.parametrize(
+    "value, fragment",
+    [
+        (-1, "is negative"),
+        ("-1Gi", "is not a memory quantity"),
+        ("1.5", "is not a whole number of bytes"),
+        ("0.1Ki", "is not a whole number of bytes"),
+        ("1.0000001k", "is not a whole number of bytes"),
+        ("1GB", "is not a memory quantity"),
+        ("1gi", "is not a memory quantity"),
+        ("1 Gi", "is not a memory quantity"),
+        ("Gi", "is not a memory quantity"),
+        ("", "is not a memory quantity"),
+        ("lots", "is not a memory quantity"),
+        ("1e3", "is not a memory quantity"),
+        ("0x10", "is not a memory quantity"),
+        ("1m", "is not a memory quantity"),
+        (None, "is not a memory quantity"),
+        (True, "is not a quantity"),
+        (1.5, "is not a whole number of bytes"),
+    ],
+)
+def test_parse_bytes_refuses(value, fragment):
+    with pytest.raises(QuantityError, match=fragment):
+        parse_bytes(value, "kube_reserved.memory")
+
+
+def test_parse_bytes_names_what_it_parses():
+    with pytest.raises(QuantityError, match=r"^eviction_hard memory\.available: 'x'"):
+        parse_bytes("x", "eviction_hard memory.available")
+
+
+def test_quantity_error_is_a_value_error():
+    assert issubclass(QuantityError, ValueError)
+
+
+@pytest.mark.parametrize(
+    "nbytes, text",
+    [(0, "0Mi"), (MIB, "1Mi"), (GIB, "1024Mi"), (1274 * MIB, "1274Mi"), (3 * GIB + 500 * MIB, "3572Mi")],
+)
+def test_format_mib(nbytes, text):
+    assert format_mib(nbytes) == text
+
+
+@pytest.mark.parametrize("nbytes", [1, MIB - 1, MIB + 1, 10 ** 9, GIB + 512])
+def test_format_mib_refuses_partial_mib(nbytes):
+    with pytest.raises(QuantityError, match="%d bytes is not a whole number of MiB" % nbytes):
+        format_mib(nbytes)
+
+
+@pytest.mark.parametrize("text", ["1Mi", "1274Mi", "2548Mi", "1Gi", "1.5Gi", "1024Ki"])
+def test_format_mib_round_trips(text):
+    assert parse_bytes(format_mib(parse_bytes(text))) == parse_bytes(text)
+
+
+@pytest.mark.parametrize(
+    "nbytes, text",
+    [(0, "0Mi"), (512 * MIB, "512Mi"), (GIB, "1.0Gi"), (1536 * MIB, "1.5Gi"), (1024 * GIB, "1024.0Gi")],
+)
+def test_human(nbytes, text):
+    assert human(nbytes) == text
