@@ -70,9 +70,9 @@ def topology_table(topology):
     if not isinstance(topology, dict) or "numa_nodes" not in topology:
         raise AnsibleFilterError("topology_table expects the 'topology' dict returned by topology_info")
     devices = topology.get("pci_devices", [])
-    cores_per_node = {}
-    for core in topology.get("cores", []):
-        cores_per_node[core.get("numa_node")] = cores_per_node.get(core.get("numa_node"), 0) + 1
+    node_cpus = dict((node["id"], set(parse_cpulist(node["cpus"]))) for node in topology["numa_nodes"])
+    cores_per_node = dict((nid, sum(1 for core in topology.get("cores", []) if set(core) <= cpus))
+                          for nid, cpus in node_cpus.items())
     rows = [("node", "CPUs", "cores", "memory", "hugepages", "GPUs", "NICs")]
     for node in topology["numa_nodes"]:
         nid = node["id"]
@@ -81,7 +81,7 @@ def topology_table(topology):
         rows.append((
             nid,
             node["cpus"] or "(no CPUs)",
-            cores_per_node.get(nid, 0),
+            cores_per_node[nid] if node["cpus"] else 0,
             _gib(node["memory_kb"]),
             _hugepages(node.get("hugepages", {})),
             len(gpus) or "-",

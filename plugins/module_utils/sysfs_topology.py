@@ -137,16 +137,17 @@ def read_cpus(cpu_dir):
 
 
 def read_cores(cpu_dir, online):
-    """Group online CPUs into physical cores (SMT sibling groups).
+    """Group online CPUs into physical cores (SMT sibling groups), sorted by first CPU.
 
     Siblings come from ``topology/thread_siblings_list`` (or ``core_cpus_list``,
     or the ``thread_siblings`` mask), restricted to online CPUs and merged
     transitively, so an inconsistent sibling file cannot split or duplicate a
-    core. A CPU without topology files is a core of its own. Ids are read once
-    per core (siblings share them); missing ids are -1.
+    core; a CPU named by an earlier sibling is not read again. A CPU without
+    topology files is a core of its own. These are the kernel's core groups,
+    which the kubelet (cadvisor) uses too.
     """
     online_set = set(online)
-    parent = {c: c for c in online}
+    parent = dict((c, c) for c in online)
 
     def find(c):
         while parent[c] != c:
@@ -172,18 +173,34 @@ def read_cores(cpu_dir, online):
     groups = {}
     for cpu in online:
         groups.setdefault(find(cpu), []).append(cpu)
+    return [groups[first] for first in sorted(groups)]
 
-    cores = []
-    for first in sorted(groups):
-        topo = os.path.join(cpu_dir, "cpu%d" % first, "topology")
-        ids = {}
-        for key, name in (("package_id", "physical_package_id"), ("die_id", "die_id"), ("core_id", "core_id")):
-            value = _read_int(os.path.join(topo, name))
-            ids[key] = -1 if value is None else value
-        core = {"cpus": groups[first]}
-        core.update(ids)
-        cores.append(core)
-    return cores
+
+def read_packages(cpu_dir, online):
+    """Return the sockets: [{id, cpus}] with their online CPUs, sorted by id.
+
+    One read of ``physical_package_id`` and ``package_cpus_list`` (or
+    ``core_siblings_list``) per package, not per CPU. CPUs without topology
+    files go to package -1.
+    """
+    online_set = set(online)
+    packages = {}
+    assigned = set()
+    for cpu in online:
+        if cpu in assigned:
+            continue
+        topo = os.path.join(cpu_dir, "cpu%d" % cpu, "topology")
+        pid = _read_int(os.path.join(topo, "physical_package_id"))
+        members = _cpulist_file(os.path.join(topo, "package_cpus_list"), "package CPUs")
+        if members is None:
+            members = _cpulist_file(os.path.join(topo, "core_siblings_list"), "package CPUs")
+        if members is None:
+            members = _cpumask_file(os.path.join(topo, "core_siblings"), "package CPUs")
+        members = (set(members or ()) & online_set) | {cpu}
+        members -= assigned
+        assigned |= members
+        packages.setdefault(-1 if pid is None else pid, set()).update(members)
+    return [{"id": pid, "cpus": format_cpulist(cpus)} for pid, cpus in sorted(packages.items())]
 
 
 def read_numa_nodes(root, online, warnings):
@@ -350,12 +367,11 @@ def read_topology(root="/"):
         for cpu in node_cpus[nid]:
             node_of.setdefault(cpu, nid)
     for core in cores:
-        core_nodes = sorted(set(node_of[c] for c in core["cpus"] if c in node_of))
-        core["numa_node"] = core_nodes[0] if len(core_nodes) == 1 else None
+        core_nodes = sorted(set(node_of[c] for c in core if c in node_of))
         if len(core_nodes) > 1:
-            warnings.append("core of CPUs %s spans NUMA nodes %s" % (format_cpulist(core["cpus"]), core_nodes))
+            warnings.append("core of CPUs %s spans NUMA nodes %s" % (format_cpulist(core), core_nodes))
     smt_active = _read(os.path.join(cpu_dir, "smt", "active"))
-    smt_active = smt_active == "1" if smt_active in ("0", "1") else any(len(c["cpus"]) > 1 for c in cores)
+    smt_active = smt_active == "1" if smt_active in ("0", "1") else any(len(c) > 1 for c in cores)
     meminfo = parse_meminfo(_read(os.path.join(root, "proc", "meminfo")))
     isolated = _cpulist_file(os.path.join(cpu_dir, "isolated"), "isolated CPUs")
     sizes = [s for s, _name in _numbered(os.path.join(root, "sys", "kernel", "mm", "hugepages"), _HUGEPAGES_DIR)]
@@ -365,6 +381,7 @@ def read_topology(root="/"):
         "cpus_offline": format_cpulist(offline),
         "cpu_count": len(online),
         "cores": cores,
+        "packages": read_packages(cpu_dir, online),
         "smt_active": smt_active,
         "pci_devices": read_pci_devices(root, online, node_cpus, warnings),
         "memory_kb": meminfo.get("MemTotal", sum(n["memory_kb"] for n in nodes)),

@@ -114,11 +114,18 @@ topology:
       description: Number of online CPUs.
       type: int
     cores:
-      description: Physical cores as SMT sibling groups of online CPUs, with their ids and NUMA node.
+      description:
+        - Physical cores as the kernel groups them - lists of online SMT sibling CPU ids, sorted by
+          their first CPU. CPU 0 and CPU 1 are often on different cores, even different sockets.
+      type: list
+      elements: list
+      sample: [[0, 112], [1, 113]]
+    packages:
+      description: Sockets (physical packages) with their online CPUs as a kernel cpulist; id -1 holds CPUs without topology files.
       type: list
       elements: dict
       sample:
-        - {cpus: [0, 112], package_id: 0, die_id: 0, core_id: 0, numa_node: 0}
+        - {id: 0, cpus: "0-55,112-167"}
     smt_active:
       description: Whether any core has more than one online thread (or C(cpu/smt/active) when present).
       type: bool

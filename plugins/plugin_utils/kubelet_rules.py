@@ -97,8 +97,8 @@ def check(kubelet_args, kernel_args, topology):
     nodes = [n["id"] for n in topology["numa_nodes"]]
     siblings = {}
     for core in topology["cores"]:
-        for cpu in core["cpus"]:
-            siblings[cpu] = set(core["cpus"])
+        for cpu in core:
+            siblings[cpu] = set(core)
 
     cpu_policy = flags.get("cpu-manager-policy", "none")
     try:

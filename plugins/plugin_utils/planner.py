@@ -298,13 +298,13 @@ def host_view(topology):
         raise PlanError("topology", "no online CPUs: nothing to reserve or isolate")
     cores = {}
     for core in topology["cores"]:
-        cpus = sorted(set(core["cpus"]))
+        cpus = sorted(set(core))
         if not set(cpus) <= online:
             raise PlanError("topology", "core %s holds CPUs that are not online" % format_cpulist(cpus))
-        nid = core.get("numa_node")
-        if nid is None:
-            continue  # a core across nodes cannot be placed; never reserved, reported by the reader
-        cores.setdefault(int(nid), []).append(cpus)
+        nids = [nid for nid, node in node_cpus.items() if set(cpus) <= node]
+        if len(nids) != 1:
+            continue  # a core across nodes (or on none) cannot be placed; never reserved, reported by the reader
+        cores.setdefault(nids[0], []).append(cpus)
     for nid in cores:
         cores[nid].sort(key=lambda c: c[0])
     gpus = {}

@@ -74,7 +74,7 @@ def check_invariants(topo):
     offline = set(parse_cpulist(topo["cpus_offline"]))
     assert online and not online & offline
     assert topo["cpu_count"] == len(online)
-    in_cores = [c for core in topo["cores"] for c in core["cpus"]]
+    in_cores = [c for core in topo["cores"] for c in core]
     assert sorted(in_cores) == sorted(online), "cores must partition the online CPUs"
     ids = [n["id"] for n in topo["numa_nodes"]]
     assert ids == sorted(set(ids))
@@ -105,9 +105,11 @@ def compare_with_lstopo(name, root):
     if dropped:
         assert any("more than one NUMA node" in w for w in topo["warnings"])
     if name in CORES_DIFFER:
-        assert hw["cores"] != sorted(c["cpus"] for c in topo["cores"])
+        assert hw["cores"] != sorted(topo["cores"])
     else:
-        assert hw["cores"] == sorted(c["cpus"] for c in topo["cores"])
+        assert hw["cores"] == sorted(topo["cores"])
+    packaged = sorted(c for p in topo["packages"] for c in parse_cpulist(p["cpus"]))
+    assert packaged == sorted(parse_cpulist(topo["cpus_online"])), "packages must partition the online CPUs"
     return topo
 
 
@@ -132,7 +134,8 @@ def test_dgx_h100_sample(samples_dir):
     topo = read_topology(str(samples_dir / "dgx-h100"))
     assert [(n["id"], n["cpus"]) for n in topo["numa_nodes"]] == [(0, "0-55,112-167"), (1, "56-111,168-223")]
     assert topo["smt_active"] and len(topo["cores"]) == 112
-    assert topo["cores"][0]["cpus"] == [0, 112] and topo["cores"][0]["numa_node"] == 0
+    assert topo["cores"][0] == [0, 112]
+    assert topo["packages"] == [{"id": 0, "cpus": "0-55,112-167"}, {"id": 1, "cpus": "56-111,168-223"}]
     gpus = [d for d in topo["pci_devices"] if d["kind"] == "gpu"]
     assert [d["numa_node"] for d in gpus] == [0] * 4 + [1] * 4
     assert all(d["vendor"] == "0x10de" for d in gpus)
@@ -143,8 +146,9 @@ def test_dgx_h100_sample(samples_dir):
 def test_roundrobin_siblings_are_not_adjacent(samples_dir):
     topo = read_topology(str(samples_dir / "dell-roundrobin"))
     assert topo["numa_nodes"][0]["cpus"].startswith("0,2,4,")
-    assert topo["cores"][0]["cpus"] == [0, 48]
-    assert topo["cores"][1]["cpus"] == [1, 49] and topo["cores"][1]["numa_node"] == 1
+    assert topo["cores"][0] == [0, 48]
+    assert topo["cores"][1] == [1, 49] and "1" in topo["numa_nodes"][1]["cpus"].split(",")
+    assert topo["packages"][1]["cpus"].startswith("1,3,5,")
     derived = [d for d in topo["pci_devices"] if d["numa_node_source"] == "local_cpus"]
     assert [(d["address"], d["numa_node"]) for d in derived] == [("0000:48:00.0", 1)]
 
@@ -192,7 +196,7 @@ def test_cpumap_only_and_no_distance(tmp_path):
 def test_offline_sibling_leaves_a_single_thread_core(tmp_path):
     root, _spec = _tree(tmp_path, sockets=1, cores_per_socket=4, threads=2, offline=(5,))
     topo = read_topology(root)
-    assert [c["cpus"] for c in topo["cores"]] == [[0, 4], [1], [2, 6], [3, 7]]
+    assert topo["cores"] == [[0, 4], [1], [2, 6], [3, 7]]
     assert topo["cpus_offline"] == "5" and topo["numa_nodes"][0]["cpus"] == "0-4,6-7"
 
 
@@ -238,7 +242,7 @@ def test_nul_bytes_in_files_are_ignored(tmp_path):
     root, _spec = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=2)
     with open(os.path.join(root, "sys/devices/system/cpu/cpu0/topology/thread_siblings_list"), "w") as f:
         f.write("0,2\n\x00")
-    assert read_topology(root)["cores"][0]["cpus"] == [0, 2]
+    assert read_topology(root)["cores"][0] == [0, 2]
 
 
 def test_missing_cpu_directory_names_the_path(tmp_path):

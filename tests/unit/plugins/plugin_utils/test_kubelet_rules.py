@@ -23,7 +23,7 @@ def topology(nodes=2, cores_per_node=4, threads=2, cpuless=0):
         for c in range(cores_per_node):
             index = n * cores_per_node + c
             core = [t * total + index for t in range(threads)]
-            cores.append({"cpus": core, "numa_node": n})
+            cores.append(core)
             cpus.extend(core)
         numa.append({"id": n, "cpus": ",".join(map(str, sorted(cpus))), "memory_kb": 64 * 1024 * 1024, "has_cpu": True})
     for i in range(cpuless):
@@ -159,7 +159,7 @@ def test_split_core_is_judged_on_online_siblings_only():
     # A core whose sibling is offline is a whole core of one CPU.
     topo = topology(nodes=1, cores_per_node=2)
     topo["cpus_online"], topo["cpus_offline"] = "0-2", "3"
-    topo["cores"][1]["cpus"] = [1]
+    topo["cores"][1] = [1]
     kubelet = ["cpu-manager-policy=static", "cpu-manager-policy-options=full-pcpus-only=true", "reserved-cpus=1"]
     assert check(kubelet, [], topo) == []
 
