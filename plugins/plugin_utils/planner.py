@@ -364,8 +364,10 @@ def reserved_core_counts(view, total=None, per_node=None, split=True):
         for dummy in range(total - sum(counts.values())):
             open_nodes = [nid for nid in cpu_nodes if counts[nid] < cores[nid] - 1]
             if not open_nodes:
-                raise PlanError("reserved-cores", "reserved_cores=%d leaves no core to isolate: the CPU nodes have %s cores"
-                                % (total, ", ".join("%d on node %d" % (cores[n], n) for n in cpu_nodes)))
+                raise PlanError("reserved-cores", "reserved_cores=%d leaves no core to isolate: at most %d fit, one core "
+                                "per node stays isolated (cores per NUMA node: %s)"
+                                % (total, sum(cores[n] - 1 for n in cpu_nodes),
+                                   ", ".join("%d on node %d" % (cores[n], n) for n in cpu_nodes)))
             key = (lambda n: (gpus[n], counts[n], n)) if split else (lambda n: (gpus[n], -counts[n], n))
             counts[min(open_nodes, key=key)] += 1
     if sum(counts.values()) < 1:

@@ -1,0 +1,99 @@
+# -*- coding: utf-8 -*-
+"""playbooks/plan.yml end to end through ansible-playbook: report, files, check mode, refusals.
+Also keeps the documented options, the action's argument spec and the plan role's
+variables in step."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from ansible_collections.maitred.rke2_numa.plugins.modules import numa_plan
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import ARGUMENT_SPEC, DEFAULTS
+from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLAYBOOK = os.path.join(REPO, "playbooks", "plan.yml")
+
+
+@pytest.fixture(scope="module")
+def inventory(tmp_path_factory):
+    base = tmp_path_factory.mktemp("play")
+    gen_sysfs.main(["--out", str(base / "samples"), "--machine", "dgx-h100", "--machine", "l40s-offline"])
+    inv = {"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                            "rke2_numa_hugepages_per_node": 8},
+                   "hosts": {name: {"rke2_numa_sysfs_root": str(base / "samples" / name)}
+                             for name in ("dgx-h100", "l40s-offline")}}}
+    path = base / "inventory.yml"
+    path.write_text(yaml.safe_dump(inv))
+    return str(path)
+
+
+def play(inventory, *extra):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, PLAYBOOK] + list(extra)
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+
+
+def test_plan_writes_the_same_files_with_and_without_check(inventory, tmp_path):
+    outputs = {}
+    for mode, extra in (("run", []), ("check", ["--check"])):
+        out_dir = tmp_path / mode
+        result = play(inventory, "-e", "rke2_numa_plan_dir=%s" % out_dir, *extra)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "changed=0" in result.stdout and "failed=0" in result.stdout
+        assert "kubelet-arg:" in result.stdout and "biggest pod" in result.stdout
+        outputs[mode] = dict((f, (out_dir / f).read_text()) for f in sorted(os.listdir(out_dir)))
+    assert sorted(outputs["run"]) == ["dgx-h100.config.yaml", "dgx-h100.json", "l40s-offline.config.yaml", "l40s-offline.json"]
+    assert outputs["run"] == outputs["check"]
+    plan = json.loads(outputs["run"]["dgx-h100.json"])
+    snippet = yaml.safe_load(outputs["run"]["dgx-h100.config.yaml"])
+    assert snippet == {"kubelet-arg": plan["kubelet_args"]}
+    assert "reserved-cpus=0,56,112,168" in plan["kubelet_args"]
+    assert "hugepages=0:8,1:8" in plan["kernel_args"]
+
+
+def test_refused_plan_fails_the_host_naming_the_rule(inventory, tmp_path):
+    result = play(inventory, "-e", "rke2_numa_reserved_cores=40", "-e", "rke2_numa_plan_dir=%s" % tmp_path)
+    assert result.returncode != 0
+    assert "reserved-cores: reserved_cores=40 leaves no core to isolate: at most 30 fit" in result.stdout
+    assert re.search(r"^dgx-h100 +: ok=\d+ +changed=0 +unreachable=0 +failed=0", result.stdout, re.M)
+    assert re.search(r"^l40s-offline +: ok=\d+ +changed=0 +unreachable=0 +failed=1", result.stdout, re.M)
+    assert sorted(os.listdir(tmp_path)) == ["dgx-h100.config.yaml", "dgx-h100.json"]
+
+
+def _doc(module):
+    return yaml.safe_load(module.DOCUMENTATION)["options"]
+
+
+def test_documented_options_match_the_argument_spec():
+    doc = _doc(numa_plan)
+    assert sorted(doc) == sorted(ARGUMENT_SPEC)
+    for name, spec in ARGUMENT_SPEC.items():
+        assert doc[name]["type"] == spec["type"], name
+        if "default" in spec:
+            assert doc[name].get("default") == spec["default"], name
+            assert name == "topology" or DEFAULTS.get(name) == spec["default"] or name in ("hugepages_per_node",), name
+
+
+def test_plan_role_variables_match_the_options():
+    role = os.path.join(REPO, "roles", "plan")
+    with open(os.path.join(role, "defaults", "main.yml")) as f:
+        defaults = yaml.safe_load(f)
+    with open(os.path.join(role, "meta", "argument_specs.yml")) as f:
+        specs = yaml.safe_load(f)["argument_specs"]["main"]["options"]
+    assert sorted(defaults) == sorted(specs)
+    for name, spec in specs.items():
+        assert spec.get("default") == defaults[name], name
+    options = set(ARGUMENT_SPEC) - {"topology"}
+    assert set(n[len("rke2_numa_"):] for n in defaults) - {"plan_dir"} == options
+    with open(os.path.join(role, "tasks", "main.yml")) as f:
+        task = yaml.safe_load(f)[0]["maitred.rke2_numa.numa_plan"]
+    assert set(task) == set(ARGUMENT_SPEC)
