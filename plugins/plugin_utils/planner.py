@@ -26,6 +26,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
     parse_cpulist,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import kubelet_rules
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import MANAGED_KUBELET_FLAGS
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import (
     MIB,
     QuantityError,
@@ -107,12 +108,6 @@ ARGUMENT_SPEC = {
     "strict_fit": {"type": "bool", "default": False},
 }
 
-# kubelet flags the plan owns (rke2_config replaces these by name).
-MANAGED_KUBELET_FLAGS = (
-    "cpu-manager-policy", "cpu-manager-policy-options", "topology-manager-policy",
-    "topology-manager-scope", "topology-manager-policy-options", "memory-manager-policy",
-    "reserved-cpus", "kube-reserved", "system-reserved", "eviction-hard", "reserved-memory",
-)
 # kernel args the plan owns (boot_params replaces or removes these by name).
 MANAGED_KERNEL_ARGS = ("isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity", "default_hugepagesz", "hugepagesz", "hugepages")
 

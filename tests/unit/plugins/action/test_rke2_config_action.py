@@ -1,0 +1,88 @@
+# -*- coding: utf-8 -*-
+"""rke2_config through ansible-playbook on this machine (local connection, temp files):
+modes and backups, check mode, idempotence, drop-in, and the join token never
+in the output of ``-vvv --diff``."""
+
+from __future__ import annotations
+
+import glob
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+TOKEN = "K10deadbeef::server:t0psecret"
+PLANNED = ["cpu-manager-policy=static", "reserved-cpus=0,2"]
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="writes files as root:root, like on a node")
+
+
+def run(tmp_path, *extra, **task):
+    playbook = tmp_path / "play.yml"
+    task.setdefault("kubelet_args", PLANNED)
+    playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False,
+                                         "tasks": [{"maitred.rke2_numa.rke2_config": task, "register": "out"},
+                                                   {"ansible.builtin.debug": {"var": "out"}}]}]))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+           "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)] + list(extra)
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+
+
+@pytest.fixture
+def config(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("server: https://10.0.0.1:9345\ntoken: %s\nkubelet-arg:\n  - max-pods=250\n  - reserved-cpus=1\n" % TOKEN)
+    os.chmod(path, 0o644)  # as someone left it: the token readable by all
+    return path
+
+
+def test_merge_check_run_check_run(tmp_path, config):
+    before = config.read_text()
+    out = run(tmp_path, "--check", "--diff", "-vvv", path=str(config))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "changed=1" in out.stdout and config.read_text() == before
+    assert TOKEN not in out.stdout + out.stderr and "reserved-cpus=0,2" in out.stdout
+
+    out = run(tmp_path, "--diff", "-vvv", path=str(config))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "changed=1" in out.stdout
+    assert TOKEN not in out.stdout + out.stderr, "the join token leaked into the output"
+    data = yaml.safe_load(config.read_text())
+    assert data["token"] == TOKEN and data["kubelet-arg"] == ["max-pods=250"] + PLANNED
+    assert stat.S_IMODE(os.stat(config).st_mode) == 0o600
+    backups = glob.glob(str(config) + ".*~")
+    assert len(backups) == 1 and stat.S_IMODE(os.stat(backups[0]).st_mode) == 0o600
+    assert open(backups[0]).read() == before
+
+    for extra in (["--check"], []):
+        out = run(tmp_path, *extra, path=str(config))
+        assert out.returncode == 0 and "changed=0" in out.stdout, out.stdout
+    assert len(glob.glob(str(config) + ".*~")) == 1
+
+
+def test_invalid_yaml_fails_and_writes_nothing(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("token: %s\nkubelet-arg: [unclosed\n" % TOKEN)
+    out = run(tmp_path, "-vvv", path=str(path))
+    assert out.returncode != 0 and "is not valid YAML" in out.stdout
+    assert TOKEN not in out.stdout + out.stderr
+    assert path.read_text() == "token: %s\nkubelet-arg: [unclosed\n" % TOKEN
+
+
+def test_dropin_leaves_config_alone(tmp_path, config):
+    before = config.read_text()
+    dropin = tmp_path / "config.yaml.d" / "50-rke2-numa.yaml"
+    os.makedirs(str(dropin.parent))
+    out = run(tmp_path, "--diff", path=str(config), mode="dropin", dropin_path=str(dropin))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert config.read_text() == before and stat.S_IMODE(os.stat(config).st_mode) == 0o644
+    assert yaml.safe_load(dropin.read_text()) == {"kubelet-arg+": PLANNED}
+    assert "sets reserved-cpus too" in out.stdout + out.stderr
+    out = run(tmp_path, path=str(config), mode="dropin", dropin_path=str(dropin))
+    assert "changed=0" in out.stdout
