@@ -1,0 +1,114 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: kubelet_state_info
+short_description: Read the kubelet's CPU and Memory Manager checkpoints
+version_added: 0.1.0
+description:
+  - Reads C(cpu_manager_state) and C(memory_manager_state) from the kubelet's root
+    directory and returns them parsed, so the controller can decide whether the
+    kubelet would refuse them with a new configuration.
+  - Only reads; a missing checkpoint is reported as such, an unreadable one as not valid.
+author:
+  - maitred.rke2_numa contributors (@maitred)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  kubelet_dir:
+    description: The kubelet's root directory.
+    type: path
+    default: /var/lib/kubelet
+"""
+
+EXAMPLES = r"""
+- name: Read the kubelet checkpoints
+  maitred.rke2_numa.kubelet_state_info:
+  register: __state
+"""
+
+RETURN = r"""
+cpu_manager:
+  description: C(cpu_manager_state) - C(exists), C(valid), C(policy), C(default_cpu_set) and C(assigned_cpus) (cpulists), C(error).
+  returned: always
+  type: dict
+  sample: {exists: true, valid: true, policy: static, default_cpu_set: "0-223", assigned_cpus: "", error: null}
+memory_manager:
+  description: C(memory_manager_state) - C(exists), C(valid), C(policy), C(machine_state) (as the kubelet wrote it), C(error).
+  returned: always
+  type: dict
+"""
+
+import json
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
+    CpusetError,
+    format_cpulist,
+    parse_cpulist,
+)
+
+
+def _load(path):
+    """Return (exists, data or None, error or None)."""
+    if not os.path.exists(path):
+        return False, None, None
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (IOError, OSError, ValueError) as e:
+        return True, None, "cannot read %s: %s" % (path, e)
+    if not isinstance(data, dict) or "policyName" not in data:
+        return True, None, "%s is not a kubelet checkpoint (no policyName)" % path
+    return True, data, None
+
+
+def cpu_manager(path):
+    exists, data, error = _load(path)
+    out = {"exists": exists, "valid": data is not None, "policy": None, "default_cpu_set": "", "assigned_cpus": "", "error": error}
+    if data is None:
+        return out
+    try:
+        assigned = set()
+        for containers in (data.get("entries") or {}).values():
+            for cpus in containers.values():
+                assigned.update(parse_cpulist(cpus))
+        out.update(policy=data["policyName"], default_cpu_set=format_cpulist(parse_cpulist(data.get("defaultCpuSet", ""))),
+                   assigned_cpus=format_cpulist(assigned))
+    except (CpusetError, AttributeError, TypeError) as e:
+        out.update(valid=False, error="%s: %s" % (path, e))
+    return out
+
+
+def memory_manager(path):
+    exists, data, error = _load(path)
+    out = {"exists": exists, "valid": data is not None, "policy": None, "machine_state": None, "error": error}
+    if data is not None:
+        out.update(policy=data["policyName"], machine_state=data.get("machineState") or {})
+    return out
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(kubelet_dir=dict(type="path", default="/var/lib/kubelet")),
+                           supports_check_mode=True)
+    base = module.params["kubelet_dir"]
+    module.exit_json(changed=False, cpu_manager=cpu_manager(os.path.join(base, "cpu_manager_state")),
+                     memory_manager=memory_manager(os.path.join(base, "memory_manager_state")))
+
+
+if __name__ == "__main__":
+    main()

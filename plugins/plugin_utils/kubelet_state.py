@@ -1,0 +1,93 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Rule 9: when the kubelet would refuse its own checkpoints, so they must go.
+
+``reset_reasons`` answers with the kubelet's own messages, from the
+checkpoints (kubelet_state_info), the plan and the topology the kubelet will
+see at its next start. An empty answer means: keep the checkpoints.
+
+Sources: pkg/kubelet/cm/cpumanager/policy_static.go (validateState),
+pkg/kubelet/cm/memorymanager/policy_static.go (getDefaultMachineState,
+validateState), state/state_checkpoint.go of both.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import format_cpulist, parse_cpulist
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import parse_bytes
+
+# resource names of hugepages as the kubelet writes them (v1helper.HugePageResourceName)
+_HUGEPAGE_NAMES = {2048: "hugepages-2Mi", 1048576: "hugepages-1Gi"}
+
+
+def hugepage_resource(size_kb):
+    if size_kb in _HUGEPAGE_NAMES:
+        return _HUGEPAGE_NAMES[size_kb]
+    return "hugepages-%dKi" % size_kb if size_kb % 1024 else "hugepages-%dMi" % (size_kb // 1024)
+
+
+def expected_machine_state(topology, reserved_memory):
+    """The Memory Manager's default machine state for this topology and reservation:
+    {node: {resource: (total, systemReserved, allocatable)}} in bytes.
+
+    Every hugepage size the node has appears, even with 0 pages; memory
+    allocatable is MemTotal - systemReserved - all hugepages of the node.
+    """
+    state = {}
+    for node in topology["numa_nodes"]:
+        nid = node["id"]
+        tables = {}
+        hugepages = 0
+        for size, pages in sorted(node.get("hugepages", {}).items(), key=lambda kv: int(kv[0])):
+            total = int(pages.get("total", 0)) * int(size) * 1024
+            tables[hugepage_resource(int(size))] = (total, 0, total)
+            hugepages += total
+        total = int(node.get("memory_kb", 0)) * 1024
+        reserved = int(reserved_memory.get(str(nid), reserved_memory.get(nid, 0)))
+        tables["memory"] = (total, reserved, max(total - reserved - hugepages, 0))
+        state[str(nid)] = tables
+    return state
+
+
+def _checkpoint_tables(machine_state):
+    out = {}
+    for nid, node in (machine_state or {}).items():
+        out[str(nid)] = dict(
+            (name, (int(t.get("total", 0)), int(t.get("systemReserved", 0)), int(t.get("allocatable", 0))))
+            for name, t in (node.get("memoryMap") or {}).items())
+    return out
+
+
+def reset_reasons(plan, topology, cpu_state, memory_state):
+    """The kubelet's refusals of its current checkpoints under the plan, as its messages."""
+    reasons = []
+    inputs = plan["reset_inputs"]
+    online = set(parse_cpulist(topology["cpus_online"]))
+    if cpu_state.get("exists"):
+        if not cpu_state.get("valid"):
+            reasons.append("could not restore state from checkpoint: %s" % cpu_state.get("error"))
+        elif cpu_state["policy"] != inputs["cpu_manager_policy"]:
+            reasons.append('configured policy "%s" differs from state checkpoint policy "%s"'
+                           % (inputs["cpu_manager_policy"], cpu_state["policy"]))
+        elif inputs["cpu_manager_policy"] == "static":
+            default = set(parse_cpulist(cpu_state["default_cpu_set"]))
+            reserved = set(parse_cpulist(inputs["reserved_cpus"]))
+            in_state = default | set(parse_cpulist(cpu_state["assigned_cpus"]))
+            if not reserved <= default:
+                reasons.append('not all reserved cpus: "%s" are present in defaultCpuSet: "%s"'
+                               % (format_cpulist(reserved), format_cpulist(default)))
+            if in_state != online:
+                reasons.append('current set of available CPUs "%s" doesn\'t match with CPUs in state "%s"'
+                               % (format_cpulist(online), format_cpulist(in_state)))
+    if memory_state.get("exists"):
+        if not memory_state.get("valid"):
+            reasons.append("could not restore state from checkpoint: %s" % memory_state.get("error"))
+        elif memory_state["policy"] != inputs["memory_manager_policy"]:
+            reasons.append('[memorymanager] configured policy "%s" differs from state checkpoint policy "%s"'
+                           % (inputs["memory_manager_policy"], memory_state["policy"]))
+        elif inputs["memory_manager_policy"] == "Static":
+            reserved = dict((k, parse_bytes(v)) for k, v in plan.get("reserved_memory", {}).items())
+            if _checkpoint_tables(memory_state["machine_state"]) != expected_machine_state(topology, reserved):
+                reasons.append("[memorymanager] the expected machine state is different from the real one")
+    return reasons

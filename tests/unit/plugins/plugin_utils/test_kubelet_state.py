@@ -1,0 +1,134 @@
+# -*- coding: utf-8 -*-
+"""Rule 9: reset exactly when the kubelet would refuse its checkpoints."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.maitred.rke2_numa.plugins.modules import kubelet_state_info
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import (
+    expected_machine_state,
+    reset_reasons,
+)
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+
+GIB = 1024 ** 3
+TOPO = {
+    "cpus_online": "0-15",
+    "cpus_offline": "",
+    "cores": [[c, c + 8] for c in range(8)],
+    "numa_nodes": [
+        {"id": 0, "cpus": "0-3,8-11", "memory_kb": 64 * 1024 * 1024, "hugepages": {"2048": {"total": 0}, "1048576": {"total": 4}}},
+        {"id": 1, "cpus": "4-7,12-15", "memory_kb": 64 * 1024 * 1024, "hugepages": {"2048": {"total": 0}, "1048576": {"total": 4}}},
+    ],
+    "pci_devices": [],
+    "hugepage_sizes_kb": [2048, 1048576],
+    "kernel_release": "6.8.0",
+}
+PLAN = make_plan(TOPO, hugepages_per_node=4, hugepages_nodes="all")
+
+
+def cpu(policy="static", default="0-15", assigned="", exists=True, valid=True):
+    return {"exists": exists, "valid": valid, "policy": policy, "default_cpu_set": default, "assigned_cpus": assigned,
+            "error": None if valid else "bad json"}
+
+
+def machine_state(reserved_mib=1274, hugepages_1g=4, node_memory=64 * GIB):
+    state = {}
+    for nid in ("0", "1"):
+        hp = hugepages_1g * GIB
+        reserved = reserved_mib * 1024 * 1024
+        state[nid] = {"numberOfAssignments": 0, "cells": [int(nid)], "memoryMap": {
+            "hugepages-2Mi": {"total": 0, "systemReserved": 0, "allocatable": 0, "reserved": 0, "free": 0},
+            "hugepages-1Gi": {"total": hp, "systemReserved": 0, "allocatable": hp, "reserved": 0, "free": hp},
+            "memory": {"total": node_memory, "systemReserved": reserved, "allocatable": node_memory - reserved - hp,
+                       "reserved": 0, "free": node_memory - reserved - hp}}}
+    return state
+
+
+def mem(policy="Static", state=None, exists=True, valid=True):
+    return {"exists": exists, "valid": valid, "policy": policy,
+            "machine_state": machine_state() if state is None else state, "error": None if valid else "bad json"}
+
+
+def test_plan_assumed_by_these_fixtures():
+    assert PLAN["reserved_cpus"] == "0,4,8,12"
+    assert PLAN["reserved_memory"] == {"0": "1274Mi", "1": "1274Mi"}
+
+
+def test_matching_checkpoints_are_kept():
+    assert reset_reasons(PLAN, TOPO, cpu(), mem()) == []
+
+
+def test_no_checkpoints_nothing_to_reset():
+    assert reset_reasons(PLAN, TOPO, cpu(exists=False, valid=False), mem(exists=False, valid=False)) == []
+
+
+@pytest.mark.parametrize(
+    "cpu_state, reason",
+    [
+        (cpu(policy="none"), 'configured policy "static" differs from state checkpoint policy "none"'),
+        (cpu(default="1-3,5-7,9-11,13-15", assigned="0,4,8,12"),
+         'not all reserved cpus: "0,4,8,12" are present in defaultCpuSet: "1-3,5-7,9-11,13-15"'),
+        (cpu(default="0-14"), 'current set of available CPUs "0-15" doesn\'t match with CPUs in state "0-14"'),
+        (cpu(valid=False), "could not restore state from checkpoint: bad json"),
+    ],
+)
+def test_cpu_manager_refusals(cpu_state, reason):
+    assert reset_reasons(PLAN, TOPO, cpu_state, mem()) == [reason]
+
+
+def test_pods_on_exclusive_cpus_are_not_a_reason():
+    assert reset_reasons(PLAN, TOPO, cpu(default="0-1,4,8-9,12", assigned="2-3,5-7,10-11,13-15"), mem()) == []
+
+
+@pytest.mark.parametrize(
+    "mem_state",
+    [
+        mem(policy="None"),
+        mem(state=machine_state(reserved_mib=1024)),  # kube/system-reserved changed
+        mem(state=machine_state(hugepages_1g=2)),  # hugepages changed
+        mem(state=machine_state(node_memory=63 * GIB)),  # memory changed (DIMM lost)
+    ],
+)
+def test_memory_manager_refusals(mem_state):
+    (reason,) = reset_reasons(PLAN, TOPO, cpu(), mem_state)
+    assert reason.startswith("[memorymanager]")
+
+
+def test_expected_machine_state_lists_every_hugepage_size():
+    state = expected_machine_state(TOPO, {"0": 100})
+    assert state["0"]["hugepages-2Mi"] == (0, 0, 0)
+    assert state["0"]["memory"] == (64 * GIB, 100, 64 * GIB - 100 - 4 * GIB)
+    assert state["1"]["memory"][1] == 0
+
+
+def test_kubelet_state_info_reads_checkpoints(tmp_path, capsys):
+    (tmp_path / "cpu_manager_state").write_text(json.dumps({
+        "policyName": "static", "defaultCpuSet": "0-1,4,8-9,12",
+        "entries": {"pod-uid": {"vllm": "2-3,5-7,10-11,13-15"}}, "checksum": 1}))
+    (tmp_path / "memory_manager_state").write_text("{not json")
+    with patch_module_args({"kubelet_dir": str(tmp_path), "_ansible_check_mode": True}):
+        with pytest.raises(SystemExit):
+            kubelet_state_info.main()
+    result = json.loads(capsys.readouterr().out)
+    assert result["changed"] is False
+    assert result["cpu_manager"] == {"exists": True, "valid": True, "policy": "static", "default_cpu_set": "0-1,4,8-9,12",
+                                     "assigned_cpus": "2-3,5-7,10-11,13-15", "error": None}
+    assert result["memory_manager"]["exists"] and not result["memory_manager"]["valid"]
+    assert "cannot read" in result["memory_manager"]["error"]
+    with_plan = reset_reasons(PLAN, TOPO, result["cpu_manager"], result["memory_manager"])
+    assert len(with_plan) == 1 and with_plan[0].startswith("could not restore state from checkpoint")
+
+
+def test_missing_checkpoints(tmp_path, capsys):
+    with patch_module_args({"kubelet_dir": str(tmp_path)}):
+        with pytest.raises(SystemExit):
+            kubelet_state_info.main()
+    result = json.loads(capsys.readouterr().out)
+    assert result["cpu_manager"]["exists"] is False and result["memory_manager"]["exists"] is False
+    assert result["cpu_manager"]["valid"] is False and result["memory_manager"]["policy"] is None
