@@ -374,6 +374,12 @@ def read_topology(root="/"):
     smt_active = smt_active == "1" if smt_active in ("0", "1") else any(len(c) > 1 for c in cores)
     meminfo = parse_meminfo(_read(os.path.join(root, "proc", "meminfo")))
     isolated = _cpulist_file(os.path.join(cpu_dir, "isolated"), "isolated CPUs")
+    nohz_full = _read(os.path.join(cpu_dir, "nohz_full"))  # "(null)" when nohz_full= is not in effect
+    try:
+        nohz_full = parse_cpulist(nohz_full) if nohz_full and nohz_full != "(null)" else []
+    except CpusetError:
+        warnings.append("%s: unparseable %r ignored" % (os.path.join(cpu_dir, "nohz_full"), nohz_full))
+        nohz_full = []
     sizes = [s for s, _name in _numbered(os.path.join(root, "sys", "kernel", "mm", "hugepages"), _HUGEPAGES_DIR)]
     return {
         "numa_nodes": nodes,
@@ -389,6 +395,7 @@ def read_topology(root="/"):
         "default_hugepage_kb": meminfo.get("Hugepagesize"),
         "cmdline": _read(os.path.join(root, "proc", "cmdline")) or "",
         "isolated": format_cpulist(isolated or ()),
+        "nohz_full": format_cpulist(nohz_full),
         "kernel_release": kernel_release(root),
         "warnings": warnings,
     }

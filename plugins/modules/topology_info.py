@@ -151,7 +151,10 @@ topology:
       description: The running kernel command line.
       type: str
     isolated:
-      description: C(/sys/devices/system/cpu/isolated) as a kernel cpulist.
+      description: C(/sys/devices/system/cpu/isolated) as a kernel cpulist (CPUs isolated from scheduler domains).
+      type: str
+    nohz_full:
+      description: C(/sys/devices/system/cpu/nohz_full) as a kernel cpulist; empty when C(nohz_full=) is not in effect.
       type: str
     kernel_release:
       description: The running kernel release, or null when the tree does not say.

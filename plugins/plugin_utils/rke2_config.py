@@ -141,6 +141,21 @@ def owned_flags_elsewhere(config_text, path, managed=MANAGED_KUBELET_FLAGS):
     return sorted(set(flag_name(a) for a in _as_list(data.get("kubelet-arg"), "kubelet-arg", path)) & set(managed))
 
 
+def effective_config(files):
+    """RKE2's view of its config: ``files`` is [(path, text)] in the order RKE2 reads them
+    (config.yaml, then config.yaml.d/*.yaml sorted). A later key replaces an earlier one;
+    ``key+`` appends to the list of ``key``."""
+    merged = {}
+    for path, text in files:
+        for key, value in load_config(text, path).items():
+            if key.endswith("+"):
+                base = key[:-1]
+                merged[base] = _as_list(merged.get(base), base, path) + _as_list(value, key, path)
+            else:
+                merged[key] = value
+    return merged
+
+
 def mask(text):
     """The YAML text with every secret-looking key's value replaced (for diffs and messages)."""
     if not text:

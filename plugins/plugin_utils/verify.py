@@ -1,0 +1,103 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Compare what a host really runs with its plan (the verify role's report).
+
+Each check returns findings: ``(level, message)`` with level ``error`` (the
+host does not run the plan) or ``warning``. Like ``tuned-adm verify``, kernel
+args are compared as sets of ``name=value``.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
+
+
+def cmdline_args(cmdline):
+    """The kernel command line as {name: value} (last wins, as the kernel's __setup handlers mostly do)."""
+    try:
+        words = shlex.split(cmdline or "")
+    except ValueError:
+        words = (cmdline or "").split()
+    return dict((w.split("=", 1)[0], w.split("=", 1)[1] if "=" in w else None) for w in words)
+
+
+def check_cmdline(plan, topology):
+    running = cmdline_args(topology.get("cmdline"))
+    findings = []
+    for arg in plan["kernel_args"]:
+        name, dummy, value = arg.partition("=")
+        if name not in running:
+            findings.append(("error", "kernel arg %s is not on the running cmdline (reboot pending?)" % arg))
+        elif running[name] != value:
+            findings.append(("error", "kernel arg %s runs as %s=%s" % (arg, name, running[name])))
+    return findings
+
+
+def check_isolation(plan, topology):
+    findings = []
+    isolated = set(parse_cpulist(plan["isolated_cpus"]))
+    isolcpus = dict(a.split("=", 1) for a in plan["kernel_args"]).get("isolcpus", "")
+    if not isolcpus:
+        return findings
+    if set(parse_cpulist(topology.get("nohz_full", ""))) != isolated:
+        findings.append(("error", "/sys/devices/system/cpu/nohz_full is %r, the plan isolates %s"
+                         % (topology.get("nohz_full", ""), plan["isolated_cpus"])))
+    flags = [f for f in isolcpus.split(",") if not f[:1].isdigit()]
+    if "domain" in flags and set(parse_cpulist(topology.get("isolated", ""))) != isolated:
+        findings.append(("error", "/sys/devices/system/cpu/isolated is %r, the plan isolates %s"
+                         % (topology.get("isolated", ""), plan["isolated_cpus"])))
+    return findings
+
+
+def check_hugepages(plan, topology):
+    findings = []
+    size = plan["hugepages"].get("size")
+    if not size:
+        return findings
+    size_kb = {"1G": "1048576", "2M": "2048"}[size]
+    nodes = dict((str(n["id"]), n) for n in topology["numa_nodes"])
+    for nid, pages in sorted(plan["hugepages"]["per_node"].items()):
+        have = nodes.get(nid, {}).get("hugepages", {}).get(size_kb, {}).get("total", 0)
+        if have != pages:
+            findings.append(("error", "NUMA node %s has %d x %s hugepages, the plan wants %d" % (nid, have, size, pages)))
+    return findings
+
+
+def check_checkpoints(plan, cpu_state, memory_state):
+    findings = []
+    inputs = plan["reset_inputs"]
+    for what, state, want in (("cpu_manager_state", cpu_state, inputs["cpu_manager_policy"]),
+                              ("memory_manager_state", memory_state, inputs["memory_manager_policy"])):
+        if not state.get("exists"):
+            findings.append(("error", "%s does not exist: the kubelet has not started with the plan" % what))
+        elif state.get("policy") != want:
+            findings.append(("error", "%s policy is %s, the plan wants %s" % (what, state.get("policy"), want)))
+    return findings
+
+
+def check_config(plan, effective_kubelet_args):
+    running = dict(a.split("=", 1) if "=" in a else (a, None) for a in (x.lstrip("-") for x in effective_kubelet_args))
+    findings = []
+    for arg in plan["kubelet_args"]:
+        name, dummy, value = arg.partition("=")
+        if running.get(name) != value:
+            now = "missing" if name not in running else "%s=%s" % (name, running[name])
+            findings.append(("error", "kubelet flag %s is %s in RKE2's config" % (arg, now)))
+    return findings
+
+
+def check_gpus(topology):
+    return [("warning", "GPU %s has no known NUMA node: the device plugin gives the kubelet no topology hint for it" % d["address"])
+            for d in topology.get("pci_devices", []) if d.get("kind") == "gpu" and d.get("numa_node") is None]
+
+
+def verify(plan, topology, cpu_state, memory_state, effective_kubelet_args):
+    """All checks; returns {"ok": bool, "errors": [...], "warnings": [...]}."""
+    findings = (check_cmdline(plan, topology) + check_isolation(plan, topology) + check_hugepages(plan, topology)
+                + check_checkpoints(plan, cpu_state, memory_state) + check_config(plan, effective_kubelet_args)
+                + check_gpus(topology))
+    errors = [m for level, m in findings if level == "error"]
+    return {"ok": not errors, "errors": errors, "warnings": [m for level, m in findings if level == "warning"]}

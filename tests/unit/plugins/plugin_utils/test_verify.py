@@ -1,0 +1,96 @@
+# -*- coding: utf-8 -*-
+"""The verify report, and the filters the kubelet_reset and verify roles decide with."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.maitred.rke2_numa.plugins.filter.node_state import (
+    kubelet_reset_reasons,
+    rke2_kubelet_args,
+    verify_plan,
+)
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import effective_config
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import cmdline_args, verify
+
+TOPO = {
+    "cpus_online": "0-7", "cpus_offline": "", "cores": [[c, c + 4] for c in range(4)],
+    "numa_nodes": [{"id": 0, "cpus": "0-7", "memory_kb": 32 * 1024 * 1024,
+                    "hugepages": {"2048": {"total": 0}, "1048576": {"total": 2}}}],
+    "pci_devices": [{"address": "0000:18:00.0", "kind": "gpu", "numa_node": None}],
+    "hugepage_sizes_kb": [2048, 1048576], "kernel_release": "6.8.0",
+}
+PLAN = make_plan(TOPO, hugepages_per_node=2, hugepages_nodes="all")
+STATE = {"cpu_manager": {"exists": True, "valid": True, "policy": "static", "default_cpu_set": "0-7", "assigned_cpus": ""},
+         "memory_manager": {"exists": True, "valid": True, "policy": "Static", "machine_state": {}}}
+
+
+def booted(topo, **extra):
+    t = dict(topo, cmdline="BOOT_IMAGE=/vmlinuz ro quiet " + " ".join(PLAN["kernel_args"]), nohz_full=PLAN["isolated_cpus"])
+    t.update(extra)
+    return t
+
+
+def test_a_node_that_runs_its_plan():
+    report = verify(PLAN, booted(TOPO), STATE["cpu_manager"], STATE["memory_manager"], ["max-pods=110"] + PLAN["kubelet_args"])
+    assert report["ok"] and report["errors"] == []
+    assert report["warnings"] == ["GPU 0000:18:00.0 has no known NUMA node: the device plugin gives the kubelet no topology hint for it"]
+
+
+@pytest.mark.parametrize(
+    "topo, state, args, error",
+    [
+        (dict(TOPO, cmdline="ro quiet", nohz_full=""), STATE, PLAN["kubelet_args"], "is not on the running cmdline (reboot pending?)"),
+        (booted(TOPO, cmdline="irqaffinity=0-1 " + " ".join(PLAN["kernel_args"][:3])), STATE, PLAN["kubelet_args"],
+         "kernel arg irqaffinity=0,4 runs as irqaffinity=0-1"),
+        (booted(TOPO, nohz_full=""), STATE, PLAN["kubelet_args"], "/sys/devices/system/cpu/nohz_full is"),
+        (booted(dict(TOPO, numa_nodes=[dict(TOPO["numa_nodes"][0], hugepages={"1048576": {"total": 1}})])), STATE,
+         PLAN["kubelet_args"], "NUMA node 0 has 1 x 1G hugepages, the plan wants 2"),
+        (booted(TOPO), dict(STATE, cpu_manager=dict(STATE["cpu_manager"], policy="none")), PLAN["kubelet_args"],
+         "cpu_manager_state policy is none, the plan wants static"),
+        (booted(TOPO), dict(STATE, memory_manager={"exists": False}), PLAN["kubelet_args"], "memory_manager_state does not exist"),
+        (booted(TOPO), STATE, PLAN["kubelet_args"][1:], "kubelet flag cpu-manager-policy=static is missing"),
+        (booted(TOPO), STATE, PLAN["kubelet_args"] + ["reserved-cpus=0"], "kubelet flag reserved-cpus=0,4 is reserved-cpus=0"),
+    ],
+)
+def test_mismatches(topo, state, args, error):
+    report = verify(PLAN, topo, state["cpu_manager"], state["memory_manager"], args)
+    assert not report["ok"]
+    assert any(error in e for e in report["errors"]), report["errors"]
+
+
+def test_cmdline_args_handle_quotes_and_flags():
+    assert cmdline_args('ro root=UUID=1 console="ttyS0,115200 x" quiet') == {
+        "ro": None, "root": "UUID=1", "console": "ttyS0,115200 x", "quiet": None}
+
+
+def test_effective_config_follows_rke2_order():
+    files = [("config.yaml", "token: x\nkubelet-arg:\n  - max-pods=110\n  - reserved-cpus=0\n"),
+             ("config.yaml.d/10-a.yaml", "kubelet-arg+:\n  - reserved-cpus=0,4\n"),
+             ("config.yaml.d/20-b.yaml", "node-label: [a=b]\n")]
+    assert effective_config(files) == {"token": "x", "kubelet-arg": ["max-pods=110", "reserved-cpus=0", "reserved-cpus=0,4"],
+                                       "node-label": ["a=b"]}
+    assert effective_config(files + [("config.yaml.d/30-c.yaml", "kubelet-arg: [x=1]\n")])["kubelet-arg"] == ["x=1"]
+
+
+def _slurp(path, text):
+    return {"source": path, "content": base64.b64encode(text.encode()).decode()}
+
+
+def test_rke2_kubelet_args_filter_reads_config_first():
+    slurped = [_slurp("/etc/rancher/rke2/config.yaml.d/50-rke2-numa.yaml", "kubelet-arg+:\n  - reserved-cpus=0,4\n"),
+               _slurp("/etc/rancher/rke2/config.yaml", "kubelet-arg: max-pods=110\n")]
+    assert rke2_kubelet_args(slurped) == ["max-pods=110", "reserved-cpus=0,4"]
+    with pytest.raises(AnsibleFilterError, match="not valid YAML"):
+        rke2_kubelet_args([_slurp("/etc/rancher/rke2/config.yaml", "a: [\n")])
+
+
+def test_filters_wrap_the_rules():
+    assert kubelet_reset_reasons(PLAN, TOPO, dict(STATE, cpu_manager={"exists": False})) == [
+        "[memorymanager] the expected machine state is different from the real one"]
+    assert verify_plan(PLAN, booted(TOPO), STATE, PLAN["kubelet_args"])["ok"]
