@@ -279,16 +279,34 @@ def wanted_strings(wanted):
     return [format_arg(n, v) for n, v in wanted]
 
 
-def needs_reboot(running_tokens, wanted, managed):
-    """True when the running command line differs from the wanted managed args.
+def _pairs(tokens, managed):
+    """Managed (normalised name, value) pairs in command line order."""
+    names = _managed_set(managed)
+    out = []
+    for token in _kernel_part(tokens)[0]:
+        name, value = parse_arg(token)
+        if norm_name(name) in names:
+            out.append((norm_name(name), value))
+    return out
 
-    For each managed name, the values the kernel runs with (in order) must be
-    exactly the wanted one: a wanted arg missing or with another value, a
-    managed arg running that is not wanted, or one given twice all need a reboot.
+
+def in_order(tokens, wanted, managed):
+    """Whether ``tokens`` hold exactly the wanted managed args, each once, in the wanted order.
+
+    Order matters: ``hugepages=`` counts pages of the ``hugepagesz=`` before it.
+    Other arguments between them do not matter, nor ``-`` versus ``_`` in names.
     """
-    have = values_by_name(running_tokens, managed)
-    want = dict((norm_name(n), [v]) for n, v in wanted)
-    return any(have.get(n, []) != want.get(n, []) for n in set(have) | set(want))
+    return _pairs(tokens, managed) == [(norm_name(n), v) for n, v in wanted]
+
+
+def needs_reboot(running_tokens, wanted, managed):
+    """True when the running command line is not exactly the wanted managed args.
+
+    A wanted arg missing or with another value, a managed arg running that is
+    not wanted, one given twice, or the managed args in another order (as
+    every method writes them in the wanted order) all need a reboot.
+    """
+    return not in_order(running_tokens, wanted, managed)
 
 
 def rewrite_tokens(tokens, wanted, managed):
@@ -544,15 +562,20 @@ def grubby_update_args(tokens, add, remove):
 def plan_grubby(entries, kernel_cmdline, wanted, managed):
     """RHEL family: the grubby command for every kernel entry, and /etc/kernel/cmdline.
 
-    --args gets each wanted arg that some entry lacks exactly (missing, another
-    value, or given twice); --remove-args gets the bare name of each managed
-    arg that is not wanted (every value goes) and, for a wanted arg being
-    replaced, the exact old ``name=value`` token. Current grubby-bls already
-    drops every old value when --args names the key; the explicit old token
-    also covers older grubby builds that only rewrote the first ``name=``.
+    An entry is left alone when its managed args are exactly the wanted ones
+    in order (in_order). Otherwise --args gets every wanted arg, in order:
+    grubby-bls drops every occurrence of each --args name (any value) and
+    appends them all, so the managed args end up once each, together and in
+    the wanted order (``hugepages=`` after its ``hugepagesz=``), like the other
+    methods write them. --remove-args gets the bare name of each managed arg
+    that is not wanted or is spelled otherwise (``nohz-full``: grubby matches
+    names literally), which drops every value of it, and the exact old
+    ``name=value`` token of a wanted arg being replaced: current grubby-bls
+    already drops it through --args; the explicit token also covers older
+    grubby builds that only rewrote the first ``name=`` occurrence.
     """
     names = _managed_set(managed)
-    want = dict((norm_name(n), format_arg(n, v)) for n, v in wanted)
+    want = dict((norm_name(n), (n, format_arg(n, v))) for n, v in wanted)
     add = []
     remove = []
 
@@ -565,24 +588,20 @@ def plan_grubby(entries, kernel_cmdline, wanted, managed):
     for entry in entries:
         if not entry.get("kernel"):
             continue
-        occurrences = {}
+        locations.append(managed_tokens(entry["args"], managed))
+        if in_order(entry["args"], wanted, managed):
+            continue
+        for dummy, arg in want.values():
+            put(add, arg)
         for token in _kernel_part(entry["args"])[0]:
             name, value = parse_arg(token)
-            if norm_name(name) in names:
-                occurrences.setdefault(norm_name(name), []).append((name, value, token))
-        for key in sorted(set(occurrences) | set(want)):
-            occ = occurrences.get(key, [])
-            if key in want:
-                if [format_arg(n, v) for n, v, dummy in occ] == [want[key]]:
-                    continue
-                put(add, want[key])
-                for name, value, token in occ:
-                    if format_arg(name, value) != want[key] and value is not None and _GRUBBY_SAFE.match(token):
-                        put(remove, token)
-            else:
-                for name, dummy, dummy2 in occ:
-                    put(remove, name)
-        locations.append(managed_tokens(entry["args"], managed))
+            key = norm_name(name)
+            if key not in names:
+                continue
+            if key not in want or name != want[key][0]:
+                put(remove, name)
+            elif format_arg(name, value) != want[key][1] and value is not None and _GRUBBY_SAFE.match(token):
+                put(remove, token)
     for entry in entries:
         if entry.get("kernel"):
             after = grubby_update_args(entry["args"], add, remove) if add or remove else entry["args"]

@@ -110,7 +110,8 @@ def check(kubelet_args, kernel_args, topology):
         errors.append('[cpumanager] unknown policy: "%s"' % cpu_policy)
     if cpu_policy == "static":
         if not reserved and "cpu" not in _pairs(flags.get("kube-reserved")) and "cpu" not in _pairs(flags.get("system-reserved")):
-            errors.append("[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero")
+            # a zero CPU reservation is dropped before the "greater than zero" check can see it
+            errors.append("[cpumanager] unable to determine reserved CPU resources for static policy")
         if not reserved <= online:
             errors.append("reserved-cpus: %s is not a subset of online-cpus %s"
                           % (format_cpulist(reserved), format_cpulist(online)))
@@ -147,8 +148,9 @@ def check(kubelet_args, kernel_args, topology):
             reservations = parse_reserved_memory(flags.get("reserved-memory"))
             allocatable_reservation = {"memory": sum(
                 parse_bytes(_pairs(flags.get(name)).get("memory", 0)) for name in ("kube-reserved", "system-reserved"))}
-            # --eviction-hard replaces the kubelet's whole default map (memory.available<100Mi, ...).
-            mem_eviction = eviction.get("memory.available", "0" if "eviction-hard" in flags else "100Mi")
+            # --eviction-hard replaces the whole default map; without the flag RKE2 (1.32+) passes its
+            # own evictionHard, which has no memory.available: nothing is withheld either way.
+            mem_eviction = eviction.get("memory.available", "0")
             capacity = (topology.get("memory_kb") or sum(n.get("memory_kb", 0) for n in topology["numa_nodes"])) * 1024
             allocatable_reservation["memory"] += eviction_reservation(mem_eviction, capacity)
         except (ValueError, QuantityError) as e:

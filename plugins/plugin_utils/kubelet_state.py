@@ -70,7 +70,8 @@ def reset_reasons(plan, topology, cpu_state, memory_state):
         elif cpu_state["policy"] != inputs["cpu_manager_policy"]:
             reasons.append('configured policy "%s" differs from state checkpoint policy "%s"'
                            % (inputs["cpu_manager_policy"], cpu_state["policy"]))
-        elif inputs["cpu_manager_policy"] == "static":
+        elif inputs["cpu_manager_policy"] == "static" and (cpu_state["default_cpu_set"] or cpu_state["assigned_cpus"]):
+            # (an empty static checkpoint is one the kubelet sets up afresh)
             default = set(parse_cpulist(cpu_state["default_cpu_set"]))
             reserved = set(parse_cpulist(inputs["reserved_cpus"]))
             in_state = default | set(parse_cpulist(cpu_state["assigned_cpus"]))
@@ -86,7 +87,8 @@ def reset_reasons(plan, topology, cpu_state, memory_state):
         elif memory_state["policy"] != inputs["memory_manager_policy"]:
             reasons.append('[memorymanager] configured policy "%s" differs from state checkpoint policy "%s"'
                            % (inputs["memory_manager_policy"], memory_state["policy"]))
-        elif inputs["memory_manager_policy"] == "Static":
+        elif inputs["memory_manager_policy"] == "Static" and memory_state["machine_state"]:
+            # (an empty machine state is one the kubelet sets up afresh)
             reserved = dict((k, parse_bytes(v)) for k, v in plan.get("reserved_memory", {}).items())
             if _checkpoint_tables(memory_state["machine_state"]) != expected_machine_state(topology, reserved):
                 reasons.append("[memorymanager] the expected machine state is different from the real one")

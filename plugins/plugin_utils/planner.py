@@ -25,6 +25,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
     format_cpulist,
     parse_cpulist,
 )
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_cmdline import MANAGED_KERNEL_ARGS  # the kernel args the plan owns
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import kubelet_rules
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import MANAGED_KUBELET_FLAGS
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import (
@@ -107,9 +108,6 @@ ARGUMENT_SPEC = {
     "pod_shapes": {"type": "list", "elements": "dict", "default": []},
     "strict_fit": {"type": "bool", "default": False},
 }
-
-# kernel args the plan owns (boot_params replaces or removes these by name).
-MANAGED_KERNEL_ARGS = ("isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity", "default_hugepagesz", "hugepagesz", "hugepages")
 
 
 class PlanError(Exception):

@@ -123,7 +123,7 @@ def test_parse_reserved_memory_refuses(value, error):
     [
         (["cpu-manager-policy=Static"], '[cpumanager] unknown policy: "Static"'),
         (["reserved-cpus=0-"], "invalid reserved-cpus"),
-        (["reserved-cpus"], "the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero"),
+        (["reserved-cpus"], "[cpumanager] unable to determine reserved CPU resources for static policy"),
         (["reserved-cpus=0,4,8,12,16"], "reserved-cpus: 0,4,8,12,16 is not a subset of online-cpus 0-15"),
         # 0 and 1 are different cores (siblings 0,8 and 1,9): "0-1" is two half cores
         (["reserved-cpus=0-1"], "SMT Alignment Error: reserved-cpus 0-1 split physical cores (CPUs 0-1 lack their siblings)"),
@@ -228,8 +228,8 @@ def test_memory_manager_refusals(kubelet, fragment):
 @pytest.mark.parametrize(
     "kubelet",
     [
-        # the kubelet's default hard eviction (memory.available<100Mi) when eviction-hard is not given
-        ["eviction-hard", "reserved-memory=0:memory=1074Mi;1:memory=1074Mi"],
+        # without eviction-hard, RKE2's own evictionHard has no memory.available: nothing withheld
+        ["eviction-hard", "reserved-memory=0:memory=1Gi;1:memory=1Gi"],
         # repeated reserved-memory flags accumulate
         ["reserved-memory=0:memory=1274Mi", "reserved-memory=1:memory=1274Mi"],
         # one node may carry it all

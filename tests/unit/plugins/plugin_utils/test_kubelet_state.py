@@ -132,3 +132,7 @@ def test_missing_checkpoints(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert result["cpu_manager"]["exists"] is False and result["memory_manager"]["exists"] is False
     assert result["cpu_manager"]["valid"] is False and result["memory_manager"]["policy"] is None
+
+
+def test_empty_checkpoints_are_set_up_afresh_by_the_kubelet():
+    assert reset_reasons(PLAN, TOPO, cpu(default=""), mem(state={})) == []

@@ -91,6 +91,7 @@ def test_rke2_kubelet_args_filter_reads_config_first():
 
 
 def test_filters_wrap_the_rules():
-    assert kubelet_reset_reasons(PLAN, TOPO, dict(STATE, cpu_manager={"exists": False})) == [
+    stale = dict(STATE["memory_manager"], machine_state={"0": {"memoryMap": {"memory": {"total": 1}}}})
+    assert kubelet_reset_reasons(PLAN, TOPO, dict(STATE, cpu_manager={"exists": False}, memory_manager=stale)) == [
         "[memorymanager] the expected machine state is different from the real one"]
     assert verify_plan(PLAN, booted(TOPO), STATE, PLAN["kubelet_args"])["ok"]

@@ -1,0 +1,1308 @@
+#!/bin/sh
+""":"
+exec python3 "$0" "$@"
+":"""
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+#
+# Stand-in for `rke2 agent` and the kubelet it supervises, for Molecule containers.
+#
+# The first lines make this file both a shell script and Python: /bin/sh runs
+# `exec python3 "$0" "$@"` (ansible-test accepts only a few shebangs, and
+# Debian's python3 package has no /usr/bin/python); Python sees a string.
+# Installed as /usr/local/bin/rke2 and run by a real rke2-agent.service.
+#
+# What it reproduces (README.md next to the stand-ins has the details):
+# - RKE2: config.yaml then config.yaml.d/*.yaml|*.yml in name order, a later
+#   key replaces an earlier one, `key+` appends; kubelet-arg turned into flags
+#   the way RKE2's GetArgs does (sorted by name, repeated names kept in order,
+#   `name+=` / `name-=` add to RKE2's default); RKE2's kubelet defaults
+#   (evictionHard without memory.available); the kubelet restarted every 5 s
+#   while the rke2 process and the unit stay up; kubelet log in
+#   <data-dir>/agent/logs/kubelet.log.
+# - The kubelet: flag parsing (last wins, map flags merge, reserved-memory
+#   accumulates), the configuration validation, reserved-cpus, node
+#   allocatable, the Topology, CPU and Memory Managers' refusals and their
+#   checkpoints (cpu_manager_state, memory_manager_state) with the kubelet's own
+#   error strings, healthz on 127.0.0.1:10248 only while it runs.
+# - The Node object, as a file the kubectl stand-in shares.
+#
+# Standalone on purpose: Python 3.8+ standard library and PyYAML only, and no
+# import of the collection, so it stays an independent description of what
+# the real components do.
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import fcntl
+import http.server
+import json
+import math
+import os
+import re
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+import zlib
+from fractions import Fraction
+
+import yaml
+
+VERSION = "v1.33.1+rke2r1"
+KUBELET_VERSION = "v1.33.1+rke2r1"
+
+DEFAULT_CONFIG = "/etc/rancher/rke2/config.yaml"
+DEFAULT_DATA_DIR = "/var/lib/rancher/rke2"
+DEFAULT_KUBELET_DIR = "/var/lib/kubelet"
+DEFAULT_STATE_DIR = "/var/lib/rke2-standin"
+DEFAULT_HEALTHZ_PORT = 10248
+CPU_STATE = "cpu_manager_state"
+MEMORY_STATE = "memory_manager_state"
+
+# The kubelet configuration RKE2 (1.32+) writes to
+# <data-dir>/agent/etc/kubelet.conf.d/00-rke2-defaults.conf, reduced to what the
+# stand-in models: no memory.available in evictionHard.
+RKE2_KUBELET_CONFIG = {
+    "healthz-bind-address": "127.0.0.1",
+    "read-only-port": "0",
+    "eviction-hard": {"imagefs.available": "5%", "nodefs.available": "5%"},
+    "eviction-minimum-reclaim": {"imagefs.available": "10%", "nodefs.available": "10%"},
+}
+# The kubelet's own defaults (pkg/kubelet/apis/config/v1beta1/defaults_linux.go).
+UPSTREAM_EVICTION_HARD = {"memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%",
+                          "imagefs.available": "15%", "imagefs.inodesFree": "5%"}
+
+MAP_FLAGS = frozenset(("kube-reserved", "system-reserved", "cpu-manager-policy-options", "topology-manager-policy-options",
+                       "feature-gates", "eviction-minimum-reclaim", "eviction-soft-grace-period", "qos-reserved", "node-labels"))
+LANGLE_MAP_FLAGS = frozenset(("eviction-hard", "eviction-soft"))
+INT_FLAGS = frozenset(("healthz-port", "read-only-port", "max-pods", "port"))
+EVICTION_SIGNALS = frozenset(("memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree",
+                              "containerfs.available", "containerfs.inodesFree", "allocatableMemory.available", "pid.available"))
+RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")
+CPU_OPTIONS = frozenset(("full-pcpus-only", "distribute-cpus-across-numa", "align-by-socket", "distribute-cpus-across-cores",
+                         "strict-cpu-reservation", "prefer-align-cpus-by-uncorecache"))
+TOPOLOGY_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
+DEFAULT_MAX_NUMA_NODES = 8
+
+
+def env(name, default=None):
+    value = os.environ.get(name)
+    return default if value in (None, "") else value
+
+
+def go_quote(text):
+    """Go's %q for the strings the kubelet quotes (ASCII in practice)."""
+    return json.dumps(str(text), ensure_ascii=False)
+
+
+def go_quote_list(items):
+    """Go's %q of a []string: ["a" "b"]."""
+    return "[" + " ".join(go_quote(i) for i in items) + "]"
+
+
+def aggregate(errors):
+    """utilerrors.NewAggregate(...).Error(): one message as is, several in brackets."""
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+
+
+# ---------------------------------------------------------------- cpulists
+
+def _atoi(text):
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        raise ValueError("strconv.Atoi: parsing %s: invalid syntax" % go_quote(text))
+    return int(text)
+
+
+def parse_cpulist(text):
+    """A cpulist ("0-3,8") as a frozenset, with k8s.io/utils/cpuset.Parse's errors."""
+    if text == "":
+        return frozenset()
+    cpus = set()
+    for part in text.split(","):
+        bounds = part.split("-", 1)
+        if len(bounds) == 1:
+            cpus.add(_atoi(bounds[0]))
+            continue
+        start, end = _atoi(bounds[0]), _atoi(bounds[1])
+        if start > end:
+            raise ValueError("invalid range %s (%d > %d)" % (go_quote(part), start, end))
+        cpus.update(range(start, end + 1))
+    return frozenset(cpus)
+
+
+def format_cpulist(cpus):
+    """The kernel's and cpuset.String()'s form: sorted ranges, "a-b" for runs."""
+    ids = sorted(set(cpus))
+    out = []
+    i = 0
+    while i < len(ids):
+        j = i
+        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
+            j += 1
+        out.append(str(ids[i]) if i == j else "%d-%d" % (ids[i], ids[j]))
+        i = j + 1
+    return ",".join(out)
+
+
+# ---------------------------------------------------------------- quantities
+
+BINARY_SUFFIXES = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+
+class Quantity:
+    """A resource.Quantity: an exact value and the format its String() uses."""
+
+    __slots__ = ("value", "fmt")
+
+    def __init__(self, value=0, fmt="DecimalSI"):
+        self.value = Fraction(value)
+        self.fmt = fmt
+
+    def add(self, other):
+        """q.Add(y): a zero q takes y's format."""
+        return Quantity(self.value + other.value, other.fmt if self.value == 0 else self.fmt)
+
+    def is_zero(self):
+        return self.value == 0
+
+    def bytes(self):
+        """Value(): rounded up to an integer."""
+        return math.ceil(self.value)
+
+    def __eq__(self, other):
+        return isinstance(other, Quantity) and self.value == other.value
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self):
+        return "Quantity(%s)" % self
+
+    def __str__(self):
+        value, fmt = self.value, self.fmt
+        if fmt == "BinarySI" and (-1024 < value < 1024 or value.denominator != 1):
+            fmt = "DecimalSI"
+        if fmt == "BinarySI":
+            number, exponent = int(value), 0
+            while exponent < 6 and number % 1024 == 0:
+                number //= 1024
+                exponent += 1
+            return "%d%s" % (number, ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")[exponent])
+        if value == 0:
+            return "0"
+        scale = 0
+        while (value * 10 ** scale).denominator != 1 and scale < 40:
+            scale += 1
+        amount, exponent = int(value * 10 ** scale), -scale
+        while amount % 10 == 0:
+            amount //= 10
+            exponent += 1
+        shift = exponent % 3
+        amount, exponent = amount * 10 ** shift, exponent - shift
+        if fmt == "DecimalExponent":
+            return "%d%s" % (amount, "e%d" % exponent if exponent else "")
+        names = {v: k for k, v in DECIMAL_SUFFIXES.items()}
+        return "%d%s" % (amount, names.get(exponent, "e%d" % exponent))
+
+
+def parse_quantity(text):
+    """resource.ParseQuantity for the forms flags use: 1Gi, 500M, 1.5Gi, 100, 1e3, 500m."""
+    match = re.fullmatch(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(.*)", text.strip() if isinstance(text, str) else str(text))
+    if not text or not match or not (match.group(2) or match.group(3)):
+        raise ValueError(QUANTITY_FORMAT_ERROR)
+    sign, whole, frac, suffix = match.groups()
+    number = Fraction(int(whole or "0")) + (Fraction(int(frac), 10 ** len(frac)) if frac else 0)
+    if sign == "-":
+        number = -number
+    if suffix in BINARY_SUFFIXES:
+        return Quantity(number * 1024 ** BINARY_SUFFIXES[suffix], "BinarySI")
+    if suffix in DECIMAL_SUFFIXES:
+        return Quantity(number * Fraction(10) ** DECIMAL_SUFFIXES[suffix], "DecimalSI")
+    exp = re.fullmatch(r"[eE]([+-]?[0-9]+)", suffix)
+    if exp:
+        return Quantity(number * Fraction(10) ** int(exp.group(1)), "DecimalExponent")
+    raise ValueError("unable to parse quantity's suffix")
+
+
+def float32(value):
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+def hugepage_resource(size_kb):
+    """The kubelet's resource name of a page size: hugepages-2Mi, hugepages-1Gi."""
+    return "hugepages-" + str(Quantity(size_kb * 1024, "BinarySI"))
+
+
+# ---------------------------------------------------------------- RKE2 configuration
+
+class ConfigError(Exception):
+    """config.yaml or a drop-in that RKE2 refuses to start with."""
+
+
+def config_files(config_path, dropin_dir):
+    """config.yaml (when present) then config.yaml.d/*.yaml|*.yml in name order, like RKE2."""
+    files = [config_path] if os.path.isfile(config_path) else []
+    try:
+        names = sorted(os.listdir(dropin_dir))
+    except OSError:
+        names = []
+    for name in names:
+        path = os.path.join(dropin_dir, name)
+        if os.path.isfile(path) and name.lower().endswith((".yaml", ".yml")):
+            files.append(path)
+    return files
+
+
+def _as_list(value):
+    return list(value) if isinstance(value, list) else [value]
+
+
+def load_config(files):
+    """Merge the files: a later key replaces an earlier one, ``key+`` appends to ``key``."""
+    values = {}
+    for path in files:
+        try:
+            with open(path, "rb") as handle:
+                data = yaml.safe_load(handle)
+        except yaml.YAMLError as exc:
+            raise ConfigError("failed to parse config file %s: yaml: %s" % (path, " ".join(str(exc).split())))
+        except OSError as exc:
+            raise ConfigError("failed to read config file %s: %s" % (path, exc))
+        if data is None:
+            continue
+        if not isinstance(data, dict):
+            raise ConfigError("failed to parse config file %s: yaml: unmarshal errors: cannot unmarshal !!%s into yaml.MapSlice"
+                              % (path, {list: "seq", str: "str", int: "int", float: "float", bool: "bool"}.get(type(data), "value")))
+        for key, value in data.items():
+            key = str(key)
+            append = key.endswith("+")
+            key = key[:-1] if append else key
+            if append and key in values:
+                values[key] = _as_list(values[key]) + _as_list(value)
+            else:
+                values[key] = value
+    return values
+
+
+def _flag_text(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def kubelet_args(user_args, defaults):
+    """RKE2's GetArgs: ``--name=value`` strings, sorted by name, repeated names in their order.
+
+    A user flag replaces RKE2's flag of the same name; ``name+=v`` appends ``v``
+    as one more occurrence after the default, ``name-=v`` puts it before.
+    """
+    initial = dict(defaults)
+    multi = {}
+    for raw in user_args:
+        text = _flag_text(raw)
+        text = text[2:] if text.startswith("--") else text
+        name, sep, value = text.partition("=")
+        value = value if sep else "true"
+        clean = name.rstrip("+-")
+        existing = multi.get(clean, [])
+        if name.endswith("+"):
+            new = ([initial[clean]] if clean in initial else []) + existing + [value]
+        elif name.endswith("-"):
+            new = [value] + ([initial[clean]] if clean in initial else []) + existing
+        else:
+            new = existing + [value]
+        initial.pop(clean, None)
+        multi[clean] = new
+    for name, value in initial.items():
+        multi[name] = [value]
+    return ["--%s=%s" % (name, value) for name in sorted(multi) for value in multi[name]]
+
+
+# ---------------------------------------------------------------- the kubelet's flags
+
+class KubeletRefusal(Exception):
+    """The kubelet exits: ``err`` is its error; ``lines`` the klog lines it writes."""
+
+    def __init__(self, err, lines):
+        Exception.__init__(self, err)
+        self.err = err
+        self.lines = lines
+
+
+def _parse_map(value, sep):
+    result = {}
+    for item in value.split(","):
+        if not item:
+            continue
+        pair = item.split(sep, 1)
+        if len(pair) != 2:
+            raise ValueError("malformed pair, expect string%sstring" % sep)
+        result[pair[0].strip()] = pair[1].strip()
+    return result
+
+
+def _parse_reserved_memory(value):
+    """The kubelet's ReservedMemoryVar.Set: ``0:memory=1Gi,hugepages-1Gi=2Gi;1:memory=1Gi``."""
+    out = []
+    for reservation in value.split(";"):
+        parts = reservation.split(":")
+        if len(parts) != 2:
+            raise ValueError("the reserved memory has incorrect format, expected numaNodeID:type=quantity[,type=quantity...], got %s" % reservation)
+        try:
+            node = int(parts[0])
+        except ValueError:
+            raise ValueError("failed to convert the NUMA node ID, exptected integer, got %s" % parts[0])
+        limits = {}
+        for item in parts[1].split(","):
+            limit = item.split("=")
+            if len(limit) != 2:
+                raise ValueError("the reserved limit has incorrect value, expected type=quantatity, got %s" % item)
+            if limit[0] != "memory" and not limit[0].startswith("hugepages-"):
+                raise ValueError("memory type conversion error, unknown type: %s" % go_quote(limit[0]))
+            try:
+                limits[limit[0]] = parse_quantity(limit[1])
+            except ValueError:
+                raise ValueError("failed to parse the quatity, expected quatity, got %s" % limit[1])
+        out.append({"numaNode": node, "limits": limits})
+    return out
+
+
+def parse_kubelet_flags(args, eviction_defaults="rke2"):
+    """Apply ``--name=value`` flags over the configuration RKE2 gives the kubelet.
+
+    Map flags: the first occurrence replaces the configured map, later ones add
+    keys; --reserved-memory accumulates; anything else: the last one wins.
+    Flags the stand-in does not model are kept but not checked.
+    """
+    cfg = {
+        "cpu-manager-policy": "none", "cpu-manager-policy-options": {}, "reserved-cpus": "",
+        "topology-manager-policy": "none", "topology-manager-scope": "container", "topology-manager-policy-options": {},
+        "memory-manager-policy": "None", "reserved-memory": [], "kube-reserved": {}, "system-reserved": {},
+        "eviction-hard": dict(UPSTREAM_EVICTION_HARD), "healthz-port": DEFAULT_HEALTHZ_PORT, "healthz-bind-address": "127.0.0.1",
+        "root-dir": None, "kube-reserved-cgroup": "", "system-reserved-cgroup": "",
+    }
+    if eviction_defaults == "rke2":
+        for name, value in RKE2_KUBELET_CONFIG.items():
+            cfg[name] = dict(value) if isinstance(value, dict) else value
+    seen = set()
+    for arg in args:
+        name, dummy, value = arg[2:].partition("=")
+        first = name not in seen
+        seen.add(name)
+        try:
+            if name in MAP_FLAGS or name in LANGLE_MAP_FLAGS:
+                parsed = _parse_map(value, "<" if name in LANGLE_MAP_FLAGS else "=")
+                cfg[name] = parsed if first else dict(cfg.get(name) or {}, **parsed)
+            elif name == "reserved-memory":
+                cfg[name] = (_parse_reserved_memory(value) if value else []) if first else cfg[name] + (_parse_reserved_memory(value) if value else [])
+            elif name in INT_FLAGS:
+                if not re.fullmatch(r"[+-]?[0-9]+", value):
+                    raise ValueError("strconv.ParseInt: parsing %s: invalid syntax" % go_quote(value))
+                cfg[name] = int(value)
+            else:
+                cfg[name] = value
+        except ValueError as exc:
+            err = "invalid argument %s for %s flag: %s" % (go_quote(value), go_quote("--" + name), exc)
+            raise KubeletRefusal("failed to parse kubelet flag: " + err,
+                                 [klog("E", "server.go:233", "Failed to parse kubelet flag", err=err),
+                                  klog("E", "run.go:72", "command failed", err="failed to parse kubelet flag: " + err)])
+    return cfg
+
+
+def validate_kubelet_config(cfg):
+    """The part of ValidateKubeletConfiguration the stand-in models; [] when valid."""
+    errors = []
+    port = cfg["healthz-port"]
+    if port != 0 and not 1 <= port <= 65535:
+        errors.append("invalid configuration: healthzPort (--healthz-port) %d must be between 1 and 65535, inclusive" % port)
+    if cfg["topology-manager-policy"] not in TOPOLOGY_POLICIES:
+        errors.append("invalid configuration: topologyManagerPolicy (--topology-manager-policy) %s must be one of: %s"
+                      % (go_quote(cfg["topology-manager-policy"]), go_quote_list(TOPOLOGY_POLICIES)))
+    if cfg["topology-manager-scope"] not in ("container", "pod"):
+        errors.append("invalid configuration: topologyManagerScope (--topology-manager-scope) %s must be one of: %s, or %s"
+                      % (go_quote(cfg["topology-manager-scope"]), go_quote("container"), go_quote("pod")))
+    if cfg["reserved-cpus"]:
+        if cfg["system-reserved-cgroup"] or cfg["kube-reserved-cgroup"]:
+            errors.append("invalid configuration: can't use reservedSystemCPUs (--reserved-cpus) with systemReservedCgroup "
+                          "(--system-reserved-cgroup) or kubeReservedCgroup (--kube-reserved-cgroup)")
+        try:
+            parse_cpulist(cfg["reserved-cpus"])
+        except ValueError as exc:
+            errors.append("invalid configuration: unable to parse reservedSystemCPUs (--reserved-cpus) %s, error: %s" % (cfg["reserved-cpus"], exc))
+    seen = set()
+    for reservation in cfg["reserved-memory"]:
+        node = reservation["numaNode"]
+        for resource_name, quantity in reservation["limits"].items():
+            if quantity.is_zero():
+                errors.append("invalid configuration: reserved memory may not be zero for NUMA node %d and resource %s" % (node, go_quote(resource_name)))
+            if (node, resource_name) in seen:
+                errors.append("invalid configuration: the reserved memory has a duplicate value for NUMA node %d and resource %s"
+                              % (node, go_quote(resource_name)))
+            seen.add((node, resource_name))
+    return errors
+
+
+# ---------------------------------------------------------------- topology (what cAdvisor reports)
+
+def _read(path, default=None):
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except OSError:
+        return default
+
+
+def _meminfo_kb(path, key):
+    text = _read(path, "") or ""
+    match = re.search(r"(?m)^(?:Node \d+ )?%s:\s+(\d+) kB" % re.escape(key), text)
+    return int(match.group(1)) if match else None
+
+
+def _hugepages(directory):
+    pages = {}
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return pages
+    for name in names:
+        match = re.fullmatch(r"hugepages-(\d+)kB", name)
+        if match:
+            pages[int(match.group(1))] = int(_read(os.path.join(directory, name, "nr_hugepages"), "0") or 0)
+    return pages
+
+
+def read_topology(root):
+    """The machine as the kubelet sees it through cAdvisor, from a sysfs/procfs tree."""
+    cpu_dir = os.path.join(root, "sys", "devices", "system", "cpu")
+    node_dir = os.path.join(root, "sys", "devices", "system", "node")
+    online_text = _read(os.path.join(cpu_dir, "online"))
+    if online_text is None:
+        raise OSError("cannot read %s" % os.path.join(cpu_dir, "online"))
+    online = parse_cpulist(online_text)
+    siblings, packages = {}, {}
+    for cpu in online:
+        topo = os.path.join(cpu_dir, "cpu%d" % cpu, "topology")
+        text = _read(os.path.join(topo, "thread_siblings_list"))
+        siblings[cpu] = (parse_cpulist(text) & online) if text else frozenset((cpu,))
+        packages[cpu] = int(_read(os.path.join(topo, "physical_package_id"), "0") or 0)
+    nodes = {}
+    try:
+        names = os.listdir(node_dir)
+    except OSError:
+        names = []
+    for name in names:
+        match = re.fullmatch(r"node(\d+)", name)
+        if not match:
+            continue
+        nid = int(match.group(1))
+        path = os.path.join(node_dir, name)
+        text = _read(os.path.join(path, "cpulist"))
+        if text is None:
+            cpus = frozenset(int(n[3:]) for n in os.listdir(path) if re.fullmatch(r"cpu\d+", n))
+        else:
+            cpus = parse_cpulist(text)
+        nodes[nid] = {"cpus": cpus & online, "memory": (_meminfo_kb(os.path.join(path, "meminfo"), "MemTotal") or 0) * 1024,
+                      "hugepages": _hugepages(os.path.join(path, "hugepages"))}
+    mem_total = _meminfo_kb(os.path.join(root, "proc", "meminfo"), "MemTotal")
+    if not nodes:  # no NUMA information: cAdvisor reports one node 0
+        nodes[0] = {"cpus": online, "memory": (mem_total or 0) * 1024,
+                    "hugepages": _hugepages(os.path.join(root, "sys", "kernel", "mm", "hugepages"))}
+    capacity = mem_total * 1024 if mem_total is not None else sum(n["memory"] for n in nodes.values())
+    return {"online": online, "siblings": siblings, "packages": packages, "nodes": nodes, "memory_capacity": capacity}
+
+
+def take_by_topology(topology, count):
+    """Reserved CPUs without --reserved-cpus: whole low-numbered cores first (takeByTopology, simplified)."""
+    cores = sorted({topology["siblings"][c] for c in topology["online"]}, key=lambda core: (topology["packages"][min(core)], min(core)))
+    taken = []
+    for core in cores:
+        if len(taken) + len(core) <= count:
+            taken.extend(sorted(core))
+    for core in cores:
+        for cpu in sorted(core):
+            if len(taken) < count and cpu not in taken:
+                taken.append(cpu)
+    return frozenset(taken)
+
+
+# ---------------------------------------------------------------- checkpoints
+
+class CheckpointError(Exception):
+    """A checkpoint the checkpoint manager cannot load."""
+
+
+def checksum(data):
+    """The stand-in's checksum: CRC-32 of the canonical JSON of everything but ``checksum``.
+
+    (The kubelet hashes its Go structs; a stand-in cannot, so its checkpoints
+    carry this instead and it verifies only its own.)
+    """
+    body = {k: v for k, v in data.items() if k != "checksum"}
+    return zlib.crc32(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")) & 0xFFFFFFFF
+
+
+def read_checkpoint(path, verify=True):
+    """The checkpoint as a dict; None when there is none; CheckpointError when it is unusable."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CheckpointError(str(exc))
+    if not raw.strip():
+        raise CheckpointError("unexpected end of JSON input")
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise CheckpointError("invalid character in checkpoint: %s" % exc)
+    if not isinstance(data, dict):
+        raise CheckpointError("json: cannot unmarshal %s into Go value of type checkpoint" % type(data).__name__)
+    if verify and data.get("checksum") != checksum(data):
+        raise CheckpointError("checkpoint is corrupted")
+    return data
+
+
+def write_checkpoint(path, data):
+    """Written like the kubelet's file store: temporary file, then rename; mode 0600."""
+    data = dict(data)
+    data["checksum"] = checksum(data)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(json.dumps(data, separators=(",", ":")))
+    os.replace(tmp, path)
+    return data
+
+
+def cpu_checkpoint(policy, default_cpus, entries=None):
+    data = {"policyName": policy, "defaultCpuSet": default_cpus if isinstance(default_cpus, str) else format_cpulist(default_cpus)}
+    if entries:
+        data["entries"] = entries
+    return data
+
+
+def memory_checkpoint(policy, machine_state, entries=None):
+    data = {"policyName": policy, "machineState": machine_state}
+    if entries:
+        data["entries"] = entries
+    return data
+
+
+def default_machine_state(topology, system_reserved):
+    """The Static policy's getDefaultMachineState: per node, hugepages first, then regular memory."""
+    state = {}
+    for nid in sorted(topology["nodes"]):
+        node = topology["nodes"][nid]
+        reserved = system_reserved.get(nid, {})
+        memory_map = {}
+        hugepages_total = 0
+        for size_kb in sorted(node["hugepages"]):
+            name = hugepage_resource(size_kb)
+            total = node["hugepages"][size_kb] * size_kb * 1024
+            allocatable = (total - reserved.get(name, 0)) % 2 ** 64
+            memory_map[name] = {"total": total, "systemReserved": reserved.get(name, 0), "allocatable": allocatable,
+                                "reserved": 0, "free": allocatable}
+            hugepages_total += total
+        allocatable = (node["memory"] - reserved.get("memory", 0) - hugepages_total) % 2 ** 64
+        memory_map["memory"] = {"total": node["memory"], "systemReserved": reserved.get("memory", 0), "allocatable": allocatable,
+                                "reserved": 0, "free": allocatable}
+        state[str(nid)] = {"numberOfAssignments": 0, "memoryMap": dict(sorted(memory_map.items())), "cells": [nid]}
+    return state
+
+
+def expected_machine_state(topology, system_reserved, entries):
+    """The default machine state minus what the checkpoint's assignments hold (validateState)."""
+    state = default_machine_state(topology, system_reserved)
+    for pod, containers in sorted((entries or {}).items()):
+        for container, blocks in sorted(containers.items()):
+            for block in blocks or []:
+                size = int(block.get("size", 0))
+                affinity = [int(n) for n in block.get("numaAffinity", [])]
+                for nid in affinity:
+                    node = state.get(str(nid))
+                    if node is None:
+                        raise ValueError("[memorymanager] (pod: %s, container: %s) the memory assignment uses the NUMA that does not exist"
+                                         % (pod, container))
+                    node["numberOfAssignments"] += 1
+                    node["cells"] = affinity
+                    table = node["memoryMap"].get(block.get("type"))
+                    if table is None:
+                        raise ValueError("[memorymanager] (pod: %s, container: %s) the memory assignment uses memory resource that does not exist"
+                                         % (pod, container))
+                    if size == 0 or table["free"] <= 0:
+                        continue
+                    used = min(size, table["free"])
+                    table["reserved"] += used
+                    table["free"] -= used
+                    size -= used
+    return state
+
+
+def machine_states_equal(first, second):
+    """areMachineStatesEqual: same nodes, assignments, cells (as sets) and every table field."""
+    if not isinstance(first, dict) or set(first) != set(second):
+        return False
+    for nid, one in first.items():
+        two = second[nid]
+        if not isinstance(one, dict) or one.get("numberOfAssignments", 0) != two["numberOfAssignments"]:
+            return False
+        if sorted(one.get("cells") or []) != sorted(two["cells"]):
+            return False
+        tables = one.get("memoryMap") or {}
+        if set(tables) != set(two["memoryMap"]):
+            return False
+        for name, table in tables.items():
+            for key in ("total", "systemReserved", "allocatable", "reserved", "free"):
+                if (table or {}).get(key, 0) != two["memoryMap"][name][key]:
+                    return False
+    return True
+
+
+# ---------------------------------------------------------------- logging
+
+def klog(level, where, msg, **kv):
+    """A klog structured line: E0623 14:02:03.123456    1234 file.go:12] "msg" key="value"."""
+    now = datetime.datetime.now()
+    text = "%s%s %s %7d %s] %s" % (level, now.strftime("%m%d"), now.strftime("%H:%M:%S.%f"), os.getpid(), where, go_quote(msg))
+    for key, value in kv.items():
+        text += " %s=%s" % (key, go_quote(value) if isinstance(value, str) else json.dumps(value))
+    return text
+
+
+def logrus(level, msg):
+    """RKE2's own log line (logrus text format), as the journal shows it."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return 'time="%s" level=%s msg=%s' % (stamp, level, go_quote(msg))
+
+
+# ---------------------------------------------------------------- the kubelet's start
+
+def _refuse_run(err, before=()):
+    """An error returned from the kubelet's run(): logged by the command wrapper, exit 1."""
+    raise KubeletRefusal("failed to run Kubelet: " + err, list(before) + [klog("E", "run.go:72", "command failed", err="failed to run Kubelet: " + err)])
+
+
+def _refuse_start(err, before=()):
+    """An error from ContainerManager.Start: logged, then the kubelet exits."""
+    raise KubeletRefusal(err, list(before) + [klog("E", "kubelet.go:1703", "Failed to start ContainerManager", err=err)])
+
+
+def node_allocatable_reservation(cfg, topology, reserved_cpus):
+    """GetNodeAllocatableReservation: system + kube reserved + hard eviction, zero values left out."""
+    try:
+        kube = {k: parse_quantity(v) for k, v in cfg["kube-reserved"].items()} if _check_reservable(cfg["kube-reserved"]) else {}
+        system = {k: parse_quantity(v) for k, v in cfg["system-reserved"].items()} if _check_reservable(cfg["system-reserved"]) else {}
+    except ValueError as exc:
+        _refuse_run(str(exc))
+    if reserved_cpus:
+        kube.pop("cpu", None)
+        system["cpu"] = Quantity(len(reserved_cpus))
+    for name, reservation in (("kube-reserved", kube), ("system-reserved", system)):
+        for key, quantity in reservation.items():
+            if quantity.value < 0:
+                _refuse_run("resource quantity for %s cannot be negative: %s" % (go_quote(key), cfg[name].get(key)))
+    eviction = hard_eviction_memory(cfg, topology)
+    result = {}
+    for key in ("cpu", "memory"):
+        total = Quantity(0)
+        for part in (system.get(key), kube.get(key), eviction if key == "memory" else None):
+            if part is not None:
+                total = total.add(part)
+        if not total.is_zero():
+            result[key] = total
+    return result
+
+
+def _check_reservable(resources):
+    for key, value in resources.items():
+        if key not in RESERVABLE:
+            raise ValueError("cannot reserve %s resource" % go_quote(key))
+        try:
+            parse_quantity(value)
+        except ValueError as exc:
+            raise ValueError("failed to parse quantity %s for %s resource: %s" % (go_quote(value), go_quote(key), exc))
+    return True
+
+
+def hard_eviction_memory(cfg, topology):
+    """The memory the hard memory.available threshold withholds (ParseThresholdConfig + hardEvictionReservation)."""
+    reservation = None
+    for signal_name, value in sorted(cfg["eviction-hard"].items()):
+        if signal_name not in EVICTION_SIGNALS:
+            _refuse_run("unsupported eviction signal %s" % signal_name)
+        if value.endswith("%"):
+            if value in ("0%", "100%"):
+                continue
+            try:
+                percent = float32(float32(float(value[:-1])) / 100)
+            except ValueError:
+                _refuse_run("strconv.ParseFloat: parsing %s: invalid syntax" % go_quote(value[:-1]))
+            if percent < 0:
+                _refuse_run("eviction percentage threshold %s must be >= 0%%: %s" % (signal_name, value))
+            if percent > 1:
+                _refuse_run("eviction percentage threshold %s must be <= 100%%: %s" % (signal_name, value))
+            if signal_name == "memory.available":
+                reservation = Quantity(int(topology["memory_capacity"] * percent), "BinarySI")
+            continue
+        try:
+            quantity = parse_quantity(value)
+        except ValueError as exc:
+            _refuse_run(str(exc))
+        if quantity.value <= 0:
+            _refuse_run("eviction threshold %s must be positive: %s" % (signal_name, quantity))
+        if signal_name == "memory.available":
+            reservation = quantity
+    return reservation
+
+
+def start_kubelet(cfg, topology, kubelet_dir, options):
+    """One start of the kubelet, up to a running container manager.
+
+    Returns a summary of what it runs with; raises KubeletRefusal with the
+    kubelet's error otherwise. Writes checkpoints as the kubelet does.
+    """
+    errors = validate_kubelet_config(cfg)
+    if errors:
+        err = "failed to validate kubelet configuration, error: " + aggregate(errors)
+        raise KubeletRefusal(err, [klog("E", "run.go:72", "command failed", err=err)])
+
+    all_cpus = topology["online"]
+    reserved = frozenset()
+    if cfg["reserved-cpus"]:
+        reserved = parse_cpulist(cfg["reserved-cpus"])
+        if not reserved <= all_cpus:
+            _refuse_run("reserved-cpus: %s is not a subset of online-cpus: %s" % (cfg["reserved-cpus"], format_cpulist(all_cpus)))
+    allocatable = node_allocatable_reservation(cfg, topology, reserved)
+
+    # NewContainerManager: the Topology Manager first.
+    policy = cfg["topology-manager-policy"]
+    max_nodes = DEFAULT_MAX_NUMA_NODES
+    if policy != "none":
+        for name, value in sorted(cfg["topology-manager-policy-options"].items()):
+            if name == "max-allowable-numa-nodes":
+                if not re.fullmatch(r"[+-]?[0-9]+", value):
+                    _refuse_run("bad value for option %s: strconv.Atoi: parsing %s: invalid syntax" % (go_quote(name), go_quote(value)))
+                if int(value) < DEFAULT_MAX_NUMA_NODES:
+                    _refuse_run("the minimum value of %s should not be less than %d" % (go_quote(name), DEFAULT_MAX_NUMA_NODES))
+                max_nodes = int(value)
+            elif name == "prefer-closest-numa-nodes":
+                if value not in ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"):
+                    _refuse_run("bad value for option %s: strconv.ParseBool: parsing %s: invalid syntax" % (go_quote(name), go_quote(value)))
+            else:
+                _refuse_run("unknown Topology Manager Policy option: %s" % go_quote(name))
+        if len(topology["nodes"]) > max_nodes:
+            _refuse_run("unsupported on machines with more than %d NUMA Nodes" % max_nodes)
+
+    # The CPU Manager.
+    cpu_policy = cfg["cpu-manager-policy"]
+    cpu_options = {}
+    warnings = []
+    strict = False
+
+    def cpu_manager_failed(err):
+        _refuse_run(err, [klog("E", "container_manager_linux.go:332", "Failed to initialize cpu manager", err=err)])
+
+    if cpu_policy == "none":
+        if cfg["cpu-manager-policy-options"]:
+            cpu_manager_failed("new none policy error: None policy: cannot accept options")
+    elif cpu_policy == "static":
+        for name, value in sorted(cfg["cpu-manager-policy-options"].items()):
+            if name not in CPU_OPTIONS:
+                cpu_manager_failed("new static policy error: unknown CPU Manager Policy option: %s" % go_quote(name))
+            if value not in ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"):
+                cpu_manager_failed("new static policy error: bad value for option %s: strconv.ParseBool: parsing %s: invalid syntax"
+                                   % (go_quote(name), go_quote(value)))
+            cpu_options[name] = value.lower() in ("1", "t", "true")
+        strict = cpu_options.get("strict-cpu-reservation", False)
+        if "cpu" not in allocatable:
+            # GetNodeAllocatableReservation leaves zero values out, so a zero reservation ends here too.
+            cpu_manager_failed("[cpumanager] unable to determine reserved CPU resources for static policy")
+        count = math.ceil(allocatable["cpu"].value)
+        if count <= 0:
+            cpu_manager_failed("[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero")
+        if not reserved:
+            reserved = take_by_topology(topology, count)
+        if len(reserved) != count:
+            cpu_manager_failed("new static policy error: [cpumanager] unable to reserve the required amount of CPUs (size of %s did not equal %d)"
+                               % (format_cpulist(reserved), count))
+        if cpu_options.get("full-pcpus-only"):
+            split = sorted({cpu for r in reserved for cpu in topology["siblings"][r]} - reserved)
+            if split:
+                message = ("reserved cpus %s split physical cores: their siblings %s cannot be allocated exclusively (full-pcpus-only)"
+                           % (format_cpulist(reserved), format_cpulist(split)))
+                if options.get("strict_smt"):
+                    cpu_manager_failed("new static policy error: SMT Alignment Error: " + message)
+                warnings.append(message)
+    else:
+        cpu_manager_failed("unknown policy: \"%s\"" % cpu_policy)
+
+    # The Memory Manager.
+    memory_policy = cfg["memory-manager-policy"]
+    system_reserved = {}
+    if memory_policy == "Static":
+        system_reserved = _static_memory_reservation(cfg, topology, allocatable)
+    elif memory_policy != "None":
+        err = "unknown policy: \"%s\"" % memory_policy
+        _refuse_run(err, [klog("E", "container_manager_linux.go:345", "Failed to initialize memory manager", err=err)])
+
+    # ContainerManager.Start: the CPU Manager's checkpoint, then the Memory Manager's.
+    verify = options.get("verify_checksum", True)
+    cpu_file = os.path.join(kubelet_dir, CPU_STATE)
+    memory_file = os.path.join(kubelet_dir, MEMORY_STATE)
+    start_cpus = all_cpus - reserved if strict else all_cpus
+    cpu_state = _start_cpu_manager(cpu_file, cpu_policy, reserved, start_cpus, strict, verify)
+    memory_state = _start_memory_manager(memory_file, memory_policy, topology, system_reserved, verify)
+
+    capacity = {"cpu": Quantity(len(all_cpus)), "memory": Quantity(topology["memory_capacity"], "BinarySI")}
+    problems = ["Resource %s has a reservation of %s but capacity of %s. Expected capacity >= reservation." % (go_quote(k), v, capacity[k])
+                for k, v in sorted(allocatable.items()) if v.value > capacity[k].value]
+    if problems:
+        _refuse_start("invalid Node Allocatable configuration. " + " ".join(problems))
+    return {
+        "cpu_manager_policy": cpu_policy, "cpu_manager_policy_options": cpu_options, "reserved_cpus": format_cpulist(reserved),
+        "topology_manager_policy": policy, "topology_manager_scope": cfg["topology-manager-scope"], "max_allowable_numa_nodes": max_nodes,
+        "memory_manager_policy": memory_policy, "node_allocatable_reservation": {k: str(v) for k, v in allocatable.items()},
+        "numa_nodes": len(topology["nodes"]), "online_cpus": format_cpulist(all_cpus), "cpu_manager_state": cpu_state,
+        "memory_manager_state": memory_state, "warnings": warnings,
+    }
+
+
+def _static_memory_reservation(cfg, topology, allocatable):
+    """NewManager(Static): validateReservedMemory, then the per-node reservation; must not be 0 in total."""
+    def fail(err):
+        _refuse_run(err, [klog("E", "container_manager_linux.go:345", "Failed to initialize memory manager", err=err)])
+
+    totals = {}
+    for reservation in cfg["reserved-memory"]:
+        if reservation["numaNode"] not in topology["nodes"]:
+            fail("the reserved memory configuration references a NUMA node %d that does not exist on this machine" % reservation["numaNode"])
+        for name, quantity in reservation["limits"].items():
+            totals[name] = quantity.add(totals[name]) if name in totals else quantity
+    types = set(totals) | {k for k in allocatable if k == "memory" or k.startswith("hugepages-")}
+    for name in sorted(types, key=lambda n: (n != "memory", n)):
+        wanted = Quantity(0).add(allocatable[name]) if name in allocatable else Quantity(0)
+        have = Quantity(0).add(totals[name]) if name in totals else Quantity(0)
+        if wanted != have:
+            fail("the total amount %s of type %s is not equal to the value %s determined by Node Allocatable feature"
+                 % (go_quote(have), go_quote(name), go_quote(wanted)))
+    per_node = {nid: {} for nid in topology["nodes"]}
+    for reservation in cfg["reserved-memory"]:
+        for name, quantity in reservation["limits"].items():
+            per_node[reservation["numaNode"]][name] = quantity.bytes()
+    if sum(node.get("memory", 0) for node in per_node.values()) <= 0:
+        fail("[memorymanager] you should specify the system reserved memory")
+    return per_node
+
+
+def _start_cpu_manager(path, policy, reserved, all_cpus, strict, verify):
+    def restore_failed(err):
+        full = ("start cpu manager error: could not restore state from checkpoint: %s, please drain this node and delete "
+                "the CPU manager checkpoint file %s before restarting Kubelet" % (err, go_quote(path)))
+        _refuse_start(full, [klog("E", "cpu_manager.go:223", "Could not initialize checkpoint manager, please drain node and remove policy state file",
+                                  err=full[len("start cpu manager error: "):])])
+
+    def invalid(err):
+        _refuse_start("start cpu manager error: " + err, [
+            klog("E", "policy_static.go:223", "Static policy invalid state, please drain node and remove policy state file", err=err),
+            klog("E", "cpu_manager.go:232", "Policy start error", err=err)])
+
+    try:
+        data = read_checkpoint(path, verify)
+    except CheckpointError as exc:
+        restore_failed(str(exc))
+    if data is None:
+        return write_checkpoint(path, cpu_checkpoint(policy, all_cpus if policy == "static" else ""))
+    if data.get("policyName") != policy:
+        restore_failed("configured policy %s differs from state checkpoint policy %s" % (go_quote(policy), go_quote(data.get("policyName", ""))))
+    default_text = data.get("defaultCpuSet", "")
+    try:
+        default = parse_cpulist(default_text)
+    except ValueError as exc:
+        restore_failed("could not parse default cpu set %s: %s" % (go_quote(default_text), exc))
+    assigned = []
+    for pod, containers in sorted((data.get("entries") or {}).items()):
+        for container, text in sorted(containers.items()):
+            try:
+                assigned.append((pod, container, parse_cpulist(text)))
+            except ValueError as exc:
+                restore_failed("could not parse cpuset %s for container %s in pod %s: %s" % (go_quote(text), go_quote(container), go_quote(pod), exc))
+    if policy != "static":
+        return data
+    if not default:
+        if assigned:
+            invalid("default cpuset cannot be empty")
+        return write_checkpoint(path, cpu_checkpoint(policy, all_cpus))
+    if strict:
+        if reserved & default:
+            invalid("some of strictly reserved cpus: %s are present in defaultCpuSet: %s"
+                    % (go_quote(format_cpulist(reserved & default)), go_quote(format_cpulist(default))))
+    elif not reserved <= default:
+        invalid("not all reserved cpus: %s are present in defaultCpuSet: %s" % (go_quote(format_cpulist(reserved)), go_quote(format_cpulist(default))))
+    for pod, container, cpus in assigned:
+        if cpus & default:
+            invalid("pod: %s, container: %s cpuset: %s overlaps with default cpuset %s"
+                    % (pod, container, go_quote(format_cpulist(cpus)), go_quote(format_cpulist(default))))
+    known = set(default)
+    for dummy, dummy2, cpus in assigned:
+        known |= cpus
+    if known != set(all_cpus):
+        invalid("current set of available CPUs %s doesn't match with CPUs in state %s" % (go_quote(format_cpulist(all_cpus)), go_quote(format_cpulist(known))))
+    return data
+
+
+def _start_memory_manager(path, policy, topology, system_reserved, verify):
+    def restore_failed(err):
+        full = ("start memory manager error: could not restore state from checkpoint: %s, please drain this node and delete "
+                "the memory manager checkpoint file %s before restarting Kubelet" % (err, go_quote(path)))
+        _refuse_start(full, [klog("E", "memory_manager.go:186", "Could not initialize checkpoint manager, please drain node and remove policy state file",
+                                  err=full[len("start memory manager error: "):])])
+
+    def invalid(err):
+        _refuse_start("start memory manager error: " + err, [klog("E", "memory_manager.go:193", "Policy start error", err=err)])
+
+    try:
+        data = read_checkpoint(path, verify)
+    except CheckpointError as exc:
+        restore_failed(str(exc))
+    if data is None:
+        state = default_machine_state(topology, system_reserved) if policy == "Static" else {}
+        return write_checkpoint(path, memory_checkpoint(policy, state))
+    if data.get("policyName") != policy:
+        restore_failed("[memorymanager] configured policy %s differs from state checkpoint policy %s"
+                       % (go_quote(policy), go_quote(data.get("policyName", ""))))
+    if policy != "Static":
+        return data
+    machine_state = data.get("machineState") or {}
+    entries = data.get("entries") or {}
+    if not machine_state:
+        if entries:
+            invalid("[memorymanager] machine state can not be empty when it has memory assignments")
+        return write_checkpoint(path, memory_checkpoint(policy, default_machine_state(topology, system_reserved)))
+    try:
+        expected = expected_machine_state(topology, system_reserved, entries)
+    except ValueError as exc:
+        invalid(str(exc))
+    if not machine_states_equal(machine_state, expected):
+        invalid("[memorymanager] the expected machine state is different from the real one")
+    return data
+
+
+# ---------------------------------------------------------------- the Node object (shared with the kubectl stand-in)
+
+@contextlib.contextmanager
+def locked_node(state_dir, name):
+    """Read-modify-write nodes/<name>.json under an exclusive lock; box["node"] is None when absent."""
+    directory = os.path.join(state_dir, "nodes")
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, name + ".json")
+    with open(os.path.join(directory, "." + name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            try:
+                with open(path) as handle:
+                    node = json.load(handle)
+            except (OSError, ValueError):
+                node = None
+            box = {"node": node}
+            before = json.dumps(node, sort_keys=True)
+            yield box
+            if box["node"] is not None and json.dumps(box["node"], sort_keys=True) != before:
+                tmp = "%s.tmp.%d" % (path, os.getpid())
+                with open(tmp, "w") as handle:
+                    json.dump(box["node"], handle, indent=2, sort_keys=True)
+                    handle.write("\n")
+                os.replace(tmp, path)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_node(name, seed_pods=True):
+    """The Node as it is after registration; the pods every RKE2 node runs, and one workload."""
+    pods = []
+    if seed_pods:
+        pods = [
+            {"namespace": "kube-system", "name": "rke2-canal-" + name, "owner": "DaemonSet"},
+            {"namespace": "kube-system", "name": "kube-proxy-" + name, "owner": "Node", "mirror": True},
+            {"namespace": "default", "name": "sample-workload-" + name, "owner": "ReplicaSet", "emptyDir": True},
+        ]
+    return {"name": name, "created": _now(), "ready": False, "unschedulable": False, "labels": {}, "taints": [],
+            "pods": pods, "evictions": [], "kubeletVersion": KUBELET_VERSION}
+
+
+def node_labels(config):
+    labels = {"kubernetes.io/hostname": None, "kubernetes.io/os": "linux", "node.kubernetes.io/instance-type": "rke2"}
+    for item in _as_list(config.get("node-label") or []):
+        key, dummy, value = str(item).partition("=")
+        labels[key] = value
+    return labels
+
+
+def node_taints(config):
+    taints = []
+    for item in _as_list(config.get("node-taint") or []):
+        key_value, dummy, effect = str(item).partition(":")
+        key, dummy, value = key_value.partition("=")
+        taints.append({"key": key, "value": value, "effect": effect} if value else {"key": key, "effect": effect})
+    return taints
+
+
+# ---------------------------------------------------------------- the agent process
+
+class HealthHandler(http.server.BaseHTTPRequestHandler):
+    """/healthz -> 200 "ok", like the kubelet's healthz server."""
+
+    def do_GET(self):
+        if self.path.split("?")[0] == "/healthz":
+            body, code = b"ok", 200
+        else:
+            body, code = b"404 page not found\n", 404
+        self.send_response(code)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format, *args):  # pylint: disable=redefined-builtin
+        return
+
+
+class HealthServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class Agent:
+    """`rke2 agent`: loads the configuration once, then runs (and restarts) its kubelet."""
+
+    def __init__(self, config_path=None):
+        self.config_path = config_path or env("RKE2_STANDIN_CONFIG", env("RKE2_CONFIG_FILE", DEFAULT_CONFIG))
+        self.dropin_dir = env("RKE2_STANDIN_CONFIG_DIR", self.config_path + ".d")
+        self.sysfs_root = env("RKE2_STANDIN_SYSFS_ROOT", "/")
+        self.state_dir = env("RKE2_STANDIN_STATE_DIR", DEFAULT_STATE_DIR)
+        self.restart_seconds = float(env("RKE2_STANDIN_KUBELET_RESTART_SECONDS", "5"))
+        self.blip_seconds = float(env("RKE2_STANDIN_HEALTHZ_BLIP_SECONDS", "0"))
+        self.stale_ready_seconds = float(env("RKE2_STANDIN_STALE_READY_SECONDS", "0"))
+        self.options = {
+            "strict_smt": env("RKE2_STANDIN_STRICT_SMT", "false").lower() in ("1", "true", "yes"),
+            "verify_checksum": env("RKE2_STANDIN_VERIFY_CHECKSUM", "true").lower() not in ("0", "false", "no"),
+        }
+        self.eviction_defaults = env("RKE2_STANDIN_EVICTION_DEFAULTS", "rke2")
+        self.seed_pods = env("RKE2_STANDIN_SEED_PODS", "true").lower() not in ("0", "false", "no")
+        self.stop = threading.Event()
+        self.server = None
+        self.node_name = None
+        self.kubelet_log = None
+        self.status = {"pid": os.getpid(), "version": VERSION, "started": _now(), "healthy": False, "attempts": 0, "error": None}
+        self.config = {}
+
+    # -- output
+    def journal(self, level, msg):
+        sys.stderr.write(logrus(level, msg) + "\n")
+        sys.stderr.flush()
+
+    def kubelet_lines(self, lines):
+        text = "".join(line + "\n" for line in lines)
+        sys.stderr.write(text)
+        sys.stderr.flush()
+        os.makedirs(os.path.dirname(self.kubelet_log), exist_ok=True)
+        with open(self.kubelet_log, "a") as handle:
+            handle.write(text)
+
+    def write_status(self, **changes):
+        self.status.update(changes)
+        self.status["updated"] = _now()
+        os.makedirs(self.state_dir, exist_ok=True)
+        path = os.path.join(self.state_dir, "rke2-status.json")
+        tmp = path + ".tmp"
+        with open(tmp, "w") as handle:
+            json.dump(self.status, handle, indent=2, sort_keys=True)
+            handle.write("\n")
+        os.replace(tmp, path)
+
+    def set_node(self, ready=None, register=False):
+        with locked_node(self.state_dir, self.node_name) as box:
+            node = box["node"]
+            if node is None:
+                node = new_node(self.node_name, self.seed_pods)
+            if register:
+                labels = node_labels(self.config)
+                labels["kubernetes.io/hostname"] = self.node_name
+                node["labels"] = dict(node.get("labels") or {}, **labels)
+                node["taints"] = node_taints(self.config)
+                node["kubeletVersion"] = KUBELET_VERSION
+            if ready is not None:
+                if node.get("ready") and not ready:
+                    node["notReadySince"] = time.time()
+                if ready:
+                    node["notReadySince"] = None
+                    node["lastHeartbeatTime"] = _now()
+                if bool(node.get("ready")) != ready:
+                    node["lastTransitionTime"] = _now()
+                node["ready"] = ready
+            node["staleReadySeconds"] = self.stale_ready_seconds
+            box["node"] = node
+
+    # -- healthz
+    def serve_healthz(self, address, port):
+        if port == 0 or self.server is not None:
+            return True
+        try:
+            self.server = HealthServer((address, port), HealthHandler)
+        except OSError as exc:
+            self.kubelet_lines([klog("E", "server.go:1262", "Failed to start healthz server", err="listen tcp %s:%d: %s" % (address, port, exc))])
+            return False
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
+        return True
+
+    def close_healthz(self):
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+
+    def notify_ready(self):
+        address = os.environ.get("NOTIFY_SOCKET")
+        if not address:
+            return
+        if address.startswith("@"):
+            address = "\0" + address[1:]
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.sendto(b"READY=1", address)
+
+    # -- main loop
+    def run(self):
+        signal.signal(signal.SIGTERM, lambda *a: self.stop.set())
+        signal.signal(signal.SIGINT, lambda *a: self.stop.set())
+        self.journal("info", "Starting rke2 agent %s (stand-in)" % VERSION)
+        files = config_files(self.config_path, self.dropin_dir)
+        try:
+            self.config = load_config(files)
+        except ConfigError as exc:
+            self.journal("fatal", str(exc))
+            return 1
+        for path in files:
+            self.journal("info", "Loaded configuration file %s" % path)
+        data_dir = str(self.config.get("data-dir") or env("RKE2_STANDIN_DATA_DIR", DEFAULT_DATA_DIR))
+        self.kubelet_log = os.path.join(data_dir, "agent", "logs", "kubelet.log")
+        self.node_name = env("RKE2_STANDIN_NODE_NAME") or str(self.config.get("node-name") or socket.gethostname()).lower()
+        # RKE2 1.32+ gives the kubelet its defaults (evictionHard, ...) in a config file, see
+        # parse_kubelet_flags; on the command line it sets where things are.
+        flag_defaults = {"config-dir": os.path.join(data_dir, "agent", "etc", "kubelet.conf.d"),
+                         "kubeconfig": os.path.join(data_dir, "agent", "kubelet.kubeconfig"),
+                         "hostname-override": self.node_name}
+        labels = [str(item) for item in _as_list(self.config.get("node-label") or [])]
+        if labels:
+            flag_defaults["node-labels"] = ",".join(labels)
+        args = kubelet_args(_as_list(self.config.get("kubelet-arg") or []), flag_defaults)
+        self.journal("info", "Running kubelet " + " ".join(args))
+        self.write_status(node=self.node_name, config_files=files, kubelet_args=args, kubelet_log=self.kubelet_log, healthy=False)
+        self.set_node(ready=False, register=True)
+        self.notify_ready()
+        try:
+            self.supervise(args)
+        finally:
+            self.close_healthz()
+            self.set_node(ready=False)
+            self.write_status(healthy=False, stopped=_now())
+            self.journal("info", "Shutting down rke2 agent (stand-in)")
+        return 0
+
+    def supervise(self, args):
+        """Start the kubelet; while it refuses, start it again every few seconds, re-reading checkpoints and topology."""
+        while not self.stop.is_set():
+            self.status["attempts"] += 1
+            self.kubelet_lines([klog("I", "server.go:527", "Kubelet version", kubeletVersion=KUBELET_VERSION),
+                                klog("I", "server.go:529", "Golang settings", GOGC="", GOMAXPROCS="", GOTRACEBACK="")])
+            try:
+                cfg = parse_kubelet_flags(args, self.eviction_defaults)
+                kubelet_dir = cfg["root-dir"] or env("RKE2_STANDIN_KUBELET_DIR", DEFAULT_KUBELET_DIR)
+                try:
+                    topology = read_topology(self.sysfs_root)
+                except (OSError, ValueError) as exc:
+                    _refuse_run("failed to get machine info: %s" % exc)
+                result = start_kubelet(cfg, topology, kubelet_dir, self.options)
+            except KubeletRefusal as refusal:
+                self.refused(refusal, args)
+                continue
+            port = int(env("RKE2_STANDIN_HEALTHZ_PORT", str(cfg["healthz-port"]))) if cfg["healthz-port"] else 0
+            lines = [klog("I", "kubelet.go:1703", "Started kubelet")]
+            lines += [klog("W", "policy_static.go:140", w) for w in result["warnings"]]
+            self.kubelet_lines(lines)
+            serving = self.serve_healthz(cfg["healthz-bind-address"], port)
+            self.set_node(ready=True)
+            self.write_status(healthy=True, error=None, kubelet=result, healthz_port=port, kubelet_dir=kubelet_dir)
+            self.journal("info", "kubelet is running (stand-in), node %s Ready" % self.node_name)
+            while not self.stop.wait(5 if not serving else 3600):
+                serving = serving or self.serve_healthz(cfg["healthz-bind-address"], port)
+            return
+
+    def refused(self, refusal, args):
+        self.kubelet_lines(refusal.lines)
+        self.write_status(healthy=False, error=refusal.err, kubelet=None, last_failure=_now())
+        self.set_node(ready=False)
+        if self.blip_seconds > 0 and not refusal.err.startswith(("failed to run Kubelet", "failed to parse", "failed to validate")):
+            # The real kubelet's healthz comes up before the container manager starts: a short "ok".
+            cfg = parse_kubelet_flags(args, self.eviction_defaults)
+            port = int(env("RKE2_STANDIN_HEALTHZ_PORT", str(cfg["healthz-port"]))) if cfg["healthz-port"] else 0
+            if self.serve_healthz(cfg["healthz-bind-address"], port):
+                self.stop.wait(self.blip_seconds)
+                self.close_healthz()
+        self.journal("error", "Kubelet exited: exit status 1")
+        self.stop.wait(self.restart_seconds)
+
+
+# ---------------------------------------------------------------- command line
+
+def fix_checksum(paths):
+    """`rke2 standin-fix-checksum FILE...`: give hand-made checkpoints the stand-in's checksum."""
+    for path in paths:
+        with open(path) as handle:
+            data = json.load(handle)
+        data["checksum"] = checksum(data)
+        with open(path, "w") as handle:
+            json.dump(data, handle, separators=(",", ":"))
+    return 0
+
+
+USAGE = """usage: rke2 agent [--config FILE]
+       rke2 --version
+       rke2 standin-fix-checksum CHECKPOINT...   (stand-in only)
+"""
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("--version", "-v", "version"):
+        print("rke2 version %s (stand-in)\ngo version go1.24.4 X:boringcrypto" % VERSION)
+        return 0
+    if argv and argv[0] == "standin-fix-checksum":
+        return fix_checksum(argv[1:])
+    if not argv or argv[0] != "agent":
+        sys.stderr.write(USAGE)
+        return 2
+    config_path = None
+    rest = argv[1:]
+    while rest:
+        item = rest.pop(0)
+        if item in ("-c", "--config") and rest:
+            config_path = rest.pop(0)
+        elif item.startswith("--config="):
+            config_path = item.split("=", 1)[1]
+    return Agent(config_path).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,386 @@
+# -*- coding: utf-8 -*-
+"""boot_params as Ansible runs it, per method, with the boot loader tools replaced by
+the stand-ins in tests/standins/bootloader (update-grub, grubby, transactional-update, sdbootutil).
+
+Each method goes check -> run -> check -> run (the kubernetes.core k8s_drain
+pattern): check mode reports the change and writes nothing, the run makes it and
+the state confirms it, then both report no change. A "reboot" copies what the
+boot loader would boot into <root>/proc/cmdline."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.maitred.rke2_numa.plugins.modules import boot_params
+
+STANDINS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "standins", "bootloader")
+
+WANTED = ["isolcpus=managed_irq,1-55,57-111", "nohz_full=1-55,57-111", "rcu_nocbs=1-55,57-111", "irqaffinity=0,56",
+          "default_hugepagesz=1G", "hugepagesz=1G", "hugepages=0:16,1:16"]
+
+DEBIAN_GRUB = """\
+# If you change this file, run 'update-grub' afterwards to update
+# /boot/grub/grub.cfg.
+GRUB_DEFAULT=0
+GRUB_TIMEOUT=5
+GRUB_DISTRIBUTOR=`lsb_release -i -s 2> /dev/null || echo Debian`
+GRUB_CMDLINE_LINUX_DEFAULT="isolcpus=1-3 quiet"
+GRUB_CMDLINE_LINUX=""
+"""
+
+SUSE_GRUB = """\
+GRUB_DISTRIBUTOR=
+GRUB_DEFAULT=saved
+GRUB_TIMEOUT=10
+GRUB_CMDLINE_LINUX_DEFAULT="splash=silent quiet security=selinux selinux=1 isolcpus=2-3 mitigations=auto"
+GRUB_CMDLINE_LINUX=""
+SUSE_BTRFS_SNAPSHOT_BOOTING="true"
+"""
+
+OS_RELEASE = {
+    "debian": 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\nID=debian\n',
+    "rocky": 'NAME="Rocky Linux"\nVERSION="9.4 (Blue Onyx)"\nID="rocky"\nID_LIKE="rhel centos fedora"\nVERSION_ID="9.4"\n',
+    "sl-micro": 'NAME="SL-Micro"\nVERSION="6.0"\nID="sl-micro"\nID_LIKE="suse"\nVERSION_ID="6.0"\n',
+    "sles": 'NAME="SLES"\nVERSION="15-SP6"\nID="sles"\nID_LIKE="suse"\n',
+    "arch": 'NAME="Arch Linux"\nID=arch\n',
+}
+
+BLS = """\
+title Rocky Linux ({ver}) 9.4 (Blue Onyx)
+version {ver}
+linux /vmlinuz-{ver}
+initrd /initramfs-{ver}.img $tuned_initrd
+options root=/dev/mapper/rl-root ro crashkernel=1G-4G:192M,4G-64G:256M,64G-:512M rd.lvm.lv=rl/root {extra}
+grub_users $grub_users
+grub_arg --unrestricted
+grub_class rocky
+"""
+
+
+def make_root(tmp_path, distro, cmdline="BOOT_IMAGE=/boot/vmlinuz root=UUID=2f0c ro quiet isolcpus=1-3", grub=None):
+    root = tmp_path / "root"
+    (root / "etc/default").mkdir(parents=True)
+    (root / "proc").mkdir()
+    (root / "etc/os-release").write_text(OS_RELEASE[distro])
+    (root / "proc/cmdline").write_text(cmdline + "\n")
+    if grub is not None:
+        (root / "etc/default/grub").write_text(grub)
+    return root
+
+
+@pytest.fixture
+def tools(tmp_path, monkeypatch):
+    """Stand-ins first on PATH; returns a function giving the calls logged so far."""
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("PATH", STANDINS + os.pathsep + os.environ.get("PATH", ""))
+    monkeypatch.setenv("RKE2_NUMA_STANDIN_ROOT", str(tmp_path / "root"))
+    monkeypatch.setenv("RKE2_NUMA_STANDIN_LOG", str(log))
+    return lambda: log.read_text().splitlines() if log.exists() else []
+
+
+@pytest.fixture
+def warnings(monkeypatch):
+    warned = []
+    monkeypatch.setattr(boot_params.AnsibleModule, "warn", lambda self, msg: warned.append(msg))
+    return warned
+
+
+def run(capsys, **args):
+    with patch_module_args(args):
+        with pytest.raises(SystemExit) as exc:
+            boot_params.main()
+    return exc.value.code, json.loads(capsys.readouterr().out)
+
+
+def reboot(root, boot_line):
+    """Boot what the boot loader holds: its linux line becomes /proc/cmdline."""
+    (root / "proc/cmdline").write_text("BOOT_IMAGE=" + boot_line.split(None, 2)[1] + " " + boot_line.split(None, 2)[2] + "\n")
+
+
+def linux_lines(path):
+    return [line.strip() for line in path.read_text().splitlines() if line.strip().startswith("linux")]
+
+
+def once_each(cmdline, wanted):
+    tokens = cmdline.split()
+    for arg in wanted:
+        name = arg.partition("=")[0]
+        assert [t for t in tokens if t.partition("=")[0] == name] == [arg], (name, cmdline)
+
+
+# ----------------------------------------------------------------- Debian / Ubuntu
+
+
+def test_grub_d_check_run_check_run(tmp_path, capsys, tools):
+    root = make_root(tmp_path, "debian", grub=DEBIAN_GRUB)
+    dropin = root / "etc/default/grub.d/99-rke2-numa.cfg"
+
+    code, check = run(capsys, args=WANTED, root=str(root), _ansible_check_mode=True)
+    assert code == 0 and check["changed"] is True and check["method"] == "grub_d"
+    assert check["commands"] == [["update-grub"]] and check["bootloader_updated"] is False
+    assert check["reboot_required"] is True and check["running"] == ["isolcpus=1-3"]
+    assert check["added"] == WANTED and check["removed"] == ["isolcpus=1-3"]
+    assert not dropin.exists() and tools() == []
+
+    code, done = run(capsys, args=WANTED, root=str(root))
+    assert code == 0 and done["changed"] is True and done["bootloader_updated"] is True
+    assert done["files"] == ["/etc/default/grub.d/99-rke2-numa.cfg"]
+    assert stat.S_IMODE(dropin.stat().st_mode) == 0o644
+    assert tools() == ["update-grub "]
+    normal, recovery = linux_lines(root / "boot/grub/grub.cfg")
+    once_each(normal, WANTED + ["quiet"])
+    once_each(recovery, WANTED + ["single"])
+    assert "isolcpus=1-3" not in normal and done["reboot_required"] is True
+
+    for check_mode in (True, False):
+        code, again = run(capsys, args=WANTED, root=str(root), _ansible_check_mode=check_mode)
+        assert code == 0 and again["changed"] is False and again["commands"] == [] and again["added"] == []
+        assert again["reboot_required"] is True  # still the old kernel
+    assert tools() == ["update-grub "]
+
+    reboot(root, normal)
+    code, booted = run(capsys, args=WANTED, root=str(root))
+    assert booted["changed"] is False and booted["reboot_required"] is False and booted["running"] == WANTED
+
+
+def test_grub_d_replaces_a_changed_value_and_removes_a_stale_arg(tmp_path, capsys, tools):
+    root = make_root(tmp_path, "debian", grub=DEBIAN_GRUB)
+    run(capsys, args=WANTED, root=str(root))
+    reboot(root, linux_lines(root / "boot/grub/grub.cfg")[0])
+    fewer = [a for a in WANTED if not a.startswith("hugepages=")]
+    fewer[3] = "irqaffinity=0"
+    code, result = run(capsys, args=fewer, root=str(root), _ansible_diff=True)
+    assert code == 0 and result["changed"] is True and result["reboot_required"] is True
+    assert result["added"] == ["irqaffinity=0"] and result["removed"] == ["irqaffinity=0,56", "hugepages=0:16,1:16"]
+    assert [d["before_header"] for d in result["diff"]] == [str(root / "etc/default/grub.d/99-rke2-numa.cfg")]
+    assert "irqaffinity=0,56" in result["diff"][0]["before"] and "irqaffinity=0 " in result["diff"][0]["after"]
+    normal = linux_lines(root / "boot/grub/grub.cfg")[0]
+    once_each(normal, fewer)
+    assert "hugepages=" not in normal.replace("default_hugepagesz", "")
+
+
+def test_grub_d_without_update_bootloader_writes_and_reports(tmp_path, capsys, tools):
+    root = make_root(tmp_path, "debian", grub=DEBIAN_GRUB)
+    code, result = run(capsys, args=WANTED, root=str(root), update_bootloader=False)
+    assert code == 0 and result["changed"] is True and result["bootloader_updated"] is False
+    assert result["commands"] == [["update-grub"]]
+    assert (root / "etc/default/grub.d/99-rke2-numa.cfg").exists() and tools() == []
+
+
+def test_grub_d_state_absent(tmp_path, capsys, tools):
+    root = make_root(tmp_path, "debian", grub=DEBIAN_GRUB)
+    run(capsys, args=WANTED, root=str(root))
+    code, result = run(capsys, state="absent", root=str(root))
+    assert code == 0 and result["changed"] is True and result["wanted"] == []
+    assert result["removed"] == WANTED and result["added"] == []
+    normal, recovery = linux_lines(root / "boot/grub/grub.cfg")
+    assert normal.endswith(" ro  quiet") and recovery.endswith(" ro single")  # the hand-set isolcpus=1-3 went too
+    assert result["reboot_required"] is True  # proc/cmdline still runs isolcpus=1-3
+    reboot(root, normal)
+    code, result = run(capsys, state="absent", root=str(root))
+    assert result["changed"] is False and result["reboot_required"] is False and result["running"] == []
+
+
+def test_update_grub_failure_fails_the_task(tmp_path, capsys, tools, monkeypatch):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "update-grub").write_text("#!/bin/sh\necho '/usr/sbin/grub-mkconfig: not found' >&2\nexit 127\n")
+    (bad / "update-grub").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bad) + os.pathsep + os.environ["PATH"])
+    root = make_root(tmp_path, "debian", grub=DEBIAN_GRUB)
+    code, result = run(capsys, args=WANTED, root=str(root))
+    assert code == 1 and result["failed"] is True
+    assert re.match(r"cannot update the boot loader: \S+/update-grub exited 127: /usr/sbin/grub-mkconfig: not found", result["msg"])
+
+
+# ----------------------------------------------------------------- refusals
+
+
+def test_unsupported_distro_fails_naming_it(tmp_path, capsys, tools):
+    root = make_root(tmp_path, "arch")
+    code, result = run(capsys, args=WANTED, root=str(root))
+    assert code == 1 and "unsupported distribution: os-release ID='arch'" in result["msg"]
+    assert "debian, ubuntu (grub_d)" in result["msg"]
+
+
+def test_sles_without_transactional_root_is_unsupported(tmp_path, capsys, tools):
+    root = make_root(tmp_path, "sles", grub=SUSE_GRUB)
+    code, result = run(capsys, args=WANTED, root=str(root))
+    assert code == 1 and "ID='sles'" in result["msg"]
+
+
+def test_an_arg_the_collection_does_not_own_is_refused(tmp_path, capsys, tools):
+    root = make_root(tmp_path, "debian", grub=DEBIAN_GRUB)
+    code, result = run(capsys, args=WANTED + ["mitigations=off"], root=str(root))
+    assert code == 1 and "mitigations is not a kernel argument this collection manages" in result["msg"]
+    assert not (root / "etc/default/grub.d").exists() and tools() == []
+
+
+def test_args_are_required_unless_absent(tmp_path, capsys, tools):
+    root = make_root(tmp_path, "debian", grub=DEBIAN_GRUB)
+    code, result = run(capsys, root=str(root))
+    assert code == 1 and "state is present but all of the following are missing: args" in result["msg"]
+    code, result = run(capsys, args=[], root=str(root), update_bootloader=False)
+    assert code == 0 and result["wanted"] == [] and result["removed"] == ["isolcpus=1-3"]
+
+
+def test_missing_proc_cmdline_fails(tmp_path, capsys, tools):
+    root = make_root(tmp_path, "debian", grub=DEBIAN_GRUB)
+    (root / "proc/cmdline").unlink()
+    code, result = run(capsys, args=WANTED, root=str(root))
+    assert code == 1 and result["msg"] == "cannot read the running kernel command line %s/proc/cmdline" % root
+
+
+# ----------------------------------------------------------------- RHEL family
+
+
+def rocky_root(tmp_path, extra="isolcpus=1-3 hugepages=4 quiet", kernel_cmdline=True):
+    root = make_root(tmp_path, "rocky", cmdline="BOOT_IMAGE=(hd0,gpt2)/vmlinuz-5.14.0-427.el9.x86_64 root=/dev/mapper/rl-root ro "
+                     "crashkernel=1G-4G:192M,4G-64G:256M,64G-:512M rd.lvm.lv=rl/root " + extra)
+    entries = root / "boot/loader/entries"
+    entries.mkdir(parents=True)
+    for ver in ("5.14.0-427.el9.x86_64", "5.14.0-362.el9.x86_64", "0-rescue-3f9c"):
+        (entries / ("3f9c-%s.conf" % ver)).write_text(BLS.format(ver=ver, extra=extra))
+    if kernel_cmdline:
+        (root / "etc/kernel").mkdir()
+        (root / "etc/kernel/cmdline").write_text("root=/dev/mapper/rl-root ro crashkernel=1G-4G:192M,4G-64G:256M,64G-:512M "
+                                                 "rd.lvm.lv=rl/root %s\n" % extra)
+    return root
+
+
+def bls_options(root):
+    out = {}
+    for conf in sorted((root / "boot/loader/entries").iterdir()):
+        out[conf.name] = [line[len("options "):] for line in conf.read_text().splitlines() if line.startswith("options ")][0]
+    return out
+
+
+def test_grubby_check_run_check_run(tmp_path, capsys, tools):
+    root = rocky_root(tmp_path)
+    before = bls_options(root)
+    grubby = ["grubby", "--update-kernel=ALL", "--args=" + " ".join(WANTED), "--remove-args=isolcpus=1-3 hugepages=4"]
+
+    code, check = run(capsys, args=WANTED, root=str(root), _ansible_check_mode=True, _ansible_diff=True)
+    assert code == 0 and check["changed"] is True and check["method"] == "grubby"
+    assert check["commands"] == [grubby] and check["files"] == ["/etc/kernel/cmdline"]
+    assert check["added"] == WANTED and check["removed"] == ["isolcpus=1-3", "hugepages=4"]
+    assert bls_options(root) == before and tools() == ["grubby --info=ALL"]
+    entries_diff = check["diff"][-1]
+    assert entries_diff["before_header"].startswith("grubby --info=ALL")
+    assert entries_diff["before"].count("isolcpus=1-3") == 3 and entries_diff["after"].count(WANTED[0]) == 3
+
+    code, done = run(capsys, args=WANTED, root=str(root))
+    assert code == 0 and done["changed"] is True and done["bootloader_updated"] is True
+    assert tools()[1:] == ["grubby --info=ALL", "grubby " + " ".join(grubby[1:]), "grubby --info=ALL"]
+    for name, options in bls_options(root).items():
+        once_each(options, WANTED + ["quiet", "ro"])
+        assert "isolcpus=1-3" not in options and "hugepages=4" not in options, name
+        assert options.startswith("root=/dev/mapper/rl-root ro crashkernel=1G-4G:192M,4G-64G:256M,64G-:512M rd.lvm.lv=rl/root quiet ")
+    once_each((root / "etc/kernel/cmdline").read_text(), WANTED)
+    assert (check["diff"][0]["after"] == (root / "etc/kernel/cmdline").read_text())
+    assert done["reboot_required"] is True
+
+    calls = len(tools())
+    for check_mode in (True, False):
+        code, again = run(capsys, args=WANTED, root=str(root), _ansible_check_mode=check_mode)
+        assert code == 0 and again["changed"] is False and again["commands"] == [] and again["files"] == []
+    assert tools()[calls:] == ["grubby --info=ALL", "grubby --info=ALL"]
+
+    (root / "proc/cmdline").write_text("BOOT_IMAGE=(hd0,gpt2)/vmlinuz root=/dev/mapper/rl-root " + list(bls_options(root).values())[0] + "\n")
+    code, booted = run(capsys, args=WANTED, root=str(root))
+    assert booted["reboot_required"] is False and booted["running"] == WANTED
+
+
+def test_grubby_state_absent_removes_every_managed_arg(tmp_path, capsys, tools):
+    root = rocky_root(tmp_path, kernel_cmdline=False)
+    code, result = run(capsys, state="absent", root=str(root))
+    assert code == 0 and result["commands"] == [["grubby", "--update-kernel=ALL", "--remove-args=isolcpus hugepages"]]
+    for options in bls_options(root).values():
+        assert options.endswith("rd.lvm.lv=rl/root quiet")
+
+
+def test_grubby_missing_without_update_bootloader_checks_files_only(tmp_path, capsys, monkeypatch, warnings):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(boot_params.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: None)
+    root = rocky_root(tmp_path)
+    code, result = run(capsys, args=WANTED, root=str(root), update_bootloader=False)
+    assert code == 0 and result["files"] == ["/etc/kernel/cmdline"] and result["commands"] == []
+    assert warnings == ["grubby not found: the kernel entries were not read; only files are checked"]
+
+
+# ----------------------------------------------------------------- SLE Micro (transactional-update)
+
+
+def test_transactional_grub_check_run_check_run(tmp_path, capsys, tools):
+    root = make_root(tmp_path, "sl-micro", cmdline="BOOT_IMAGE=/boot/vmlinuz-6.4.0 root=UUID=0a1b splash=silent quiet "
+                     "security=selinux selinux=1 isolcpus=2-3 mitigations=auto", grub=SUSE_GRUB)
+    tu = ["transactional-update", "--continue", "grub.cfg"]
+
+    code, check = run(capsys, args=WANTED, root=str(root), _ansible_check_mode=True)
+    assert code == 0 and check["changed"] is True and check["method"] == "transactional_update"
+    assert check["commands"] == [tu] and check["reboot_required"] is True
+    assert (root / "etc/default/grub").read_text() == SUSE_GRUB and tools() == []
+
+    code, done = run(capsys, args=WANTED, root=str(root), _ansible_diff=True)
+    assert code == 0 and done["changed"] is True and done["bootloader_updated"] is True and done["reboot_required"] is True
+    assert tools() == ["transactional-update --continue grub.cfg"]
+    assert done["diff"][0]["before"] == SUSE_GRUB
+    grub = (root / "etc/default/grub").read_text()
+    assert 'GRUB_CMDLINE_LINUX_DEFAULT="splash=silent quiet security=selinux selinux=1 mitigations=auto %s"' % " ".join(WANTED) in grub
+    snapshot = (root / ".snapshots/default").read_text().strip()
+    staged = linux_lines(root / ".snapshots" / snapshot / "grub.cfg")[0]
+    once_each(staged, WANTED + ["quiet"])
+
+    for check_mode in (True, False):
+        code, again = run(capsys, args=WANTED, root=str(root), _ansible_check_mode=check_mode)
+        assert code == 0 and again["changed"] is False and again["commands"] == []
+        assert again["reboot_required"] is True  # the staged snapshot is not booted yet
+    assert tools() == ["transactional-update --continue grub.cfg"]
+
+    reboot(root, staged)
+    code, booted = run(capsys, args=WANTED, root=str(root))
+    assert booted["changed"] is False and booted["reboot_required"] is False
+
+
+def test_transactional_continues_a_pending_snapshot(tmp_path, capsys, tools):
+    root = make_root(tmp_path, "sl-micro", grub=SUSE_GRUB)
+    run(capsys, args=WANTED[:1], root=str(root))
+    run(capsys, args=WANTED, root=str(root))
+    assert tools() == ["transactional-update --continue grub.cfg"] * 2
+    assert (root / ".snapshots/default").read_text().strip() == "3"
+    once_each(linux_lines(root / ".snapshots/3/grub.cfg")[0], WANTED)
+
+
+def test_transactional_bls_uses_kernel_cmdline_and_sdbootutil(tmp_path, capsys, tools):
+    root = make_root(tmp_path, "sl-micro", grub=SUSE_GRUB)
+    (root / "etc/kernel").mkdir()
+    (root / "etc/kernel/cmdline").write_text("root=UUID=0a1b splash=silent quiet isolcpus=2-3\n")
+    code, result = run(capsys, args=WANTED, root=str(root))
+    assert code == 0 and result["commands"] == [["sdbootutil", "update-all-entries"]] and result["reboot_required"] is True
+    assert tools() == ["sdbootutil update-all-entries"]
+    assert (root / "boot/efi/loader/entries/cmdline").read_text() == "root=UUID=0a1b splash=silent quiet %s\n" % " ".join(WANTED)
+    assert (root / "etc/default/grub").read_text() == SUSE_GRUB
+
+
+def test_auto_detects_a_transactional_suse_system(tmp_path, capsys, tools):
+    root = make_root(tmp_path, "sles", grub=SUSE_GRUB)
+    (root / "usr/sbin").mkdir(parents=True)
+    (root / "usr/sbin/transactional-update").write_text("")
+    (root / "proc/mounts").write_text("/dev/vda3 / btrfs ro,relatime,ssd,space_cache=v2,subvol=/@/.snapshots/1/snapshot 0 0\n")
+    code, result = run(capsys, args=WANTED, root=str(root), update_bootloader=False)
+    assert code == 0 and result["method"] == "transactional_update"
+    assert result["reboot_required"] is True  # isolcpus=1-3 runs; nothing staged without update_bootloader
+    assert result["commands"] == [["transactional-update", "--continue", "grub.cfg"]] and tools() == []
+
+
+def test_method_overrides_detection(tmp_path, capsys, tools):
+    root = make_root(tmp_path, "arch", grub=DEBIAN_GRUB)
+    code, result = run(capsys, args=WANTED, root=str(root), method="grub_d", update_bootloader=False)
+    assert code == 0 and result["method"] == "grub_d" and result["changed"] is True
