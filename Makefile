@@ -1,6 +1,6 @@
 # maitred.rke2_numa: one command for newcomers and CI.
 #
-#   make test    deps, venv, lint, sanity, build, unit (fail fast, timed)
+#   make test    deps, venv, lint, sanity, build, molecule, unit (fail fast, timed)
 #   make demo    plan the sample GPU machines (inventory/sample.yml)
 #   make help    every target
 #
@@ -42,10 +42,13 @@ PIP_QQ := PIP_QUIET=2
 ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.build
 
 # ---------------------------------------------------------------- system deps
-# Debian packages the tests and the demo need (later: podman runc debootstrap),
-# and one command per package that proves it is there.
-APT_PKGS := hwloc-nox
-DEP_CMDS := lstopo-no-graphics
+# Debian packages the tests and the demo need, and one command per package
+# that proves it is there: hwloc-nox (lstopo, the unit tests' reference),
+# shellcheck (ansible-test sanity checks the scripts with it when it is
+# there), and for Molecule podman, runc (crun 1.8.1 refuses this host's hybrid
+# cgroup layout) and debootstrap (the offline test image).
+APT_PKGS := hwloc-nox shellcheck podman runc debootstrap
+DEP_CMDS := lstopo-no-graphics shellcheck podman runc debootstrap
 
 # ---------------------------------------------------------------- paths
 BUILD := .build
@@ -57,12 +60,19 @@ DIST := $(BUILD)/dist
 
 # Phases of `make test`, in order; unit last so that pytest's summary is near
 # the end, and a final "unit: N passed, N failed" line closes the output.
-TEST_PHASES := deps venv lint sanity build unit
+# molecule prints its own "molecule: N passed, M failed" line before unit.
+TEST_PHASES := deps venv lint sanity build molecule unit
 
-.PHONY: help deps venv collection-tree samples demo lint sanity unit build test bench clean distclean
+# Molecule: the podman image scripts/build-image.sh builds (the same name is in
+# extensions/molecule/config.yml) and the scenarios to run, by default every
+# extensions/molecule/*/molecule.yml:  make molecule MOLECULE_SCENARIOS="topology"
+MOLECULE_IMAGE := localhost/rke2-numa-debian12-systemd:latest
+MOLECULE_SCENARIOS ?=
+
+.PHONY: help deps venv collection-tree samples demo lint sanity unit build molecule image image-clean test bench clean distclean
 
 help:
-	@echo "make test        deps venv lint sanity build unit (what CI runs: .ci/run)"
+	@echo "make test        deps venv lint sanity build molecule unit (what CI runs: .ci/run)"
 	@echo "make demo        plan the sample machines: ansible-playbook -i inventory/sample.yml playbooks/plan.yml"
 	@echo "make deps        Debian packages: $(APT_PKGS) (installs them when run as root)"
 	@echo "make venv        $(VENV) with requirements-dev.txt (Python >= 3.12) or requirements-dev-py311.txt"
@@ -70,6 +80,8 @@ help:
 	@echo "make sanity      ansible-test sanity on a copy under $(SANITY_ROOT)"
 	@echo "make unit        pytest tests/unit"
 	@echo "make build       ansible-galaxy collection build into $(DIST)"
+	@echo "make molecule    molecule test, each scenario of extensions/molecule in turn (MOLECULE_SCENARIOS=...; root)"
+	@echo "make image       the Molecule image $(MOLECULE_IMAGE) (debootstrap, cached); image-clean removes it and its cache"
 	@echo "make samples     sysfs trees of sample GPU machines into $(SAMPLES)"
 	@echo "make bench       python bench/bench.py"
 	@echo "make clean       remove $(BUILD) and caches;  make distclean: also $(VENV)*"
@@ -178,6 +190,22 @@ test:
 	done; \
 	echo "=== times:$$summary"; \
 	$(VPY) scripts/junit_summary.py $(BUILD)/junit-unit.xml
+
+# The Molecule test image, built offline and cached (scripts/build-image.sh);
+# a no-op when it is current.
+image: deps
+	@scripts/build-image.sh $(MOLECULE_IMAGE)
+
+image-clean:
+	@scripts/build-image.sh --remove $(MOLECULE_IMAGE)
+
+# Each scenario in its own `molecule test -s NAME`, one after another; the
+# runner prints the time of each action and "molecule: N passed, M failed".
+# containers.podman and ansible.posix come from the `ansible` wheel on PyPI
+# (Galaxy is unreachable). Needs root: the image build and rootful podman.
+molecule: deps venv collection-tree image
+	@$(VPY) scripts/install_collections.py
+	@$(VPY) scripts/molecule_test.py $(MOLECULE_SCENARIOS)
 
 bench: venv collection-tree
 	@if [ -f bench/bench.py ]; then $(ANSIBLE_ENV) $(VPY) bench/bench.py; else echo "bench/bench.py does not exist yet"; fi

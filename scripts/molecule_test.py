@@ -1,0 +1,96 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run ``molecule test`` for each scenario, one after another, and time it.
+
+``make molecule`` runs this from the collection root. Each scenario runs in its
+own ``molecule test -s NAME`` (never ``--all --workers N``: Molecule's parallel
+mode assumes instances shared between scenarios), whatever the previous one
+did, and its output is passed through as it comes. Then it prints the wall
+clock time of each action (from Molecule's ``[NAME > ACTION] Executing`` line
+to its ``Executed`` line) and ends with one plain line
+``molecule: N passed, M failed`` (a scenario passes when ``molecule test``
+exits 0). Exits 1 when any scenario failed.
+
+Usage: ``python scripts/molecule_test.py [SCENARIO ...]`` (default: every
+``extensions/molecule/*/molecule.yml``, in name order).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import subprocess
+import sys
+import time
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# Molecule 25+ announces each action as "[NAME > ACTION] Executing" and then
+# "[NAME > ACTION] Executed: Successful" (or Failed, ...), and with colours on
+# as "NAME \u279c ACTION: Executing".
+ACTION = re.compile(r"(?:\[(?P<s1>[\w./-]+) > (?P<a1>[\w-]+)\]|(?P<s2>[\w./-]+) \u279c (?P<a2>[\w-]+):) "
+                    r"(?P<what>Executing|Executed)(?:: (?P<result>\w+))?")
+
+
+def scenarios_in(root="extensions/molecule"):
+    """Names of the scenario folders under root that hold a molecule.yml."""
+    return sorted(os.path.basename(os.path.dirname(p)) for p in glob.glob(os.path.join(root, "*", "molecule.yml")))
+
+
+def run(scenario, env, rows):
+    """Run one scenario, echo its output, append (scenario, action, seconds, result) to rows; return its exit code."""
+    start = {}
+    molecule = os.path.join(os.path.dirname(sys.executable), "molecule")
+    proc = subprocess.Popen([molecule, "test", "-s", scenario], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace", bufsize=1)
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        m = ACTION.search(ANSI.sub("", line))
+        if not m or (m["s1"] or m["s2"]) != scenario:
+            continue
+        action, now = m["a1"] or m["a2"], time.monotonic()
+        if m["what"] == "Executing":
+            start[action] = now
+        elif action in start:
+            rows.append((scenario, action, now - start.pop(action), m["result"] or ""))
+    return proc.wait()
+
+
+def main():
+    scenarios = sys.argv[1:] or scenarios_in()
+    if not scenarios:
+        raise SystemExit("molecule_test: no scenario in extensions/molecule/*/molecule.yml")
+    env = dict(os.environ)
+    # Molecule runs ansible-playbook and friends from PATH: this venv's first.
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    if not sys.stdout.isatty():
+        # Plain text in CI logs and pipes (Molecule colours whenever TERM says xterm),
+        # and wide enough that Ansible's task lines are not wrapped at 80 columns.
+        env.setdefault("NO_COLOR", "1")
+        env.setdefault("ANSIBLE_NOCOLOR", "1")
+        env.setdefault("COLUMNS", "160")
+    rows, results = [], {}
+    t0 = time.monotonic()
+    for scenario in scenarios:
+        print("==== molecule test -s %s" % scenario, flush=True)
+        s0 = time.monotonic()
+        rc = run(scenario, env, rows)
+        results[scenario] = (rc, time.monotonic() - s0)
+
+    print("\n==== molecule: time of each action")
+    for scenario, action, seconds, result in rows:
+        print("%-16s %-12s %7.1f s  %s" % (scenario, action, seconds, result))
+    for scenario, (rc, seconds) in results.items():
+        print("%-16s %-12s %7.1f s  %s" % (scenario, "total", seconds, "passed" if rc == 0 else "FAILED (exit %d)" % rc))
+    print("%-16s %-12s %7.1f s" % ("all", "", time.monotonic() - t0))
+    failed = sorted(s for s, (rc, _seconds) in results.items() if rc != 0)
+    if failed:
+        print("failed scenarios: %s" % " ".join(failed))
+    print("molecule: %d passed, %d failed" % (len(results) - len(failed), len(failed)))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
