@@ -38,17 +38,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.filter.topology_table import text_table
-
-_MIB = 1024 * 1024
-
-
-def _size(nbytes):
-    if not nbytes:
-        return "-"
-    if nbytes >= 1024 * _MIB:
-        return "%.1fGi" % (nbytes / (1024.0 * _MIB))
-    return "%dMi" % (nbytes // _MIB)
+from ansible_collections.maitred.rke2_numa.plugins.filter.topology_table import size, text_table
 
 
 def plan_report(plan):
@@ -66,9 +56,9 @@ def plan_report(plan):
         pod = t["largest_pod"]
         rows.append((
             t["node"], t["cpus"] or "(no CPUs)", t["reserved_cpus"] or "-", t["isolated_cpus"] or "-",
-            _size(t["memory_bytes"]), _size(t["reserved_memory_bytes"]), _size(t["hugepages_bytes"]),
+            size(t["memory_bytes"]), size(t["reserved_memory_bytes"]), size(t["hugepages_bytes"]),
             len(t["gpus"]) or "-",
-            "%d / %s / %s / %d" % (pod["cpu"], _size(t["allocatable_memory_bytes"]), _size(t["hugepages_bytes"]), pod["gpus"])
+            "%d / %s / %s / %d" % (pod["cpu"], size(t["allocatable_memory_bytes"]), size(t["hugepages_bytes"]), pod["gpus"])
             if t["cpus"] else "-",
         ))
     lines += text_table(rows)

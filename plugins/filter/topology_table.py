@@ -40,12 +40,11 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.collections import is_string
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import human
 
-_GIB = 1024.0 * 1024.0
-
-
-def _gib(kb):
-    return "%.1f GiB" % (kb / _GIB) if kb else "-"
+def size(nbytes):
+    """Bytes for a table cell: "-" for none, else like 1.2Gi or 319Mi."""
+    return human(nbytes) if nbytes else "-"
 
 
 def _hugepages(per_size):
@@ -82,7 +81,7 @@ def topology_table(topology):
             nid,
             node["cpus"] or "(no CPUs)",
             cores_per_node[nid] if node["cpus"] else 0,
-            _gib(node["memory_kb"]),
+            size(node["memory_kb"] * 1024),
             _hugepages(node.get("hugepages", {})),
             len(gpus) or "-",
             " ".join(n for d in nics for n in (d.get("interfaces") or [d["address"]])) or "-",
@@ -96,7 +95,7 @@ def topology_table(topology):
             len(topology.get("cores", [])),
             "on" if topology.get("smt_active") else "off",
             ", offline CPUs " + topology["cpus_offline"] if topology.get("cpus_offline") else "",
-            _gib(topology.get("memory_kb", 0)),
+            size(topology.get("memory_kb", 0) * 1024),
             topology.get("kernel_release") or "unknown",
         )
     ]

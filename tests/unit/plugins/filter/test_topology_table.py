@@ -18,8 +18,8 @@ def test_table_of_a_gpu_server(tmp_path):
     lines = text.splitlines()
     assert lines[0].startswith("3 NUMA nodes (2 with CPUs), 16 CPUs online in 8 cores (SMT on)")
     assert lines[1].split() == ["node", "CPUs", "cores", "memory", "hugepages", "GPUs", "NICs"]
-    assert lines[2].split()[:6] == ["0", "0-3,8-11", "4", "64.0", "GiB", "4x1G"]
-    assert lines[4].split()[:5] == ["2", "(no", "CPUs)", "0", "96.0"]
+    assert lines[2].split()[:5] == ["0", "0-3,8-11", "4", "64.0Gi", "4x1G"]
+    assert lines[4].split()[:5] == ["2", "(no", "CPUs)", "0", "96.0Gi"]
     assert "(from local_cpulist; the kernel says -1)" in text
 
 
