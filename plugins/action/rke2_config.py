@@ -12,6 +12,7 @@ shown is made here from masked text.
 from __future__ import annotations
 
 import base64
+import os
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
@@ -109,6 +110,8 @@ class ActionModule(ActionBase):
             if not self._task.check_mode:
                 if before is not None:  # the backup copy keeps the file's mode: make it 0600 first
                     self._module("ansible.builtin.file", {"path": target, "mode": "0600"}, task_vars)
+                else:  # a new file: config.yaml.d (or /etc/rancher/rke2) may not exist yet; copy does not create it
+                    self._module("ansible.builtin.file", {"path": os.path.dirname(target), "state": "directory"}, task_vars)
                 written = self._write(target, new_text, args["backup"], task_vars)
                 if written.get("backup_file"):
                     result["backup_file"] = written["backup_file"]

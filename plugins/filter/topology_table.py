@@ -42,6 +42,7 @@ from ansible.module_utils.common.collections import is_string
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import human
 
+
 def size(nbytes):
     """Bytes for a table cell: "-" for none, else like 1.2Gi or 319Mi."""
     return human(nbytes) if nbytes else "-"

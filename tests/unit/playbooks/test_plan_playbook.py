@@ -69,6 +69,21 @@ def test_refused_plan_fails_the_host_naming_the_rule(inventory, tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["dgx-h100.config.yaml", "dgx-h100.json"]
 
 
+def test_plan_of_another_host_is_refused(inventory, tmp_path):
+    # rke2_numa_plan as an extra var beats the plan role's set_fact: it must fit this host's topology
+    result = play(inventory, "-e", "rke2_numa_plan_dir=%s" % tmp_path, "--limit", "l40s-offline")
+    assert result.returncode == 0, result.stdout + result.stderr
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text(json.dumps({"rke2_numa_plan": json.loads((tmp_path / "l40s-offline.json").read_text())}))
+    result = play(inventory, "-e", "@%s" % foreign)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert re.search(r"^dgx-h100 +: ok=\d+ +changed=0 +unreachable=0 +failed=1", result.stdout, re.M)
+    assert re.search(r"^l40s-offline +: ok=\d+ +changed=0 +unreachable=0 +failed=0", result.stdout, re.M)
+    assert "plan-host: the rke2_numa_plan given" in out and "online CPUs 0-30,32-62" in out
+    assert "was made for another host" in out and "(online CPUs 0-223)" in out
+
+
 def _doc(module):
     return yaml.safe_load(module.DOCUMENTATION)["options"]
 

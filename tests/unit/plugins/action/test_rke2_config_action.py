@@ -86,3 +86,15 @@ def test_dropin_leaves_config_alone(tmp_path, config):
     assert "sets reserved-cpus too" in out.stdout + out.stderr
     out = run(tmp_path, path=str(config), mode="dropin", dropin_path=str(dropin))
     assert "changed=0" in out.stdout
+
+
+def test_dropin_creates_its_folder(tmp_path, config):
+    # RKE2 nodes rarely have config.yaml.d: the first drop-in makes it
+    dropin = tmp_path / "config.yaml.d" / "50-rke2-numa.yaml"
+    out = run(tmp_path, path=str(config), mode="dropin", dropin_path=str(dropin))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert yaml.safe_load(dropin.read_text()) == {"kubelet-arg+": PLANNED}
+    assert stat.S_IMODE(os.stat(dropin).st_mode) == 0o600
+    out = run(tmp_path, "--check", path=str(config), mode="dropin", dropin_path=str(tmp_path / "new.d" / "50-rke2-numa.yaml"))
+    assert out.returncode == 0 and "changed=1" in out.stdout, out.stdout + out.stderr
+    assert not (tmp_path / "new.d").exists()
