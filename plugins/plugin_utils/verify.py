@@ -10,18 +10,14 @@ args are compared as sets of ``name=value``.
 
 from __future__ import annotations
 
-import shlex
-
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_cmdline import parse_arg, split_cmdline
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import parse_kubelet_args
 
 
 def cmdline_args(cmdline):
     """The kernel command line as {name: value} (last wins, as the kernel's __setup handlers mostly do)."""
-    try:
-        words = shlex.split(cmdline or "")
-    except ValueError:
-        words = (cmdline or "").split()
-    return dict((w.split("=", 1)[0], w.split("=", 1)[1] if "=" in w else None) for w in words)
+    return dict(parse_arg(token) for token in split_cmdline(cmdline))
 
 
 def check_cmdline(plan, topology):
@@ -79,7 +75,7 @@ def check_checkpoints(plan, cpu_state, memory_state):
 
 
 def check_config(plan, effective_kubelet_args):
-    running = dict(a.split("=", 1) if "=" in a else (a, None) for a in (x.lstrip("-") for x in effective_kubelet_args))
+    running = parse_kubelet_args(arg.lstrip("-") for arg in effective_kubelet_args)
     findings = []
     for arg in plan["kubelet_args"]:
         name, dummy, value = arg.partition("=")
