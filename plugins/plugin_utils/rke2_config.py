@@ -3,9 +3,20 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Merge the plan's kubelet args into RKE2's config.yaml (rule 12), on the controller.
 
-Pure functions: text in, text out. ``config.yaml`` holds the cluster join
-token, so nothing here ever returns a secret in a message, and ``mask``
-blanks secret values for diffs.
+Pure functions: text in, text out. ``config.yaml`` is the user's file and holds
+the cluster join token:
+
+- the merge is a surgical edit of the ``kubelet-arg`` (and ``node-label`` /
+  ``node-taint``) sequences, located with PyYAML's node marks: every other
+  byte (comments, quoting, number spellings, key order, blank lines) stays;
+  the edited text is parsed again and must hold exactly the old data with
+  the new lists, or nothing is written;
+- a file RKE2 might read differently from us is refused before anything is
+  written (not UTF-8, not YAML, several documents, not a mapping, duplicate
+  keys);
+- ``mask`` blanks secret values found on the parsed nodes (any key ending in
+  token, secret, password or key, at any depth, however quoted or anchored),
+  never by a pattern over the text.
 
 RKE2 reads /etc/rancher/rke2/config.yaml, then config.yaml.d/*.yaml in
 lexical order; a later file's key replaces an earlier one, and ``key+``
@@ -14,9 +25,11 @@ appends to a list (docs.rke2.io, "Configuration File").
 
 from __future__ import annotations
 
+import json
 import re
 
 import yaml
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 # kubelet flags the plan owns; rke2_config replaces them by name and keeps the rest.
 MANAGED_KUBELET_FLAGS = (
@@ -26,29 +39,63 @@ MANAGED_KUBELET_FLAGS = (
 )
 SECRET_KEY = re.compile(r"(token|secret|password|passwd|key)$", re.I)
 MASK = "********"
-HEADER = "# Managed in part by maitred.rke2_numa: its kubelet-arg entries are replaced by name; other keys are kept.\n"
 DROPIN_HEADER = "# Managed by maitred.rke2_numa: kubelet args for NUMA-aligned GPU pods. Do not edit.\n"
+_FLOW_UNSAFE = re.compile(r"[,\[\]{}#&*!|>'\"%@`]|^[-?:]|:\s|\s$|^\s")
 
 
 class ConfigError(Exception):
     """config.yaml cannot be merged safely; nothing is written."""
 
 
-def load_config(text, path):
-    """Parse config.yaml text into a dict (empty text -> {}); refuses what RKE2 would not read."""
-    if text is None or not text.strip():
-        return {}
+def decode(data, path):
+    """File bytes as text; a file that is not UTF-8 is refused (RKE2 reads UTF-8 YAML)."""
     try:
-        data = yaml.safe_load(text)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError("%s is not UTF-8 text (byte %d): nothing written" % (path, e.start))
+
+
+def _check_keys(node, path):
+    """Refuse duplicate keys at any depth (YAML forbids them; PyYAML would silently keep the last)."""
+    if isinstance(node, MappingNode):
+        seen = {}
+        for key, value in node.value:
+            if isinstance(key, ScalarNode):
+                if key.value in seen:
+                    raise ConfigError("%s: duplicate key %r at line %d (first at line %d): nothing written"
+                                      % (path, key.value, key.start_mark.line + 1, seen[key.value] + 1))
+                seen[key.value] = key.start_mark.line
+            _check_keys(value, path)
+    elif isinstance(node, SequenceNode):
+        for item in node.value:
+            _check_keys(item, path)
+
+
+def compose(text, path):
+    """The document's top-level mapping node (None when empty); refuses what RKE2 would not read as we do."""
+    try:
+        docs = [d for d in yaml.compose_all(text or "", Loader=yaml.SafeLoader) if d is not None]
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = " at line %d" % (mark.line + 1) if mark is not None else ""
         raise ConfigError("%s is not valid YAML%s: nothing written" % (path, where))
-    if data is None:
+    if len(docs) > 1:
+        raise ConfigError("%s holds %d YAML documents, RKE2 reads one: nothing written" % (path, len(docs)))
+    if not docs:
+        return None
+    root = docs[0]
+    if not isinstance(root, MappingNode):
+        kind = {SequenceNode: "list", ScalarNode: "str"}.get(type(root), type(root).__name__)
+        raise ConfigError("%s is a YAML %s, not a mapping of RKE2 options: nothing written" % (path, kind))
+    _check_keys(root, path)
+    return root
+
+
+def load_config(text, path):
+    """Parse config.yaml text into a dict (empty text -> {}); refuses what RKE2 would not read."""
+    if compose(text, path) is None:
         return {}
-    if not isinstance(data, dict):
-        raise ConfigError("%s is a YAML %s, not a mapping of RKE2 options: nothing written" % (path, type(data).__name__))
-    return data
+    return yaml.safe_load(text)
 
 
 def _as_list(value, key, path):
@@ -66,29 +113,13 @@ def flag_name(arg):
     return arg.lstrip("-").split("=", 1)[0]
 
 
-def merge_kubelet_args(existing, planned, managed):
-    """Keep the user's flags in order, drop every managed one, append the plan's.
-
-    Returns (args, dropped) where dropped lists the managed entries that were
-    removed (duplicates among them are what "normalised" reports).
-    """
-    kept, dropped = [], []
-    for arg in existing:
-        (dropped if flag_name(arg) in managed else kept).append(arg)
-    return kept + list(planned), dropped
-
-
-def merge_labels(existing, wanted, taints=False):
-    """Add wanted labels/taints, replacing an existing entry with the same key (and effect for taints)."""
-    def key(entry):
-        name = entry.split("=", 1)[0].split(":", 1)[0]
-        return (name, entry.rsplit(":", 1)[1]) if taints and ":" in entry else name
-    wanted_keys = set(key(w) for w in wanted)
-    return [e for e in existing if key(e) not in wanted_keys] + list(wanted)
+def _label_key(entry, taints):
+    name = entry.split("=", 1)[0].split(":", 1)[0]
+    return (name, entry.rsplit(":", 1)[1]) if taints and ":" in entry else name
 
 
 def duplicates(args):
-    """Managed flag names that appear more than once."""
+    """Flag names that appear more than once."""
     seen, dup = set(), []
     for arg in args:
         name = flag_name(arg)
@@ -98,40 +129,176 @@ def duplicates(args):
     return dup
 
 
-def dump(data, header):
-    return header + yaml.safe_dump(data, default_flow_style=False, sort_keys=False, width=1000)
+# ---------------------------------------------------------------- the surgical edit
+
+def _find(root, key):
+    for knode, vnode in (root.value if root is not None else ()):
+        if isinstance(knode, ScalarNode) and knode.value == key:
+            return knode, vnode
+    return None
+
+
+def _items(vnode, key, path):
+    """The entries of a string-list option as (text, node): a null, one string, or a list of strings."""
+    if isinstance(vnode, ScalarNode):
+        if vnode.tag == "tag:yaml.org,2002:null":
+            return []
+        return [(vnode.value, vnode)]
+    if isinstance(vnode, SequenceNode) and all(isinstance(n, ScalarNode) for n in vnode.value):
+        return [(n.value, n) for n in vnode.value]
+    raise ConfigError("%s: %s must be a string or a list of strings: nothing written" % (path, key))
+
+
+def _end_line(node):
+    """The last line a node's text stands on (a block collection: its last entry's)."""
+    if isinstance(node, (MappingNode, SequenceNode)) and not node.flow_style and node.value:
+        last = node.value[-1]
+        return _end_line(last[1] if isinstance(node, MappingNode) else last)
+    end = node.end_mark
+    if end.column == 0 and end.index > node.start_mark.index:
+        return end.line - 1  # block scalars end at the start of the next line
+    return end.line
+
+
+def _dash_line(text, item):
+    """The line of a block sequence entry's ``-``, or None when the entry does not start on it."""
+    i = item.start_mark.index - 1
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    return item.start_mark.line if i >= 0 and text[i] == "-" else None
+
+
+def _flow_item(text, node):
+    """An entry's own source text when it means the same inside ``[...]``, else a quoted copy."""
+    source = text[node.start_mark.index:node.end_mark.index]
+    if node.style in ('"', "'") and "\n" not in source:
+        return source
+    if node.style is None and source == node.value and not _FLOW_UNSAFE.search(source):
+        return source
+    return json.dumps(node.value)
+
+
+def _edit_list(text, root, key, keep, append):
+    """Keep the entries of ``key`` for which keep(text) holds, append ``append``; touch nothing else."""
+    found = _find(root, key)
+    if found is None:
+        if not append:
+            return text
+        return _insert_key(text, root, key, append)
+    knode, vnode = found
+    items = _items(vnode, key, "")
+    kept = [n for value, n in items if keep(value)]
+    if [n.value for n in kept] + list(append) == [value for value, dummy in items]:
+        return text
+    block = isinstance(vnode, SequenceNode) and not vnode.flow_style and not root.flow_style
+    dashes = [_dash_line(text, n) for n in vnode.value] if block else []
+    if block and None not in dashes:
+        lines = text.splitlines(True)
+        drop = set()
+        for item, dash in zip(vnode.value, dashes):
+            if item not in kept:
+                drop.update(range(dash, _end_line(item) + 1))
+        at = _end_line(vnode.value[-1]) + 1
+        first = vnode.value[0].start_mark.index
+        prefix = text[text.rfind("\n", 0, first) + 1:first]  # the first entry's "  - "
+        new = [prefix + json.dumps(a) + "\n" for a in append]
+        if at > 0 and at <= len(lines) and not lines[at - 1].endswith("\n"):
+            lines[at - 1] += "\n"
+        lines = lines[:at] + new + lines[at:]
+        return "".join(line for i, line in enumerate(lines) if i not in drop)
+    flow = "[" + ", ".join([_flow_item(text, n) for n in kept] + [json.dumps(a) for a in append]) + "]"
+    start, end = vnode.start_mark.index, vnode.end_mark.index
+    if start == end and start > 0 and text[start - 1] not in " \t":
+        flow = " " + flow  # an empty value right after the colon
+    return text[:start] + flow + text[end:]
+
+
+def _insert_key(text, root, key, values):
+    """Add ``key: [values]`` after the mapping's last entry (or to an empty document)."""
+    if root is None:
+        return text + ("\n" if text and not text.endswith("\n") else "") + _block(key, values, "")
+    if root.flow_style:
+        if root.value:
+            at = root.value[-1][1].end_mark.index
+            piece = ", %s: %s" % (json.dumps(key), json.dumps(values))
+        else:
+            at = root.start_mark.index + text[root.start_mark.index:].index("{") + 1
+            piece = "%s: %s" % (json.dumps(key), json.dumps(values))
+        return text[:at] + piece + text[at:]
+    lines = text.splitlines(True)
+    at = _end_line(root.value[-1][1]) + 1
+    if not lines[at - 1].endswith("\n"):
+        lines[at - 1] += "\n"
+    indent = " " * root.value[0][0].start_mark.column
+    return "".join(lines[:at]) + _block(key, values, indent) + "".join(lines[at:])
+
+
+def _block(key, values, indent):
+    return indent + key + ":\n" + "".join("%s  - %s\n" % (indent, json.dumps(v)) for v in values)
+
+
+def _list_values(root, key):
+    found = _find(root, key)
+    return [v for v, dummy in _items(found[1], key, "")] if found else None
 
 
 def merged_config(text, path, kubelet_args, node_labels=(), node_taints=(), managed=MANAGED_KUBELET_FLAGS):
-    """config.yaml merge mode. Returns (new_text, report); new_text is None when nothing changes."""
-    data = load_config(text, path)
-    existing = _as_list(data.get("kubelet-arg"), "kubelet-arg", path)
-    args, dropped = merge_kubelet_args(existing, kubelet_args, managed)
-    new = dict(data)
-    new["kubelet-arg"] = args
-    if node_labels:
-        new["node-label"] = merge_labels(_as_list(data.get("node-label"), "node-label", path), node_labels)
-    if node_taints:
-        new["node-taint"] = merge_labels(_as_list(data.get("node-taint"), "node-taint", path), node_taints, taints=True)
+    """config.yaml merge mode. Returns (new_text, report); new_text is None when nothing changes.
+
+    Managed flags are replaced by name (the user's other flags stay where they
+    are, the plan's are appended); labels and taints with a wanted key (and
+    effect) are replaced. Only those sequence entries change in the text.
+    """
+    managed = set(managed)
+    root = compose(text, path)
+    before = load_config(text, path)
+    existing = _as_list(before.get("kubelet-arg"), "kubelet-arg", path)
+    edits = [("kubelet-arg", lambda a: flag_name(a) not in managed, list(kubelet_args))]
+    for key, wanted, taints in (("node-label", node_labels, False), ("node-taint", node_taints, True)):
+        if wanted:
+            _as_list(before.get(key), key, path)
+            keys = set(_label_key(w, taints) for w in wanted)
+            edits.append((key, lambda e, keys=keys, taints=taints: _label_key(e, taints) not in keys, list(wanted)))
+    new = text or ""
+    expected = {}
+    for key, keep, append in edits:
+        root = compose(new, path)
+        expected[key] = [v for v in (_list_values(root, key) or []) if keep(v)] + append
+        new = _edit_list(new, root, key, keep, append)
+    dropped = [a for a in existing if flag_name(a) in managed]
+    args = [a for a in existing if flag_name(a) not in managed] + list(kubelet_args)
     report = {
-        "normalised": [n for n in duplicates(dropped) if n in managed],
+        "normalised": duplicates(dropped),
         "replaced": sorted(set(flag_name(a) for a in dropped) & set(flag_name(a) for a in kubelet_args)),
         "kept_kubelet_args": [a for a in args if flag_name(a) not in managed],
-        "other_keys": sorted(k for k in data if k not in ("kubelet-arg", "node-label", "node-taint")),
+        "other_keys": sorted(k for k in before if k not in ("kubelet-arg", "node-label", "node-taint")),
     }
-    if new == data:
+    if new == (text or ""):
         return None, report
-    return dump(new, HEADER), report
+    _check_edit(before, new, path, expected)
+    return new, report
+
+
+def _check_edit(before, new_text, path, expected):
+    """The edited text must hold the old data with only the edited lists changed, in the same key order."""
+    after = load_config(new_text, path)
+    root = compose(new_text, path)
+    ok = [k for k in after if k not in expected or k in before] == [k for k in before] and all(
+        after[k] == before[k] for k in before if k not in expected)
+    ok = ok and all((_list_values(root, k) or []) == v for k, v in expected.items())
+    if not ok:
+        raise ConfigError("%s: the kubelet-arg entries cannot be edited in place without changing other"
+                          " settings: nothing written (rewrite them as a plain block list)" % path)
 
 
 def dropin_config(kubelet_args, node_labels=(), node_taints=()):
-    """Drop-in mode: a config.yaml.d file that appends with ``kubelet-arg+`` (config.yaml untouched)."""
+    """Drop-in mode: a config.yaml.d file of our own that appends with ``kubelet-arg+`` (config.yaml untouched)."""
     data = {"kubelet-arg+": list(kubelet_args)}
     if node_labels:
         data["node-label+"] = list(node_labels)
     if node_taints:
         data["node-taint+"] = list(node_taints)
-    return dump(data, DROPIN_HEADER)
+    return DROPIN_HEADER + yaml.safe_dump(data, default_flow_style=False, sort_keys=False, width=1000)
 
 
 def owned_flags_elsewhere(config_text, path, managed=MANAGED_KUBELET_FLAGS):
@@ -156,25 +323,46 @@ def effective_config(files):
     return merged
 
 
+# ---------------------------------------------------------------- masking
+
+def _secret_spans(node, spans, secret=False, seen=None):
+    """(start, end) of every scalar under a secret key, at any depth; an aliased node is masked
+    where its anchor defines it (the alias itself shows no value)."""
+    seen = set() if seen is None else seen
+    if (id(node), secret) in seen:  # aliases may repeat a node, or nest it in itself
+        return
+    seen.add((id(node), secret))
+    if isinstance(node, ScalarNode):
+        if secret:
+            spans.append((node.start_mark.index, node.end_mark.index))
+    elif isinstance(node, SequenceNode):
+        for item in node.value:
+            _secret_spans(item, spans, secret, seen)
+    elif isinstance(node, MappingNode):
+        for key, value in node.value:
+            hidden = secret or (isinstance(key, ScalarNode) and bool(SECRET_KEY.search(key.value)))
+            _secret_spans(value, spans, hidden, seen)
+
+
 def mask(text):
-    """The YAML text with every secret-looking key's value replaced (for diffs and messages)."""
+    """The YAML text with the value of every secret key replaced by ``MASK`` (for diffs and messages).
+
+    Text that cannot be parsed is not shown at all."""
     if not text:
         return text
-    out = []
-    block_indent = None  # inside a block scalar (token: |) whose lines are all secret
-    for line in text.splitlines(True):
-        indent = len(line) - len(line.lstrip(" "))
-        if block_indent is not None:
-            if line.strip() and indent > block_indent:
-                out.append(" " * indent + MASK + "\n")
-                continue
-            block_indent = None
-        m = re.match(r"^(\s*-?\s*)([\w.+-]+)(\s*:\s*)(.*?)(\s*)$", line)
-        if m and SECRET_KEY.search(m.group(2)) and m.group(4):
-            if m.group(4)[:1] in ("|", ">"):
-                block_indent = indent
-                out.append(line)
-                continue
-            line = "%s%s%s%s%s" % (m.group(1), m.group(2), m.group(3), MASK, "\n" if line.endswith("\n") else "")
-        out.append(line)
-    return "".join(out)
+    try:
+        docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        return "# (not shown: not valid YAML, and it may hold the join token)\n"
+    spans = []
+    for doc in docs:
+        if doc is not None:
+            _secret_spans(doc, spans)
+    out, pos = [], 0
+    for start, end in sorted(set(spans)):
+        if start < pos:
+            continue
+        keep_newline = text[start:end].endswith("\n")  # a block scalar ends at the next line
+        out.append(text[pos:start] + MASK + ("\n" if keep_newline else ""))
+        pos = end
+    return "".join(out) + text[pos:]

@@ -105,3 +105,111 @@ def test_mask_hides_secret_values(text):
 
 def test_mask_keeps_the_rest():
     assert mask(CONFIG).replace(MASK, TOKEN) == CONFIG
+
+
+# ---------------------------------------------------------------- the user's bytes (issue: nothing lost)
+
+USER_FILE = """# owned by terraform: edit in git, not here
+server: "https://10.0.0.1:9345"   # the LB
+token: '%s'
+
+node-name: 0123
+version: 1.20
+debug: yes
+kubelet-arg:
+  # our fleet's defaults
+  - max-pods=250
+  - "reserved-cpus=0-1"   # old
+  - --cpu-manager-policy=none
+  - image-gc-high-threshold=90
+protect-kernel-defaults: true  # CIS
+""" % TOKEN
+
+
+def test_merge_changes_only_the_managed_entries():
+    text, dummy = merged_config(USER_FILE, "config.yaml", PLANNED)
+    want = USER_FILE.replace('  - "reserved-cpus=0-1"   # old\n', "").replace("  - --cpu-manager-policy=none\n", "")
+    want = want.replace("  - image-gc-high-threshold=90\n", "  - image-gc-high-threshold=90\n"
+                        + "".join('  - "%s"\n' % a for a in PLANNED))
+    assert text == want
+    assert merged_config(text, "config.yaml", PLANNED)[0] is None
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        # flow list, JSON-style file, single string, empty value, indentless list, no newline at the end
+        ('kubelet-arg: [max-pods=1, "reserved-cpus=3"]  # x\nz: 1\n', 'kubelet-arg: [max-pods=1, "a=1"]  # x\nz: 1\n'),
+        ('{"token": "t", "kubelet-arg": ["max-pods=1"]}\n', '{"token": "t", "kubelet-arg": ["max-pods=1", "a=1"]}\n'),
+        ('{"token": "t"}\n', '{"token": "t", "kubelet-arg": ["a=1"]}\n'),
+        ('{}\n', '{"kubelet-arg": ["a=1"]}\n'),
+        ("kubelet-arg: max-pods=1\n", 'kubelet-arg: [max-pods=1, "a=1"]\n'),
+        ("kubelet-arg:\nz: 1\n", 'kubelet-arg: ["a=1"]\nz: 1\n'),
+        ("kubelet-arg: ~\n", 'kubelet-arg: ["a=1"]\n'),
+        ("kubelet-arg:\n- max-pods=1\n- reserved-cpus=1\nz: 1", 'kubelet-arg:\n- max-pods=1\n- "a=1"\nz: 1'),
+        ("z: 1", 'z: 1\nkubelet-arg:\n  - "a=1"\n'),
+        ("z:\n  deep: 1\n# tail\n", 'z:\n  deep: 1\nkubelet-arg:\n  - "a=1"\n# tail\n'),
+        ("kubelet-arg:\n  - max-pods=1\n...\n", 'kubelet-arg:\n  - max-pods=1\n  - "a=1"\n...\n'),
+    ],
+)
+def test_merge_edits_every_list_style_in_place(before, after):
+    assert merged_config(before, "c", ["a=1"], managed=("a", "reserved-cpus"))[0] == after
+
+
+def test_kept_entries_that_mean_something_else_in_a_flow_list_are_quoted():
+    text, dummy = merged_config("kubelet-arg: feature-gates=A=true,B=false\n", "c", ["a=1"], managed=("a",))
+    assert yaml.safe_load(text)["kubelet-arg"] == ["feature-gates=A=true,B=false", "a=1"]
+
+
+def test_labels_and_taints_are_edited_in_place_too():
+    before = "node-label:\n  - gpu=true  # keep\n  - zone=a\nnode-taint: [gpu=true:NoSchedule]\n"
+    text, dummy = merged_config(before, "c", [], node_labels=["zone=b"], node_taints=["gpu=numa:NoSchedule"])
+    assert text == 'node-label:\n  - gpu=true  # keep\n  - "zone=b"\nnode-taint: ["gpu=numa:NoSchedule"]\n'
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("kubelet-arg:\n  - a=1\ntoken: x\nkubelet-arg:\n  - b=2\n", r"duplicate key 'kubelet-arg' at line 4 \(first at line 1\)"),
+        ("server: a\nserver: b\n", r"duplicate key 'server' at line 2"),
+        ("a: 1\n---\nb: 2\n", "holds 2 YAML documents"),
+        ("kubelet-arg:\n  - [nested]\n", "kubelet-arg must be a string or a list of strings"),
+    ],
+)
+def test_files_we_would_misread_are_refused(bad, message):
+    with pytest.raises(ConfigError, match=message) as info:
+        merged_config(bad, "/etc/rancher/rke2/config.yaml", PLANNED)
+    assert "nothing written" in str(info.value)
+
+
+def test_a_file_that_is_not_utf8_is_refused_naming_it():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import decode
+    with pytest.raises(ConfigError, match=r"/etc/rancher/rke2/config.yaml is not UTF-8 text \(byte 7\)"):
+        decode(b"token: \xff\xfe\n", "/etc/rancher/rke2/config.yaml")
+
+
+# ---------------------------------------------------------------- leaks: masking on parsed nodes
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"token": "%s"\n' % TOKEN,
+        "'token': %s\n" % TOKEN,
+        '{"server": "x", "token": "%s"}\n' % TOKEN,
+        "token:\n  %s\n" % TOKEN,
+        "token: >-\n  %s\nnext: 1\n" % TOKEN,
+        "base: &t %s\ntoken: *t\n" % TOKEN,
+        "defaults:\n  x: &t %s\nnested:\n  agent-token: *t\n" % TOKEN,
+        "etcd-s3-access-key: %s\n" % TOKEN,
+        "db-password: %s\n" % TOKEN,
+        "client-secret:\n  - %s\n" % TOKEN,
+        "agent-token: !!str %s\n" % TOKEN,
+    ],
+)
+def test_mask_finds_the_secret_however_it_is_written(text):
+    masked = mask(text)
+    assert TOKEN not in masked and MASK in masked
+
+
+def test_mask_of_unparseable_text_shows_nothing():
+    assert TOKEN not in mask("token: %s\nkubelet-arg: [unclosed\n" % TOKEN)
