@@ -19,6 +19,8 @@ import os
 import re
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
+    CPU_ID_LIMIT,
+    NODE_ID_LIMIT,
     CpusetError,
     format_cpulist,
     parse_cpulist,
@@ -78,23 +80,32 @@ def _listdir(path):
         return []
 
 
-def _numbered(path, pattern):
-    """Entries of a directory matching ``pattern`` as a sorted list of (number, name)."""
+def _numbered(path, pattern, limit=None, what="id"):
+    """Entries of a directory matching ``pattern`` as a sorted list of (number, name).
+
+    With ``limit``, an entry numbered at or above it (``node1024``, ``cpu8192``: no
+    kernel makes one) is a TopologyError naming it.
+    """
     out = []
     for name in _listdir(path):
         m = pattern.match(name)
         if m:
-            out.append((int(m.group(1)), name))
+            number = int(m.group(1))
+            if limit is not None and number >= limit:
+                raise TopologyError("%s: %s %d is beyond the kernel's limit (ids < %d)"
+                                    % (os.path.join(path, name), what, number, limit))
+            out.append((number, name))
     return sorted(out)
 
 
 def _cpulist_file(path, what):
-    """Parse a cpulist file; None when missing; TopologyError naming the file when unparseable."""
+    """Parse a cpulist file; None when missing; TopologyError naming the file when unparseable
+    or when it names a CPU id no kernel has (CPU_ID_LIMIT)."""
     text = _read(path)
     if text is None:
         return None
     try:
-        return parse_cpulist(text)
+        return parse_cpulist(text, limit=CPU_ID_LIMIT)
     except CpusetError as e:
         raise TopologyError("%s: %s (%s)" % (path, e, what))
 
@@ -104,7 +115,7 @@ def _cpumask_file(path, what):
     if text is None:
         return None
     try:
-        return parse_cpumask(text)
+        return parse_cpumask(text, limit=CPU_ID_LIMIT)
     except CpusetError as e:
         raise TopologyError("%s: %s (%s)" % (path, e, what))
 
@@ -119,13 +130,53 @@ def parse_meminfo(text):
     return out
 
 
+def read_node_memory_kb(path, nid):
+    """MemTotal in kB of NUMA node ``nid`` from its ``meminfo`` file at ``path``.
+
+    The kernel writes ``nodeN/meminfo`` for every node, starting with a
+    ``Node N MemTotal: <kB> kB`` line (drivers/base/node.c node_read_meminfo); a
+    node without memory says 0 there. A file that is missing, unreadable or
+    without that line is a TopologyError naming it: reading it as 0 would put all
+    reserved memory on the other nodes and offer this one to pods.
+    """
+    text = _read(path)
+    if text is None:
+        raise TopologyError("%s: cannot be read (missing, unreadable or not text), so NUMA node %d's memory is unknown"
+                            % (path, nid))
+    m = re.search(r"^Node\s+%d\s+MemTotal:\s+(\d+)(?:\s*kB)?\s*$" % nid, text, re.M)
+    if not m:
+        raise TopologyError("%s: no 'Node %d MemTotal' line, so NUMA node %d's memory is unknown" % (path, nid, nid))
+    return int(m.group(1))
+
+
+def read_total_memory_kb(root, warnings):
+    """MemTotal in kB of ``proc/meminfo``, for a kernel without NUMA (one node 0).
+
+    Present but without a MemTotal line: TopologyError naming it. Missing: a
+    warning and 0 (hwloc's dumps of old machines lack the file, and lstopo reads
+    such a node's memory as unknown; a live kernel always has it, and the planner
+    refuses a host without memory).
+    """
+    path = os.path.join(root, "proc", "meminfo")
+    if not os.path.lexists(path):
+        warnings.append("%s: missing, so the memory of NUMA node 0 is unknown and reported as 0" % path)
+        return 0
+    text = _read(path)
+    if text is None:
+        raise TopologyError("%s: cannot be read (unreadable or not text), so the memory is unknown" % path)
+    memory = parse_meminfo(text).get("MemTotal")
+    if memory is None:
+        raise TopologyError("%s: no 'MemTotal' line, so the memory is unknown" % path)
+    return memory
+
+
 def read_cpus(cpu_dir):
     """Return (online, present) CPU id lists.
 
     ``cpu/online`` is authoritative when it exists. Without it (old kernels,
     some dumps), a ``cpuN`` directory is online unless its ``online`` file says 0.
     """
-    dirs = [n for n, _name in _numbered(cpu_dir, _CPU_DIR)]
+    dirs = [n for n, _name in _numbered(cpu_dir, _CPU_DIR, CPU_ID_LIMIT, "CPU id")]
     present = _cpulist_file(os.path.join(cpu_dir, "present"), "present CPUs")
     if present is None:
         present = dirs
@@ -211,10 +262,9 @@ def read_numa_nodes(root, online, warnings):
     """
     node_dir = os.path.join(root, "sys", "devices", "system", "node")
     online_set = set(online)
-    numbered = _numbered(node_dir, _NODE_DIR)
+    numbered = _numbered(node_dir, _NODE_DIR, NODE_ID_LIMIT, "NUMA node id")
     if not numbered:
-        meminfo = parse_meminfo(_read(os.path.join(root, "proc", "meminfo")))
-        return [_node_dict(0, online, meminfo.get("MemTotal", 0), {}, None)]
+        return [_node_dict(0, online, read_total_memory_kb(root, warnings), {}, None)]
 
     nodes = []
     for nid, name in numbered:
@@ -223,9 +273,9 @@ def read_numa_nodes(root, online, warnings):
         if cpus is None:
             cpus = _cpumask_file(os.path.join(path, "cpumap"), "CPUs of NUMA node %d" % nid)
         if cpus is None:
-            cpus = [c for c, n in _numbered(path, _CPU_DIR)]
+            cpus = [c for c, n in _numbered(path, _CPU_DIR, CPU_ID_LIMIT, "CPU id")]
         cpus = [c for c in cpus if c in online_set]
-        meminfo = parse_meminfo(_read(os.path.join(path, "meminfo")))
+        memory_kb = read_node_memory_kb(os.path.join(path, "meminfo"), nid)
         hugepages = {}
         for size, hname in _numbered(os.path.join(path, "hugepages"), _HUGEPAGES_DIR):
             hp = os.path.join(path, "hugepages", hname)
@@ -239,7 +289,7 @@ def read_numa_nodes(root, online, warnings):
         except ValueError:
             warnings.append("%s: unparseable distance row %r ignored" % (os.path.join(path, "distance"), distance))
             distance = None
-        nodes.append(_node_dict(nid, cpus, meminfo.get("MemTotal", 0), hugepages, distance))
+        nodes.append(_node_dict(nid, cpus, memory_kb, hugepages, distance))
 
     seen = set()
     for node in nodes:
@@ -376,9 +426,9 @@ def read_topology(root="/"):
     isolated = _cpulist_file(os.path.join(cpu_dir, "isolated"), "isolated CPUs")
     nohz_full = _read(os.path.join(cpu_dir, "nohz_full"))  # "(null)" when nohz_full= is not in effect
     try:
-        nohz_full = parse_cpulist(nohz_full) if nohz_full and nohz_full != "(null)" else []
-    except CpusetError:
-        warnings.append("%s: unparseable %r ignored" % (os.path.join(cpu_dir, "nohz_full"), nohz_full))
+        nohz_full = parse_cpulist(nohz_full, limit=CPU_ID_LIMIT) if nohz_full and nohz_full != "(null)" else []
+    except CpusetError as e:
+        warnings.append("%s: unparseable, ignored: %s" % (os.path.join(cpu_dir, "nohz_full"), e))
         nohz_full = []
     sizes = [s for s, _name in _numbered(os.path.join(root, "sys", "kernel", "mm", "hugepages"), _HUGEPAGES_DIR)]
     return {

@@ -46,6 +46,10 @@ notes:
     the kubelet no topology hint for it).
   - CPUs and NUMA nodes are reported as the kernel lists them, which is what the
     kubelet sees. CPU-less memory nodes (GPU HBM, CXL) are nodes with C(has_cpu=false).
+  - Fails, naming the file, rather than report a wrong topology - a NUMA node whose
+    C(meminfo) cannot be read or has no C(Node N MemTotal) line (a node without memory
+    says 0 there and is read as such), an unparseable CPU list, or a CPU or node id
+    no kernel can have (CPU ids below 8192, NUMA node ids below 1024).
 """
 
 EXAMPLES = r"""

@@ -1,9 +1,13 @@
 # -*- coding: utf-8 -*-
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
+    CPU_ID_LIMIT,
+    NODE_ID_LIMIT,
     CpusetError,
     format_cpulist,
     parse_cpulist,
@@ -79,3 +83,54 @@ def test_parse_cpumask(text, cpus):
 def test_parse_cpumask_rejects(text):
     with pytest.raises(CpusetError):
         parse_cpumask(text)
+
+
+# ---------------------------------------------------------------- kernel limits
+# The reader bounds every list by what a kernel can hold (CPU_ID_LIMIT, NODE_ID_LIMIT):
+# "0-4194303" must be refused at once, not expanded into four million CPUs.
+
+
+@pytest.mark.parametrize(
+    "text, limit",
+    [
+        ("0-4194303", CPU_ID_LIMIT),
+        ("8192", CPU_ID_LIMIT),
+        ("0-3,8191-8192", CPU_ID_LIMIT),
+        ("0-4194303:1/2", CPU_ID_LIMIT),
+        ("0-99999999999999999999", CPU_ID_LIMIT),
+        ("1024", NODE_ID_LIMIT),
+        ("0-2", 2),
+    ],
+)
+def test_parse_cpulist_refuses_ids_beyond_the_limit_fast(text, limit):
+    start = time.monotonic()
+    with pytest.raises(CpusetError, match=r"beyond the kernel's limit|>= %d" % limit):
+        parse_cpulist(text, limit=limit)
+    assert time.monotonic() - start < 1.0
+
+
+@pytest.mark.parametrize("text, limit", [("0-8191", CPU_ID_LIMIT), ("0-1023", NODE_ID_LIMIT), ("0-1", 2), ("", 1)])
+def test_parse_cpulist_accepts_ids_up_to_the_limit(text, limit):
+    assert parse_cpulist(text, limit=limit) == parse_cpulist(text)
+
+
+def test_kernel_limits():
+    # CONFIG_NR_CPUS max 8192 (x86_64 MAXSMP), CONFIG_NODES_SHIFT max 10
+    assert (CPU_ID_LIMIT, NODE_ID_LIMIT) == (8192, 1024)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["ffffffff," * 300 + "ffffffff", "1" + ",00000000" * 256, "00000001" + ",00000000" * 30000],
+)
+def test_parse_cpumask_refuses_bits_beyond_the_limit_fast(text):
+    start = time.monotonic()
+    with pytest.raises(CpusetError, match="beyond the kernel's limit"):
+        parse_cpumask(text, limit=CPU_ID_LIMIT)
+    assert time.monotonic() - start < 1.0
+
+
+def test_parse_cpumask_accepts_the_last_cpu_and_leading_zero_words():
+    text = "80000000" + ",00000000" * 255  # CPU 8191 in a 8192-bit mask
+    assert parse_cpumask(text, limit=CPU_ID_LIMIT) == [8191]
+    assert parse_cpumask("00000000," * 400 + "00000003", limit=CPU_ID_LIMIT) == [0, 1]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -308,3 +309,111 @@ def test_parse_meminfo():
     assert parse_meminfo(text) == {"MemTotal": 16777216, "MemFree": 100, "HugePages_Total": 4}
     assert parse_meminfo("MemTotal:  2048 kB\nHugepagesize:  2048 kB\n") == {"MemTotal": 2048, "Hugepagesize": 2048}
     assert parse_meminfo(None) == {}
+
+
+# ---------------------------------------------------------------- memory that cannot be read is refused
+# A node whose meminfo cannot be read used to count as 0 bytes: the planner then put all
+# reserved memory on the other node, or divided by zero. The kernel always writes
+# nodeN/meminfo with a "Node N MemTotal:" line (drivers/base/node.c), so anything else
+# is a broken tree.
+
+
+def _meminfo_dir(path):
+    os.unlink(path)
+    os.mkdir(path)  # read() fails with EISDIR: unreadable, as a file without permission is for root too
+
+
+def _meminfo_text(text):
+    def write(path):
+        with open(path, "wb") as f:
+            f.write(text)
+    return write
+
+
+@pytest.mark.parametrize(
+    "damage, fragment",
+    [
+        (os.unlink, "node1/meminfo: cannot be read"),
+        (_meminfo_dir, "node1/meminfo: cannot be read"),
+        (_meminfo_text(b""), "node1/meminfo: no 'Node 1 MemTotal' line"),
+        (_meminfo_text(b"Node 1 MemFree:  100 kB\n"), "node1/meminfo: no 'Node 1 MemTotal' line"),
+        (_meminfo_text(b"Node 1 MemTotal:  lots kB\n"), "node1/meminfo: no 'Node 1 MemTotal' line"),
+        (_meminfo_text(b"\xff\xfe garbage \x00\x01"), "node1/meminfo: cannot be read"),
+        (_meminfo_text(b"Node 0 MemTotal:  67108864 kB\n"), "node1/meminfo: no 'Node 1 MemTotal' line"),
+    ],
+    ids=["missing", "unreadable", "empty", "no-memtotal", "garbage-number", "binary", "other-node"],
+)
+def test_node_meminfo_that_cannot_be_read_is_refused(tmp_path, damage, fragment):
+    root, _spec = _tree(tmp_path, sockets=2, cores_per_socket=2, threads=1)
+    damage(os.path.join(root, "sys/devices/system/node/node1/meminfo"))
+    with pytest.raises(TopologyError) as info:
+        read_topology(root)
+    assert fragment in str(info.value)
+
+
+def test_node_meminfo_of_zero_is_a_node_without_memory(tmp_path):
+    # a real state (memory hot-removed, fake dumps, CPU-only nodes): read as 0, not refused
+    root, _spec = _tree(tmp_path, sockets=2, cores_per_socket=2, threads=1)
+    with open(os.path.join(root, "sys/devices/system/node/node1/meminfo"), "w") as f:
+        f.write("Node 1 MemTotal:              0 kB\nNode 1 MemFree:               0 kB\n")
+    node = read_topology(root)["numa_nodes"][1]
+    assert (node["memory_kb"], node["has_memory"]) == (0, False)
+
+
+def test_proc_meminfo_without_memtotal_is_refused_without_numa(tmp_path):
+    root, _spec = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=2)
+    shutil.rmtree(os.path.join(root, "sys/devices/system/node"))
+    with open(os.path.join(root, "proc/meminfo"), "w") as f:
+        f.write("MemFree:  100 kB\n")
+    with pytest.raises(TopologyError, match=r"proc/meminfo: no 'MemTotal' line"):
+        read_topology(root)
+
+
+def test_missing_proc_meminfo_without_numa_is_warned(tmp_path):
+    # hwloc's 2ps3-2t dump holds no proc/meminfo (lstopo: memory unknown); a live kernel always has it
+    root, _spec = _tree(tmp_path, sockets=1, cores_per_socket=2, threads=2)
+    shutil.rmtree(os.path.join(root, "sys/devices/system/node"))
+    os.unlink(os.path.join(root, "proc/meminfo"))
+    topo = read_topology(root)
+    assert topo["numa_nodes"][0]["memory_kb"] == 0
+    assert any("proc/meminfo: missing" in w for w in topo["warnings"])
+
+
+# ---------------------------------------------------------------- kernel limits
+# cpu/online = 0-4194303 used to keep the reader busy for minutes (a file read per CPU).
+
+
+def _write(root, rel, text):
+    with open(os.path.join(root, rel), "w") as f:
+        f.write(text)
+
+
+def _node_dir(root, rel):
+    os.rename(os.path.join(root, "sys/devices/system/node/node1"), os.path.join(root, "sys/devices/system/node", rel))
+
+
+@pytest.mark.parametrize(
+    "damage, fragment",
+    [
+        (lambda r: _write(r, "sys/devices/system/cpu/online", "0-4194303\n"), "cpu/online: "),
+        (lambda r: _write(r, "sys/devices/system/cpu/online", "0-3,8192\n"), "cpu/online: "),
+        (lambda r: _write(r, "sys/devices/system/cpu/present", "0-65535\n"), "cpu/present: "),
+        (lambda r: _write(r, "sys/devices/system/cpu/isolated", "9000\n"), "cpu/isolated: "),
+        (lambda r: _write(r, "sys/devices/system/node/node1/cpulist", "2-4194303\n"), "node1/cpulist: "),
+        (lambda r: (os.unlink(os.path.join(r, "sys/devices/system/node/node1/cpulist")),
+                    _write(r, "sys/devices/system/node/node1/cpumap", "ffffffff," * 300 + "0000000c\n")), "node1/cpumap: "),
+        (lambda r: _write(r, "sys/devices/system/cpu/cpu0/topology/thread_siblings_list", "0-4194303\n"),
+         "cpu0/topology/thread_siblings_list: "),
+        (lambda r: _node_dir(r, "node1024"), "node1024: NUMA node id 1024 is beyond the kernel's limit"),
+        (lambda r: os.mkdir(os.path.join(r, "sys/devices/system/cpu/cpu8192")), "cpu8192: CPU id 8192 is beyond the kernel's limit"),
+    ],
+    ids=["online-huge", "online-8192", "present", "isolated", "node-cpulist", "node-cpumap", "siblings", "node-dir", "cpu-dir"],
+)
+def test_ids_beyond_the_kernel_limits_are_refused_fast(tmp_path, damage, fragment):
+    root, _spec = _tree(tmp_path, sockets=2, cores_per_socket=2, threads=1)
+    damage(root)
+    start = time.monotonic()
+    with pytest.raises(TopologyError) as info:
+        read_topology(root)
+    assert time.monotonic() - start < 1.0
+    assert fragment in str(info.value)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -48,3 +49,25 @@ def test_bad_root_fails_naming_the_path(tmp_path, capsys):
     assert code == 1 and result["failed"] is True
     assert "nowhere/sys/devices/system/cpu does not exist" in result["msg"]
     assert "topology" not in result
+
+
+@pytest.mark.parametrize(
+    "path, text, fragment",
+    [
+        ("sys/devices/system/node/node1/meminfo", "Node 1 MemFree:  100 kB\n", "node1/meminfo: no 'Node 1 MemTotal' line"),
+        ("sys/devices/system/node/node1/meminfo", None, "node1/meminfo: cannot be read"),
+        ("sys/devices/system/cpu/online", "0-4194303\n", "cpu/online: "),
+    ],
+    ids=["no-memtotal", "missing-meminfo", "huge-online"],
+)
+def test_unusable_files_fail_the_task_naming_the_file(tmp_path, capsys, path, text, fragment):
+    root = gen_sysfs.write_tree(gen_sysfs.make_spec(sockets=2, cores_per_socket=2, threads=1), str(tmp_path / "r"))
+    if text is None:
+        os.unlink(os.path.join(root, path))
+    else:
+        with open(os.path.join(root, path), "w") as f:
+            f.write(text)
+    code, result = run(capsys, sysfs_root=root)
+    assert code == 1 and result["failed"] is True
+    assert result["msg"].startswith("cannot read the topology: ") and fragment in result["msg"]
+    assert "Traceback" not in result["msg"] and "topology" not in result
