@@ -3,16 +3,21 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """rke2_config: merge the plan's kubelet args into RKE2's config (rule 12).
 
-Reads the file with slurp, merges on the controller (PyYAML is not needed on
-the node), writes with the copy action (atomic, 0600 root:root, backup). The
-join token never reaches the output: copy runs without diff, and the diff
-shown is made here from masked text.
+Reads the file with slurp, edits it on the controller (PyYAML is not needed
+on the node), then on the node: backs the file up (0600, in a 0700 folder)
+before any change, content or mode, and writes it atomically, 0600
+root:root. A symlinked file stays a symlink: its target is what is backed
+up and written. The result says how to undo the run exactly (``backup_file``
+and ``previous`` mode/owner/group, or ``created``). The join token never
+reaches the output: the copy runs without diff, and the diff shown is made
+here from text masked on its parsed nodes.
 """
 
 from __future__ import annotations
 
 import base64
 import os
+import time
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
@@ -20,6 +25,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
     MANAGED_KUBELET_FLAGS,
     ConfigError,
+    decode,
     dropin_config,
     mask,
     merged_config,
@@ -35,23 +41,14 @@ ARGUMENT_SPEC = {
     "node_taints": {"type": "list", "elements": "str", "default": []},
     "managed_flags": {"type": "list", "elements": "str", "default": list(MANAGED_KUBELET_FLAGS)},
     "backup": {"type": "bool", "default": True},
+    "backup_dir": {"type": "path", "default": "/var/lib/rke2-numa/backup"},
 }
 
 
 class ActionModule(ActionBase):
-    """Merge or drop in the kubelet args; never show the token."""
+    """Merge or drop in the kubelet args; back up first; never show the token."""
 
     TRANSFERS_FILES = True
-
-    def _read(self, path, task_vars):
-        """Remote file content as text, or None when it does not exist."""
-        result = self._execute_module(module_name="ansible.builtin.slurp", module_args={"src": path},
-                                      task_vars=task_vars)
-        if result.get("failed"):
-            if "not found" in result.get("msg", "") or "No such file" in result.get("msg", ""):
-                return None
-            raise AnsibleActionFail("cannot read %s: %s" % (path, result.get("msg")))
-        return base64.b64decode(result["content"]).decode("utf-8")
 
     def _module(self, name, args, task_vars):
         result = self._execute_module(module_name=name, module_args=args, task_vars=task_vars)
@@ -59,11 +56,47 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("%s on %s failed: %s" % (name, args.get("path") or args.get("dest"), result.get("msg")))
         return result
 
-    def _write(self, dest, content, backup, task_vars):
+    def _target(self, path, task_vars):
+        """(the file to read and write, its stat or None): a symlink is followed to its target."""
+        stat_args = {"get_checksum": False, "get_mime": False, "get_attributes": False}
+        st = self._module("ansible.builtin.stat", dict(stat_args, path=path, follow=False), task_vars)["stat"]
+        real = path
+        if st["exists"] and st.get("islnk"):
+            real = st["lnk_source"]
+            st = self._module("ansible.builtin.stat", dict(stat_args, path=real, follow=False), task_vars)["stat"]
+            if not st["exists"]:
+                raise AnsibleActionFail("%s is a symlink to %s, which does not exist: nothing written" % (path, real))
+        if not st["exists"]:
+            return real, None
+        if not st.get("isreg"):
+            raise AnsibleActionFail("%s is not a regular file: nothing written" % real)
+        return real, st
+
+    def _read(self, path, task_vars):
+        """Remote file content as text (refused when not UTF-8), or None when it does not exist."""
+        result = self._execute_module(module_name="ansible.builtin.slurp", module_args={"src": path},
+                                      task_vars=task_vars)
+        if result.get("failed"):
+            if "not found" in result.get("msg", "") or "No such file" in result.get("msg", ""):
+                return None
+            raise AnsibleActionFail("cannot read %s: %s" % (path, result.get("msg")))
+        return decode(base64.b64decode(result["content"]), path)
+
+    def _backup(self, real, backup_dir, task_vars):
+        """A 0600 root copy of the file in the 0700 backup folder, before anything changes."""
+        self._module("ansible.builtin.file", {"path": backup_dir, "state": "directory", "mode": "0700",
+                                              "owner": "root", "group": "root"}, task_vars)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        dest = os.path.join(backup_dir, "%s.%s~" % (real.strip("/").replace("/", "_"), stamp))
+        self._module("ansible.builtin.copy", {"src": real, "dest": dest, "remote_src": True, "mode": "0600",
+                                              "owner": "root", "group": "root"}, task_vars)
+        return dest
+
+    def _write(self, dest, content, task_vars):
         """Atomic write through the copy action, 0600 root:root, without its (unmasked) diff."""
         task = self._task.copy()
         task.args.clear()
-        task.args.update(content=content, dest=dest, mode="0600", owner="root", group="root", backup=backup)
+        task.args.update(content=content, dest=dest, mode="0600", owner="root", group="root", backup=False)
         task.diff = False
         copy = self._shared_loader_obj.action_loader.get(
             "ansible.legacy.copy", task=task, connection=self._connection, play_context=self._play_context,
@@ -77,52 +110,52 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        # plain str: values from templates are tagged str subclasses that PyYAML cannot represent
+        # plain str: values from templates are tagged str subclasses
         for key in ("kubelet_args", "node_labels", "node_taints", "managed_flags"):
             args[key] = [str(v) for v in args[key]]
         managed = tuple(args["managed_flags"])
         path = args["path"]
+        target = path if args["mode"] == "merge" else args["dropin_path"]
+        # every check and read first: a refusal writes nothing
         try:
-            current = self._read(path, task_vars)
+            real, st = self._target(target, task_vars)
+            before = self._read(real, task_vars) if st else None
             if args["mode"] == "merge":
-                target = path
-                before = current
-                new_text, report = merged_config(current, path, args["kubelet_args"], args["node_labels"],
+                new_text, report = merged_config(before, path, args["kubelet_args"], args["node_labels"],
                                                  args["node_taints"], managed)
             else:
-                target = args["dropin_path"]
-                before = self._read(target, task_vars)
-                report = {"config_sets_managed_flags": owned_flags_elsewhere(current, path, managed)}
+                report = {"config_sets_managed_flags": owned_flags_elsewhere(self._read(path, task_vars), path, managed)}
                 new_text = dropin_config(args["kubelet_args"], args["node_labels"], args["node_taints"])
                 if new_text == before:
                     new_text = None
         except ConfigError as e:
             raise AnsibleActionFail(str(e))
 
-        changed = False
-        if new_text is None:
-            # content as planned: still enforce the secret-safe mode (an existing file only)
-            if before is not None and not self._task.check_mode:
-                changed = self._module("ansible.builtin.file", {"path": target, "mode": "0600", "owner": "root",
-                                                                "group": "root"}, task_vars).get("changed", False)
-        else:
-            changed = True
-            if not self._task.check_mode:
-                if before is not None:  # the backup copy keeps the file's mode: make it 0600 first
-                    self._module("ansible.builtin.file", {"path": target, "mode": "0600"}, task_vars)
+        previous = {"mode": st["mode"], "owner": st["pw_name"], "group": st["gr_name"]} if st else None
+        secure = previous == {"mode": "0600", "owner": "root", "group": "root"}
+        changed = new_text is not None or (st is not None and not secure)
+        if changed and not self._task.check_mode:
+            if st and args["backup"]:
+                result["backup_file"] = self._backup(real, args["backup_dir"], task_vars)
+            if new_text is None:  # content as planned: only the secret-safe mode and owner
+                self._module("ansible.builtin.file", {"path": real, "mode": "0600", "owner": "root", "group": "root"},
+                             task_vars)
+            else:
+                if st:  # make it 0600 before the token-holding content is rewritten
+                    self._module("ansible.builtin.file", {"path": real, "mode": "0600"}, task_vars)
                 else:  # a new file: config.yaml.d (or /etc/rancher/rke2) may not exist yet; copy does not create it
-                    self._module("ansible.builtin.file", {"path": os.path.dirname(target), "state": "directory"}, task_vars)
-                written = self._write(target, new_text, args["backup"], task_vars)
-                if written.get("backup_file"):
-                    result["backup_file"] = written["backup_file"]
-            if self._task.diff:
-                result["diff"] = {"before": mask(before or ""), "after": mask(new_text),
-                                  "before_header": target, "after_header": target}
+                    self._module("ansible.builtin.file", {"path": os.path.dirname(real), "state": "directory"}, task_vars)
+                self._write(real, new_text, task_vars)
+        if new_text is not None and self._task.diff:
+            result["diff"] = {"before": mask(before or ""), "after": mask(new_text),
+                              "before_header": real, "after_header": real}
         if report.get("normalised"):
             self._display.warning("%s held duplicate managed kubelet flags %s; they are now set once"
                                   % (path, ", ".join(report["normalised"])))
         if report.get("config_sets_managed_flags"):
             self._display.warning("%s sets %s too; the drop-in is read later, so its values win"
                                   % (path, ", ".join(report["config_sets_managed_flags"])))
-        result.update(changed=changed, path=target, mode=args["mode"], report=report)
+        result.update(changed=changed, content_changed=new_text is not None, path=target, real_path=real,
+                      created=changed and st is None,
+                      previous=previous, mode=args["mode"], report=report)
         return result

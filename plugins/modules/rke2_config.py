@@ -15,15 +15,21 @@ short_description: Merge planned kubelet args into RKE2's config.yaml, keeping e
 version_added: 0.1.0
 description:
   - Merges the kubelet flags of a M(maitred.rke2_numa.numa_plan) plan into
-    C(/etc/rancher/rke2/config.yaml) - every key it does not manage (server, token,
-    node-label, ...) and every kubelet flag it does not manage are kept; managed flags
-    are replaced by name, duplicates of them are normalised to one and reported.
+    C(/etc/rancher/rke2/config.yaml) by editing only the C(kubelet-arg) entries it manages (and the
+    C(node-label)/C(node-taint) entries it is given) - every other byte of the file (server, token,
+    comments, quoting, number spellings, key order, blank lines) stays as it was. Managed flags are
+    replaced by name, duplicates of them are normalised to one and reported.
   - Or, with O(mode=dropin), writes a C(config.yaml.d) file that appends with
     C(kubelet-arg+) and leaves C(config.yaml) alone, for clusters where another tool owns it.
-  - The file is written atomically, mode 0600 root:root; the backup is 0600 too.
-  - The join token never appears in the output - the diff is masked and the merge runs on
-    the controller, so the node needs no PyYAML.
-  - Comments in C(config.yaml) are not kept when it is rewritten (values and key order are).
+  - Refuses, writing nothing, a file it could read differently from RKE2 - not UTF-8, not valid YAML,
+    several YAML documents, not a mapping, a key given twice (named with its line).
+  - Before any change (content, mode or owner) the file is copied, 0600 root:root, into O(backup_dir)
+    (0700); it is then written atomically, mode 0600 root:root. A symlink stays a symlink, its target is
+    backed up and changed. The result tells how to undo the run exactly (RV(backup_file) and RV(previous),
+    or RV(created)).
+  - The join token never appears in the output - the diff masks the value of every key ending in token,
+    secret, password or key, found on the parsed YAML (quoted keys, flow style, anchors); the merge runs
+    on the controller, so the node needs no PyYAML.
 author:
   - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
@@ -73,9 +79,13 @@ options:
               topology-manager-policy-options, memory-manager-policy, reserved-cpus, kube-reserved,
               system-reserved, eviction-hard, reserved-memory]
   backup:
-    description: Keep a timestamped 0600 copy of the previous file next to it.
+    description: Copy the previous file into O(backup_dir) (0600) before any change.
     type: bool
     default: true
+  backup_dir:
+    description: Folder (created 0700 root:root) for the backups.
+    type: path
+    default: /var/lib/rke2-numa/backup
 notes:
   - RKE2 reads C(config.yaml), then C(config.yaml.d/*.yaml) in lexical order; a later
     key replaces an earlier one and C(key+) appends to a list.
@@ -105,10 +115,29 @@ mode:
   description: merge or dropin.
   returned: always
   type: str
-backup_file:
-  description: The backup of the previous file, when one was made.
-  returned: changed and backup
+real_path:
+  description: The file really written - the target of O(path) (or O(dropin_path)) when that is a symlink.
+  returned: always
   type: str
+  sample: /etc/rancher/rke2/config.yaml
+content_changed:
+  description: The settings changed (not only the mode or owner) - RKE2 must restart to read them.
+  returned: always
+  type: bool
+created:
+  description: The file did not exist before this run (undoing the run removes it; no other file is ever removed).
+  returned: always
+  type: bool
+previous:
+  description: Mode, owner and group of the file before this run (null when it did not exist).
+  returned: always
+  type: dict
+  sample: {mode: "0644", owner: root, group: root}
+backup_file:
+  description: The 0600 copy of the file taken before this run changed it.
+  returned: changed, the file existed and O(backup=true)
+  type: str
+  sample: /var/lib/rke2-numa/backup/etc_rancher_rke2_config.yaml.20261201T041700Z~
 report:
   description:
     - In merge mode - C(normalised) (managed flags that appeared more than once), C(replaced)

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="writes files as root:
 def run(tmp_path, *extra, **task):
     playbook = tmp_path / "play.yml"
     task.setdefault("kubelet_args", PLANNED)
+    task.setdefault("backup_dir", str(tmp_path / "backup"))
     playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False,
                                          "tasks": [{"maitred.rke2_numa.rke2_config": task, "register": "out"},
                                                    {"ansible.builtin.debug": {"var": "out"}}]}]))
@@ -56,14 +57,15 @@ def test_merge_check_run_check_run(tmp_path, config):
     data = yaml.safe_load(config.read_text())
     assert data["token"] == TOKEN and data["kubelet-arg"] == ["max-pods=250"] + PLANNED
     assert stat.S_IMODE(os.stat(config).st_mode) == 0o600
-    backups = glob.glob(str(config) + ".*~")
+    backups = glob.glob(str(tmp_path / "backup" / "*~"))
     assert len(backups) == 1 and stat.S_IMODE(os.stat(backups[0]).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(str(tmp_path / "backup")).st_mode) == 0o700
     assert open(backups[0]).read() == before
 
     for extra in (["--check"], []):
         out = run(tmp_path, *extra, path=str(config))
         assert out.returncode == 0 and "changed=0" in out.stdout, out.stdout
-    assert len(glob.glob(str(config) + ".*~")) == 1
+    assert len(glob.glob(str(tmp_path / "backup" / "*~"))) == 1
 
 
 def test_invalid_yaml_fails_and_writes_nothing(tmp_path):
@@ -98,3 +100,82 @@ def test_dropin_creates_its_folder(tmp_path, config):
     out = run(tmp_path, "--check", path=str(config), mode="dropin", dropin_path=str(tmp_path / "new.d" / "50-rke2-numa.yaml"))
     assert out.returncode == 0 and "changed=1" in out.stdout, out.stdout + out.stderr
     assert not (tmp_path / "new.d").exists()
+
+
+def result_of(out):
+    """The registered result, from the debug task's YAML-ish JSON output."""
+    import json
+    text = out.stdout[out.stdout.index('"out": {'):]
+    return json.loads("{" + text[:text.index("\n}\n") + 2])["out"]
+
+
+def test_a_mode_only_change_is_backed_up_first_and_says_how_to_undo_it(tmp_path, config):
+    text, dummy = __import__("ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config",
+                             fromlist=["x"]).merged_config(config.read_text(), "c", PLANNED)
+    config.write_text(text)
+    os.chmod(str(config), 0o644)
+    out = run(tmp_path, path=str(config))
+    assert out.returncode == 0, out.stdout + out.stderr
+    res = result_of(out)
+    assert res["changed"] and not res["content_changed"] and not res["created"]
+    assert res["previous"] == {"mode": "0644", "owner": "root", "group": "root"}
+    assert open(res["backup_file"]).read() == text == config.read_text()
+    assert stat.S_IMODE(os.stat(str(config)).st_mode) == 0o600
+
+
+def test_a_symlinked_config_stays_a_symlink_and_its_target_changes(tmp_path, config):
+    target = tmp_path / "real" / "config.yaml"
+    os.makedirs(str(target.parent))
+    os.rename(str(config), str(target))
+    os.symlink("real/config.yaml", str(tmp_path / "config.yaml"))
+    out = run(tmp_path, path=str(config))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert os.readlink(str(config)) == "real/config.yaml"
+    assert yaml.safe_load(target.read_text())["kubelet-arg"] == ["max-pods=250"] + PLANNED
+    assert result_of(out)["real_path"] == str(target)
+
+
+def test_a_dangling_symlink_is_refused(tmp_path):
+    os.symlink(str(tmp_path / "nowhere.yaml"), str(tmp_path / "config.yaml"))
+    out = run(tmp_path, path=str(tmp_path / "config.yaml"))
+    assert out.returncode != 0 and "which does not exist: nothing written" in out.stdout
+    assert not (tmp_path / "nowhere.yaml").exists() and not (tmp_path / "backup").exists()
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"token: %s\nkubelet-arg:\n  - max-pods=1\nkubelet-arg:\n  - x=1\n" % TOKEN.encode(),
+         "duplicate key 'kubelet-arg' at line 4 (first at line 2)"),
+        (b"token: %s\nnode-name: caf\xe9\n" % TOKEN.encode(), "is not UTF-8 text (byte"),
+    ],
+)
+def test_files_we_would_misread_are_refused_and_nothing_is_written(tmp_path, content, message):
+    path = tmp_path / "config.yaml"
+    path.write_bytes(content)
+    os.chmod(str(path), 0o644)
+    out = run(tmp_path, "-vvv", "--diff", path=str(path))
+    assert out.returncode != 0 and message in out.stdout, out.stdout
+    assert TOKEN not in out.stdout + out.stderr
+    assert path.read_bytes() == content and stat.S_IMODE(os.stat(str(path)).st_mode) == 0o644
+    assert not (tmp_path / "backup").exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '"token": "%s"\nkubelet-arg: []\n',
+        "'agent-token': %s\n",
+        '{"server": "https://x:9345", "token": "%s"}\n',
+        "token:\n  %s\n",
+        "server: x\nbase: &t %s\ntoken: *t\n",
+        "etcd-s3-secret-key: %s\n",
+    ],
+)
+def test_the_token_never_shows_however_the_file_holds_it(tmp_path, content):
+    path = tmp_path / "config.yaml"
+    path.write_text(content % TOKEN)
+    out = run(tmp_path, "-vvv", "--diff", path=str(path))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "changed=1" in out.stdout and "reserved-cpus=0,2" in out.stdout
+    assert TOKEN not in out.stdout + out.stderr, "the join token leaked into the output"

@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+"""The rollback's restore steps through ansible-playbook on this machine, for
+every branch: rke2_config in merge and drop-in mode with the config changed,
+only its mode changed, or nothing changed (and a symlinked config), with the
+checkpoints present or absent. After rke2_config, the reset's backup and
+delete, and a failed kubelet that wrote checkpoints of its own, the rollback
+must leave every file exactly as it was before the run: bytes, mode, owner,
+symlinks, which files exist. (Stopping and starting the agent is Molecule's.)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+TOKEN = "K10feed::server:r0llback"
+PLANNED = ["cpu-manager-policy=static", "reserved-cpus=0,2"]
+CONFIG = "# owned by terraform\nserver: https://10.0.0.1:9345\ntoken: %s\nkubelet-arg:\n  - max-pods=250\n" % TOKEN
+AS_PLANNED = CONFIG + "".join('  - "%s"\n' % a for a in PLANNED)
+DROPIN = '# Managed by maitred.rke2_numa: kubelet args for NUMA-aligned GPU pods. Do not edit.\nkubelet-arg+:\n' + \
+    "".join("- %s\n" % a for a in PLANNED)
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="writes files as root:root, like on a node")
+
+
+def snapshot(*dirs):
+    """Every file below the folders: kind, bytes or link target, mode, owner."""
+    out = {}
+    for top in dirs:
+        for base, subdirs, files in os.walk(top):
+            for name in subdirs + files:
+                path = os.path.join(base, name)
+                st = os.lstat(path)
+                if os.path.islink(path):
+                    out[path] = ("link", os.readlink(path))
+                elif os.path.isdir(path):
+                    out[path] = ("dir", oct(st.st_mode & 0o7777), st.st_uid)
+                else:
+                    with open(path, "rb") as f:
+                        out[path] = ("file", f.read(), oct(st.st_mode & 0o7777), st.st_uid, st.st_gid)
+    return out
+
+
+BRANCHES = {
+    # name: (config mode, config.yaml text, its mode, symlinked, drop-in text or None)
+    "merge-changed": ("merge", CONFIG, 0o644, False, None),
+    "merge-mode-only": ("merge", AS_PLANNED, 0o644, False, None),
+    "merge-nothing": ("merge", AS_PLANNED, 0o600, False, None),
+    "merge-symlink-changed": ("merge", CONFIG, 0o640, True, None),
+    "merge-new-file": ("merge", None, None, False, None),
+    "dropin-created": ("dropin", CONFIG, 0o644, False, None),
+    "dropin-changed": ("dropin", CONFIG, 0o600, False, "kubelet-arg+:\n- reserved-cpus=1\n"),
+    "dropin-nothing": ("dropin", CONFIG, 0o600, False, DROPIN),
+}
+
+
+@pytest.mark.parametrize("checkpoints", ["present", "absent"])
+@pytest.mark.parametrize("branch", sorted(BRANCHES))
+def test_rollback_restores_exactly_what_was_there(tmp_path, branch, checkpoints):
+    mode, text, fmode, symlinked, dropin = BRANCHES[branch]
+    etc = tmp_path / "etc"
+    kubelet = tmp_path / "kubelet"
+    os.makedirs(str(etc / "config.yaml.d"))
+    os.makedirs(str(kubelet))
+    config = etc / "config.yaml"
+    if text is not None:
+        real = etc / "real-config.yaml" if symlinked else config
+        real.write_text(text)
+        os.chmod(str(real), fmode)
+        if symlinked:
+            os.symlink("real-config.yaml", str(config))
+    if dropin is not None:
+        (etc / "config.yaml.d" / "50-rke2-numa.yaml").write_text(dropin)
+        os.chmod(str(etc / "config.yaml.d" / "50-rke2-numa.yaml"), 0o600)
+    if checkpoints == "present":
+        (kubelet / "cpu_manager_state").write_text('{"policyName":"none","defaultCpuSet":"","checksum":1}')
+        (kubelet / "memory_manager_state").write_text('{"policyName":"None","machineState":{},"checksum":2}')
+    before = snapshot(str(etc), str(kubelet))
+
+    role = "maitred.rke2_numa.kubelet_reset"
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Rollback", "hosts": "localhost", "gather_facts": False,
+        "vars": {"rke2_numa_plan": {"kubelet_args": PLANNED, "node_labels": [], "node_taints": []},
+                 "rke2_numa_config_mode": mode, "rke2_numa_config_path": str(config),
+                 "rke2_numa_config_dropin_path": str(etc / "config.yaml.d" / "50-rke2-numa.yaml"),
+                 "rke2_numa_kubelet_dir": str(kubelet), "rke2_numa_backup_dir": str(tmp_path / "backup")},
+        "tasks": [
+            {"name": "Merge", "ansible.builtin.include_role": {"name": "maitred.rke2_numa.rke2_config"}},
+            {"name": "Read the checkpoints", "maitred.rke2_numa.kubelet_state_info": {"kubelet_dir": str(kubelet)},
+             "register": "__rke2_numa_state"},
+            {"name": "Back up and delete", "ansible.builtin.include_role": {"name": role, "tasks_from": "backup_and_delete.yml"}},
+            {"name": "The failed kubelet wrote checkpoints of its own", "ansible.builtin.copy": {
+                "content": '{"policyName":"static"}', "dest": str(kubelet / "{{ item }}"), "mode": "0644"},
+             "loop": ["cpu_manager_state", "memory_manager_state"]},
+            {"name": "Restore the config", "ansible.builtin.include_role": {"name": role, "tasks_from": "restore_config.yml"}},
+            {"name": "Restore the checkpoints",
+             "ansible.builtin.include_role": {"name": role, "tasks_from": "restore_checkpoints.yml"}},
+        ],
+    }]))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+           "-e", "ansible_python_interpreter=%s" % sys.executable, "--diff", str(playbook)]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert TOKEN not in out.stdout + out.stderr
+    assert snapshot(str(etc), str(kubelet)) == before
