@@ -24,6 +24,10 @@ description:
   - Refuses, as a failed task whose message names the rule and the numbers, an
     intent that cannot fit (for example more reserved cores than a node has, or
     hugepages that do not fit a node's memory); nothing is planned then.
+  - Refuses input that would make a wrong plan rather than guess - a topology without
+    usable per-node memory, node labels or taints the kubelet would refuse, pass-through
+    kubelet args that are not one C(name=value) word or that the kubelet would refuse,
+    and a O(kubernetes_version) that is not a string.
   - Checks its own result with the kubelet's refusal rules before returning it.
 author:
   - maitred.rke2_numa contributors (@maitred)
@@ -47,7 +51,8 @@ options:
       - Total number of whole physical cores to reserve for the OS, RKE2 and the kubelet (C(reserved-cpus)).
       - With O(split_reserved=true) every NUMA node with CPUs gets one, and the extra cores go first
         to the nodes with the fewest GPUs.
-      - Default (null) is one core per NUMA node that has CPUs.
+      - Default (null) is one core per NUMA node that has CPUs. V(0) is refused, not read as
+        the default - at least one whole core is always reserved.
       - Mutually exclusive with O(reserved_cores_per_node).
     type: int
   reserved_cores_per_node:
@@ -103,7 +108,10 @@ options:
         and C(memory.available) must be absolute because C(reserved-memory) must sum to it.
     type: dict
   hugepages_size:
-    description: Hugepage size to reserve.
+    description:
+      - Hugepage size to reserve. With O(hugepages_per_node) above 0 it must be a size the
+        kernel offers (C(hugepage_sizes_kb) of the topology); a kernel that offers none, or a
+        topology that does not say, is refused.
     type: str
     default: 1G
     choices: [1G, 2M]
@@ -135,24 +143,35 @@ options:
     elements: str
   kubernetes_version:
     description:
-      - Kubernetes minor version of the cluster. Options that need 1.31+ (C(max-allowable-numa-nodes))
-        are refused only when an older version is given.
-    type: str
+      - Kubernetes version of the cluster as a string, V("1.33") or V("v1.33.2+rke2r1"). Options
+        that need 1.31+ (C(max-allowable-numa-nodes)) are refused only when an older version is given.
+      - Quote it in YAML - an unquoted C(1.40) is the number 1.4; a number (or anything that is
+        not a string) is refused, never guessed at.
+    type: raw
     default: "1.33"
   extra_kubelet_args:
     description:
-      - Extra C(name=value) kubelet args passed through. One that names a managed flag replaces
-        the planned value, with a warning (and a second warning if the kubelet would refuse it).
+      - Extra C(name=value) kubelet args passed through, one flag per item without leading dashes
+        or whitespace. One that names a managed flag replaces the planned value, with a warning.
+      - The plan is refused when the kubelet would refuse the resulting args (for example a
+        C(reserved-cpus) that splits cores or no longer matches C(isolcpus)).
     type: list
     elements: str
     default: []
   node_labels:
-    description: Node labels (C(key=value)) for RKE2's C(node-label).
+    description:
+      - Node labels (C(key=value)) for RKE2's C(node-label), which the kubelet gets as C(--node-labels).
+      - Each must be a valid Kubernetes label - key an optional DNS subdomain prefix (up to 253
+        characters) and C(/) and a name (up to 63), value up to 63 characters or empty - and a key in the
+        C(kubernetes.io) or C(k8s.io) namespaces must be one the kubelet may set (for example under
+        C(node.kubernetes.io/)); anything else is refused.
     type: list
     elements: str
     default: []
   node_taints:
-    description: Node taints (C(key=value:Effect)) for RKE2's C(node-taint).
+    description:
+      - Node taints (C(key[=value]:Effect)) for RKE2's C(node-taint). Key and value follow the label
+        rules; the effect is required and one of C(NoSchedule), C(PreferNoSchedule), C(NoExecute).
     type: list
     elements: str
     default: []
@@ -161,12 +180,15 @@ options:
       - Pod shapes to check against the plan; each a mapping with C(name), C(cpu) (whole CPUs),
         C(memory), C(gpus) and C(hugepages) (quantities like C(64Gi)).
       - The result says for each whether and where it fits and how many copies fit at once.
-        A shape that fits nowhere is a warning, or a refusal with O(strict_fit=true).
+        A shape that fits nowhere is a warning, or a refusal with O(strict_fit=true) - also when
+        it fits only because O(split_reserved) puts a housekeeping core on the node it needs.
     type: list
     elements: dict
     default: []
   strict_fit:
-    description: Refuse the plan when a pod shape fits on no NUMA node.
+    description:
+      - Refuse the plan when a pod shape fits on no NUMA node (including the case where only
+        the split housekeeping cores stand in the way). When false, each such shape is a warning.
     type: bool
     default: false
 notes:

@@ -9,16 +9,25 @@ their own words. ``make_plan`` runs it on every plan (a refusal there is a
 planner bug) and again after pass-through args (a refusal there is a warning
 about the operator's override).
 
+It also holds the forms the kubelet accepts for what RKE2 hands it besides
+``kubelet-arg``: node labels (``--node-labels``) and taints
+(``--register-with-taints``), checked one item at a time before a plan is made.
+
 Sources: pkg/kubelet/cm/cpumanager/{cpu_manager,policy_static}.go,
 pkg/kubelet/cm/memorymanager/memory_manager.go (validateReservedMemory),
-pkg/kubelet/cm/topologymanager/topology_manager.go, kernel/sched/isolation.c.
+pkg/kubelet/cm/topologymanager/topology_manager.go, kernel/sched/isolation.c,
+apimachinery pkg/util/validation/validation.go (IsQualifiedName, IsValidLabelValue),
+pkg/util/taints/taints.go (parseTaint), cmd/kubelet/app/options/options.go
+(ValidateKubeletFlags: --node-labels in the kubernetes.io and k8s.io namespaces).
 """
 
 from __future__ import annotations
 
+import re
 import struct
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
+    CPU_ID_LIMIT,
     CpusetError,
     format_cpulist,
     parse_cpulist,
@@ -29,6 +38,130 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import 
 )
 
 DEFAULT_MAX_NUMA_NODES = 8
+
+# apimachinery validation: a qualified name's name part and a label value
+_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+             "alphanumeric character (e.g. 'MyName', or 'my.name', or '123-abc')")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+              "must start and end with an alphanumeric character (e.g. 'MyValue', or 'my_value', or '12345')")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+# The kubelet refuses --node-labels in these namespaces (ValidateKubeletFlags) unless the key is one it
+# sets itself or sits under kubelet.kubernetes.io / node.kubernetes.io (k8s.io/kubelet well_known_labels.go).
+_KUBELET_LABELS = ("kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch", "beta.kubernetes.io/os",
+                   "beta.kubernetes.io/arch", "beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type",
+                   "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+                   "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region")
+_KUBELET_LABEL_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+# A kubelet flag name as RKE2 passes it (--name=value); the kubelet reads '_' as '-'.
+_FLAG_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+
+
+def _qualified_name_errors(key):
+    """apimachinery IsQualifiedName: optional DNS-1123 subdomain prefix (<= 253) + '/' + name (<= 63)."""
+    parts = key.split("/")
+    if len(parts) == 1:
+        prefix, name = None, parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+    else:
+        return ["a qualified name %s with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')" % _NAME_MSG]
+    errors = []
+    if prefix is not None:
+        if not prefix:
+            errors.append("prefix part must be non-empty")
+        elif len(prefix) > 253:
+            errors.append("prefix part must be no more than 253 characters")
+        elif not _DNS1123_SUBDOMAIN.fullmatch(prefix):
+            errors.append("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                          "characters, '-' or '.', and must start and end with an alphanumeric character "
+                          "(e.g. 'example.com')")
+    if not name:
+        errors.append("name part must be non-empty")
+    elif len(name) > 63:
+        errors.append("name part must be no more than 63 characters")
+    if name and not _NAME.fullmatch(name):
+        errors.append("name part %s" % _NAME_MSG)
+    return errors
+
+
+def _label_value_errors(value):
+    """apimachinery IsValidLabelValue: empty, or <= 63 characters of the name charset."""
+    errors = []
+    if len(value) > 63:
+        errors.append("must be no more than 63 characters")
+    if value and not _NAME.fullmatch(value):
+        errors.append(_VALUE_MSG)
+    return errors
+
+
+def node_label_error(label):
+    """Why the kubelet refuses ``key=value`` as a --node-labels entry (RKE2 ``node-label``), or None.
+
+    The key is a qualified name, the value a label value (both Kubernetes
+    validation), and a key in the kubernetes.io or k8s.io namespaces must be one
+    the kubelet may set on its own Node.
+    """
+    if not isinstance(label, str) or "=" not in label:
+        return "must be key=value (a label value may be empty: key=)"
+    key, dummy, value = label.partition("=")
+    errors = ["key %r: %s" % (key, e) for e in _qualified_name_errors(key)]
+    errors += ["value %r: %s" % (value, e) for e in _label_value_errors(value)]
+    if errors:
+        return "; ".join(errors)
+    namespace = key.split("/", 1)[0] if "/" in key else ""
+    if namespace in ("kubernetes.io", "k8s.io") or namespace.endswith((".kubernetes.io", ".k8s.io")):
+        allowed = key in _KUBELET_LABELS or any(namespace == n or namespace.endswith("." + n)
+                                                for n in _KUBELET_LABEL_NAMESPACES)
+        if not allowed:
+            return ("unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: [%s]: --node-labels in "
+                    "the 'kubernetes.io' namespace must begin with an allowed prefix (%s) or be in the specifically "
+                    "allowed set (%s); set such labels through the API instead"
+                    % (key, ", ".join(_KUBELET_LABEL_NAMESPACES), ", ".join(sorted(_KUBELET_LABELS))))
+    return None
+
+
+def node_taint_error(taint):
+    """Why ``key[=value]:Effect`` is not a taint the kubelet registers (RKE2 ``node-taint``,
+    --register-with-taints), or None. Kubernetes parseTaint: the key is a qualified name,
+    the value a label value, the effect NoSchedule, PreferNoSchedule or NoExecute and
+    required when a taint is added."""
+    if not isinstance(taint, str):
+        return "must be a string key[=value]:Effect"
+    parts = taint.split(":")
+    if len(parts) == 1:
+        return "invalid taint spec: no effect (write key[=value]:Effect with Effect one of %s)" % ", ".join(TAINT_EFFECTS)
+    if len(parts) > 2:
+        return "invalid taint spec: more than one ':' (write key[=value]:Effect)"
+    pair, effect = parts
+    if effect not in TAINT_EFFECTS:
+        return "invalid taint spec: effect %r is not one of %s" % (effect, ", ".join(TAINT_EFFECTS))
+    kv = pair.split("=")
+    if len(kv) > 2:
+        return "invalid taint spec: more than one '=' in %r" % pair
+    errors = ["key %r: %s" % (kv[0], e) for e in _qualified_name_errors(kv[0])]
+    if len(kv) == 2:
+        errors += ["value %r: %s" % (kv[1], e) for e in _label_value_errors(kv[1])]
+    return "; ".join(errors) or None
+
+
+def kubelet_arg_error(arg):
+    """Why ``arg`` is not a ``kubelet-arg`` entry in the form the plan writes, or None.
+
+    One ``name=value`` word: RKE2 passes each entry as a single ``--name=value``
+    argument, so whitespace would end up inside the flag name or value; the name
+    is a kubelet flag name (lowercase, digits, '-' or '_'), without leading dashes.
+    """
+    if not isinstance(arg, str) or "=" not in arg or arg.startswith(("-", "=")):
+        return "must be name=value without leading dashes"
+    if any(c.isspace() or not c.isprintable() for c in arg):
+        return ("contains whitespace or control characters: RKE2 passes each item as one --name=value argument, "
+                "so write one flag per item without spaces")
+    name = arg.split("=", 1)[0]
+    if not _FLAG_NAME.fullmatch(name):
+        return "flag name %r is not a kubelet flag name (lowercase letters, digits, '-' or '_')" % name
+    return None
 
 
 def parse_kubelet_args(args):
@@ -102,7 +235,7 @@ def check(kubelet_args, kernel_args, topology):
 
     cpu_policy = flags.get("cpu-manager-policy", "none")
     try:
-        reserved = set(parse_cpulist(flags.get("reserved-cpus", "")))
+        reserved = set(parse_cpulist(flags.get("reserved-cpus", ""), limit=CPU_ID_LIMIT))
     except CpusetError as e:
         errors.append("invalid reserved-cpus: %s" % e)
         reserved = set()
@@ -129,8 +262,12 @@ def check(kubelet_args, kernel_args, topology):
         errors.append('unknown scope: "%s"' % flags.get("topology-manager-scope"))
     if topo_policy != "none":
         limit = _pairs(flags.get("topology-manager-policy-options")).get("max-allowable-numa-nodes", DEFAULT_MAX_NUMA_NODES)
-        limit = int(limit)
-        if len(nodes) > limit:
+        try:
+            limit = int(limit)
+        except ValueError:
+            errors.append("topology-manager-policy-options: max-allowable-numa-nodes=%r is not a number" % (limit,))
+            limit = None
+        if limit is not None and len(nodes) > limit:
             errors.append("unsupported on machines with more than %v NUMA Nodes".replace("%v", str(limit)))
 
     eviction = _pairs(flags.get("eviction-hard"), "<")

@@ -21,6 +21,7 @@ import json
 import re
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
+    CPU_ID_LIMIT,
     CpusetError,
     format_cpulist,
     parse_cpulist,
@@ -101,7 +102,9 @@ ARGUMENT_SPEC = {
     "hugepages_nodes": {"type": "raw", "default": "gpu"},
     "hugepages_method": {"type": "str", "default": "auto"},
     "isolcpus_flags": {"type": "list", "elements": "str"},
-    "kubernetes_version": {"type": "str", "default": "1.33"},
+    # raw: the planner refuses anything but a string (an unquoted 1.40 is the float 1.4,
+    # which type str would silently turn into "1.4")
+    "kubernetes_version": {"type": "raw", "default": "1.33"},
     "extra_kubelet_args": {"type": "list", "elements": "str", "default": []},
     "node_labels": {"type": "list", "elements": "str", "default": []},
     "node_taints": {"type": "list", "elements": "str", "default": []},
@@ -127,8 +130,19 @@ def _int(value, name, minimum=0):
             value = int(value)
         else:
             raise PlanError("options", "%s must be a whole number, got %r" % (name, value))
-    if value < minimum:
+    if minimum is not None and value < minimum:
         raise PlanError("options", "%s must be >= %d, got %d" % (name, minimum, value))
+    return value
+
+
+def _reserved_cores(value):
+    """reserved_cores: a whole number >= 1. 0 is refused, never read as "the default"
+    (null is the default): rule 2 reserves at least one whole core."""
+    value = _int(value, "reserved_cores", None)
+    if value < 1:
+        raise PlanError("options", "reserved_cores must be >= 1, got %d: at least one whole core is reserved (one on "
+                        "each NUMA node with CPUs when split_reserved is true); leave reserved_cores null for the "
+                        "default of one per CPU node" % value)
     return value
 
 
@@ -141,8 +155,17 @@ def _choice(value, name, choices):
 
 
 def parse_version(value):
-    """``"1.33"``, ``"v1.31.4+rke2r1"`` -> (1, 33)."""
-    m = re.match(r"^v?(\d+)\.(\d+)", str(value).strip())
+    """``"1.33"``, ``"v1.31.4+rke2r1"`` -> (1, 33).
+
+    Only a string: YAML reads an unquoted ``1.40`` as the number 1.4 (and ``1.30``
+    as 1.3), so a number is refused with a hint to quote it, never guessed at.
+    """
+    if not isinstance(value, str):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            raise PlanError("options", "kubernetes_version must be a string such as \"1.33\" or \"v1.33.2\", got the "
+                            "number %r: quote it in YAML (an unquoted 1.40 is read as the number 1.4)" % (value,))
+        raise PlanError("options", "kubernetes_version must be a string such as \"1.33\" or \"v1.33.2\", got %r" % (value,))
+    m = re.match(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+][0-9A-Za-z.+-]*)?$", value.strip())
     if not m:
         raise PlanError("options", "kubernetes_version must look like 1.33 or v1.33.5+rke2r1, got %r" % (value,))
     return int(m.group(1)), int(m.group(2))
@@ -240,7 +263,7 @@ def normalize_options(options):
     o["hugepages_method"] = _choice(o["hugepages_method"], "hugepages_method", HUGEPAGE_METHODS)
     o["hugepages_per_node"] = _int(o["hugepages_per_node"], "hugepages_per_node")
     if o["reserved_cores"] is not None:
-        o["reserved_cores"] = _int(o["reserved_cores"], "reserved_cores", 1)
+        o["reserved_cores"] = _reserved_cores(o["reserved_cores"])
     if o["reserved_cores_per_node"] is not None:
         if not isinstance(o["reserved_cores_per_node"], dict):
             raise PlanError("options", "reserved_cores_per_node must map NUMA node id -> cores")
@@ -268,9 +291,13 @@ def normalize_options(options):
     o["pod_shapes"] = _pod_shapes(o["pod_shapes"])
     for name in ("extra_kubelet_args", "node_labels", "node_taints"):
         o[name] = _flag_list(o[name], name)
-    for arg in o["extra_kubelet_args"]:
-        if "=" not in arg or arg.startswith(("-", "=")):
-            raise PlanError("options", "extra_kubelet_args item %r must be name=value without leading dashes" % arg)
+    for name, error_of in (("extra_kubelet_args", kubelet_rules.kubelet_arg_error),
+                           ("node_labels", kubelet_rules.node_label_error),
+                           ("node_taints", kubelet_rules.node_taint_error)):
+        for item in o[name]:
+            error = error_of(item)
+            if error:
+                raise PlanError("options", "%s item %r: %s" % (name, item, error))
     return o
 
 
@@ -282,9 +309,9 @@ def host_view(topology):
     if not isinstance(topology, dict) or "numa_nodes" not in topology or "cores" not in topology:
         raise PlanError("topology", "not a topology from maitred.rke2_numa.topology_info")
     try:
-        online = set(parse_cpulist(topology["cpus_online"]))
-        offline = set(parse_cpulist(topology.get("cpus_offline", "")))
-        node_cpus = dict((int(n["id"]), set(parse_cpulist(n["cpus"]))) for n in topology["numa_nodes"])
+        online = set(parse_cpulist(topology["cpus_online"], limit=CPU_ID_LIMIT))
+        offline = set(parse_cpulist(topology.get("cpus_offline", ""), limit=CPU_ID_LIMIT))
+        node_cpus = dict((int(n["id"]), set(parse_cpulist(n["cpus"], limit=CPU_ID_LIMIT))) for n in topology["numa_nodes"])
     except (CpusetError, KeyError, TypeError, ValueError) as e:
         raise PlanError("topology", "unparseable cpulist or node entry: %s" % e)
     if not online:
@@ -304,7 +331,7 @@ def host_view(topology):
     for dev in topology.get("pci_devices", []):
         if dev.get("kind") == "gpu" and dev.get("numa_node") is not None:
             gpus.setdefault(int(dev["numa_node"]), []).append(dev["address"])
-    memory = dict((int(n["id"]), int(n.get("memory_kb", 0)) * 1024) for n in topology["numa_nodes"])
+    memory = node_memory(topology["numa_nodes"])
     return {
         "online": online,
         "offline": offline,
@@ -314,10 +341,27 @@ def host_view(topology):
         "cores": cores,
         "gpus": gpus,
         "memory": memory,
-        "hugepage_sizes_kb": topology.get("hugepage_sizes_kb") or [],
+        "hugepage_sizes_kb": topology.get("hugepage_sizes_kb"),
         "kernel_release": topology.get("kernel_release"),
         "threads_per_core": max([len(c) for cs in cores.values() for c in cs] or [1]),
     }
+
+
+def node_memory(numa_nodes):
+    """Bytes of memory per NUMA node id. Every node must say how much it has (``memory_kb``,
+    a whole number; 0 is a node without memory), and some node must have memory: a
+    topology without it would put all reserved memory on the wrong nodes, or on none."""
+    memory = {}
+    for node in numa_nodes:
+        kb = node.get("memory_kb")
+        if isinstance(kb, bool) or not isinstance(kb, int) or kb < 0:
+            raise PlanError("topology", "NUMA node %s has no usable memory_kb (got %r): read the topology with "
+                            "maitred.rke2_numa.topology_info" % (node.get("id"), kb))
+        memory[int(node["id"])] = kb * 1024
+    if not any(memory.values()):
+        raise PlanError("topology", "the topology reports no memory on any NUMA node (memory_kb 0 everywhere): "
+                        "the node memory could not be read, and nothing can be reserved or placed")
+    return memory
 
 
 # ----------------------------------------------------------------- rules 1-4: CPUs
@@ -430,6 +474,9 @@ def split_reserved_memory(total, nodes, memory):
                         "memory manager refuses to start without reserved memory (\"[memorymanager] you should specify "
                         "the system reserved memory\"); reserve some or use memory_manager_policy None")
     nodes = sorted(nodes)
+    if not nodes:
+        raise PlanError("reserved-memory", "no NUMA node with reserved CPUs has memory, so the %s of reserved-memory "
+                        "has no node to go to" % human(total))
     mib = total // MIB
     share, extra = divmod(mib, len(nodes))
     out = {}
@@ -465,6 +512,24 @@ def _kernel_version(release):
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+def hugepage_size_offered(size, offered):
+    """Rule 6: the size must be one the kernel offers (its ``sys/kernel/mm/hugepages/hugepages-<kB>kB``
+    folders, ``hugepage_sizes_kb`` of the topology); returns it in kB.
+
+    Refused as well when the kernel offers none (no hugetlbfs) or the topology does
+    not say (``offered`` None): on every machine, not only where some list exists.
+    """
+    size_kb = HUGEPAGE_SIZES[size]
+    if offered is None:
+        raise PlanError("hugepages", "the topology does not say which hugepage sizes the kernel offers (no "
+                        "hugepage_sizes_kb), so %s (%d kB) pages cannot be checked: read it with "
+                        "maitred.rke2_numa.topology_info" % (size, size_kb))
+    if size_kb not in offered:
+        have = "hugepage sizes %s kB" % ", ".join(map(str, offered)) if offered else "no hugepage sizes (no hugetlbfs)"
+        raise PlanError("hugepages", "this kernel offers %s, not %s (%d kB)" % (have, size, size_kb))
+    return size_kb
+
+
 def plan_hugepages(view, size, per_node, which, method, reserved_memory):
     """Rule 6: per-node hugepages; never on CPU-less nodes; refused when they do not fit.
 
@@ -472,10 +537,7 @@ def plan_hugepages(view, size, per_node, which, method, reserved_memory):
     """
     if per_node == 0:
         return {}, None, []
-    size_kb = HUGEPAGE_SIZES[size]
-    if view["hugepage_sizes_kb"] and size_kb not in view["hugepage_sizes_kb"]:
-        raise PlanError("hugepages", "this kernel offers hugepage sizes %s kB, not %s (%d kB)"
-                        % (", ".join(map(str, view["hugepage_sizes_kb"])), size, size_kb))
+    size_kb = hugepage_size_offered(size, view["hugepage_sizes_kb"])
     if which == "all":
         nodes = list(view["cpu_nodes"])
     elif which == "gpu":
@@ -677,10 +739,12 @@ def make_plan(topology, **options):
         raise PlanError("kubelet-rules", "the planned settings would be refused (a planner bug, please report it): %s"
                         % "; ".join(refused))
     kubelet_args, overridden = apply_extra_args(kubelet_args, o["extra_kubelet_args"])
+    refused = kubelet_rules.check(kubelet_args, kernel_args, topology) if o["extra_kubelet_args"] else []
+    if refused:
+        raise PlanError("kubelet-rules", "with extra_kubelet_args the kubelet will refuse to start: %s"
+                        % "; ".join(refused))
     for name in overridden:
         warnings.append("extra_kubelet_args replaces the planned %s" % name)
-    for message in kubelet_rules.check(kubelet_args, kernel_args, topology) if o["extra_kubelet_args"] else ():
-        warnings.append("with extra_kubelet_args the kubelet will refuse to start: %s" % message)
 
     full_pcpus = static_cpu and o["topology_manager_policy"] == "single-numa-node"
     tables = numa_tables(view, reserved, reserved_memory, hugepages, o["hugepages_size"], full_pcpus)
@@ -694,10 +758,14 @@ def make_plan(topology, **options):
                        and shape["memory"] <= t["allocatable_memory_bytes"] and shape["gpus"] <= len(t["gpus"])
                        and shape["hugepages"] <= t["hugepages_bytes"] and t["reserved_cpus"]]
             if unsplit and not fit["note"]:
-                raise PlanError("pod-shapes", "pod shape %s (cpu=%d) fits no NUMA node because split_reserved puts "
-                                "housekeeping cores on node(s) %s; with single-numa-node it would fit there only without "
-                                "them: set split_reserved: false or reserve the cores elsewhere"
-                                % (shape["name"], shape["cpu"], ", ".join(str(t["node"]) for t in unsplit)))
+                message = ("pod shape %s (cpu=%d) fits no NUMA node because split_reserved puts housekeeping cores on "
+                           "node(s) %s; with single-numa-node it would fit there only without them: set "
+                           "split_reserved: false or reserve the cores elsewhere"
+                           % (shape["name"], shape["cpu"], ", ".join(str(t["node"]) for t in unsplit)))
+                if o["strict_fit"]:
+                    raise PlanError("pod-shapes", message)
+                warnings.append(message)
+                continue
         message = "pod shape %s (cpu=%d, memory=%s, gpus=%d, hugepages=%s) fits on no NUMA node%s" % (
             shape["name"], shape["cpu"], human(shape["memory"]), shape["gpus"], human(shape["hugepages"]),
             ": " + (fit["note"] or fit["short"]) if fit["note"] or fit["short"] else "")

@@ -112,3 +112,35 @@ def test_plan_role_variables_match_the_options():
     with open(os.path.join(role, "tasks", "main.yml")) as f:
         task = yaml.safe_load(f)[0]["maitred.rke2_numa.numa_plan"]
     assert set(task) == set(ARGUMENT_SPEC)
+
+
+@pytest.mark.parametrize(
+    "extra_vars, fragment",
+    [
+        # 0 used to be dropped by the role (default(omit, true)) and planned as the default
+        ({"rke2_numa_reserved_cores": 0}, "options: reserved_cores must be >= 1, got 0"),
+        # an unquoted 1.40 in YAML is the float 1.4; the action used to turn it into "1.4"
+        ({"rke2_numa_kubernetes_version": 1.40}, "got the number 1.4"),
+        ({"rke2_numa_node_taints": ["gpu=true"]}, "node_taints item 'gpu=true'"),
+    ],
+    ids=["reserved-cores-0", "float-version", "taint-without-effect"],
+)
+def test_input_that_would_make_a_wrong_plan_fails_the_host(inventory, tmp_path, extra_vars, fragment):
+    result = play(inventory, "-e", json.dumps(extra_vars), "--limit", "dgx-h100", "-e", "rke2_numa_plan_dir=%s" % tmp_path)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out
+    assert fragment in out, out
+    assert "Traceback" not in out
+    assert re.search(r"^dgx-h100 +: ok=\d+ +changed=0 +unreachable=0 +failed=1", result.stdout, re.M)
+    assert os.listdir(tmp_path) == []
+
+
+def test_empty_reservations_are_passed_as_given(inventory, tmp_path):
+    # {} and [] are what the operator wrote, not "the default"; null still is the default
+    extra = {"rke2_numa_kube_reserved": {}, "rke2_numa_isolcpus_flags": [], "rke2_numa_reserved_cores": None}
+    result = play(inventory, "-e", json.dumps(extra), "--limit", "dgx-h100", "-e", "rke2_numa_plan_dir=%s" % tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    plan = json.loads((tmp_path / "dgx-h100.json").read_text())
+    assert "kube-reserved=memory=1Gi" not in plan["kubelet_args"]
+    assert plan["kernel_args"][0].startswith("isolcpus=1-55,")
+    assert plan["reserved_cpus"] == "0,56,112,168"

@@ -8,6 +8,8 @@ import pytest
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (
     check,
+    node_label_error,
+    node_taint_error,
     parse_kubelet_args,
     parse_reserved_memory,
 )
@@ -333,3 +335,111 @@ def test_missing_nohz_full_is_a_mismatch():
 )
 def test_kernel_isolation_accepts(kernel):
     assert check(GOOD_KUBELET, kernel, TOPO) == []
+
+
+# ====================================================================== node labels and taints
+# Kubernetes validation (apimachinery IsQualifiedName, IsValidLabelValue; taints ParseTaint)
+# and the kubelet's own rule for --node-labels in the kubernetes.io / k8s.io namespaces.
+
+LONG_PREFIX = ".".join(["a" * 63] * 4)  # 255 characters: a DNS subdomain is at most 253
+OK_PREFIX = ".".join(["a" * 63] * 3 + ["a" * 61])  # 253
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        "gpu=true",
+        "nvidia.com/gpu.present=true",
+        "example.com/empty=",
+        "a=b",
+        "A_b.c-D=E_f.g-H",
+        "x" * 63 + "=" + "y" * 63,
+        OK_PREFIX + "/name=v",
+        "node.kubernetes.io/role=gpu",
+        "feature.node.kubernetes.io/pci-10de.present=true",
+        "kubelet.kubernetes.io/x=y",
+        "kubernetes.io/arch=amd64",
+        "topology.kubernetes.io/zone=z1",
+        "beta.kubernetes.io/instance-type=h100",
+    ],
+)
+def test_valid_node_labels(label):
+    assert node_label_error(label) is None
+
+
+@pytest.mark.parametrize(
+    "label, fragment",
+    [
+        ("bad label=x", "name part must consist of alphanumeric characters"),
+        ("gpu", "must be key=value"),
+        ("", "must be key=value"),
+        ("=x", "name part must be non-empty"),
+        ("-gpu=x", "name part must consist of alphanumeric characters"),
+        ("gpu-=x", "name part must consist of alphanumeric characters"),
+        ("x" * 64 + "=y", "name part must be no more than 63 characters"),
+        (LONG_PREFIX + "/name=v", "prefix part must be no more than 253 characters"),
+        ("Example.com/name=v", "prefix part a lowercase RFC 1123 subdomain"),
+        ("/name=v", "prefix part must be non-empty"),
+        ("a/b/c=v", "a qualified name must consist of"),
+        ("gpu=" + "y" * 64, "must be no more than 63 characters"),
+        ("gpu=a b", "a valid label must be an empty string or consist of alphanumeric characters"),
+        ("gpu=a=b", "a valid label must be an empty string or consist of alphanumeric characters"),
+        ("gpu=-x", "a valid label must be an empty string or consist of alphanumeric characters"),
+        ("gpu=x,y=z", "a valid label must be an empty string or consist of alphanumeric characters"),
+        ("node-role.kubernetes.io/worker=true", "unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels"),
+        ("example.k8s.io/x=y", "unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels"),
+    ],
+)
+def test_invalid_node_labels(label, fragment):
+    error = node_label_error(label)
+    assert error is not None and fragment in error, error
+
+
+@pytest.mark.parametrize(
+    "taint",
+    [
+        "nvidia.com/gpu=present:NoSchedule",
+        "dedicated:NoExecute",
+        "dedicated=:PreferNoSchedule",
+        "CriticalAddonsOnly=true:NoExecute",
+        "x" * 63 + "=" + "y" * 63 + ":NoSchedule",
+    ],
+)
+def test_valid_node_taints(taint):
+    assert node_taint_error(taint) is None
+
+
+@pytest.mark.parametrize(
+    "taint, fragment",
+    [
+        ("gpu=true", "no effect"),
+        ("gpu", "no effect"),
+        ("", "no effect"),
+        ("gpu=true:", "effect '' is not one of NoSchedule, PreferNoSchedule, NoExecute"),
+        ("gpu=true:noschedule", "effect 'noschedule' is not one of NoSchedule, PreferNoSchedule, NoExecute"),
+        ("gpu=true:NoSchedule:NoExecute", "invalid taint spec"),
+        ("gpu=a=b:NoSchedule", "invalid taint spec"),
+        ("bad key=x:NoSchedule", "name part must consist of alphanumeric characters"),
+        ("gpu=bad value:NoSchedule", "a valid label must be an empty string"),
+        ("gpu=" + "v" * 64 + ":NoSchedule", "must be no more than 63 characters"),
+        (LONG_PREFIX + "/k=v:NoSchedule", "prefix part must be no more than 253 characters"),
+        (":NoSchedule", "name part must be non-empty"),
+    ],
+)
+def test_invalid_node_taints(taint, fragment):
+    error = node_taint_error(taint)
+    assert error is not None and fragment in error, error
+
+
+def test_a_garbled_policy_option_is_reported_not_raised():
+    kubelet = GOOD_KUBELET + ["topology-manager-policy-options=max-allowable-numa-nodes=lots"]
+    errors = check(kubelet, GOOD_KERNEL, TOPO)
+    assert any("max-allowable-numa-nodes" in e and "lots" in e for e in errors), errors
+
+
+def test_an_absurd_reserved_cpus_is_refused_fast():
+    import time
+    start = time.monotonic()
+    errors = check(GOOD_KUBELET + ["reserved-cpus=0-4194303"], GOOD_KERNEL, TOPO)
+    assert time.monotonic() - start < 1.0
+    assert any(e.startswith("invalid reserved-cpus") for e in errors), errors

@@ -641,14 +641,13 @@ def test_overriding_a_managed_flag_warns(machine):
     assert "topology-manager-scope=pod" not in plan["kubelet_args"]
 
 
-def test_an_override_the_kubelet_would_refuse_warns_twice(machine):
-    # 0-1 is half of two cores on this machine (siblings 0,8 and 1,9)
-    plan = make_plan(machine(**SMALL), extra_kubelet_args=["reserved-cpus=0-1"])
-    assert plan["warnings"][0] == "extra_kubelet_args replaces the planned reserved-cpus"
-    refusals = plan["warnings"][1:]
-    assert refusals and all(w.startswith("with extra_kubelet_args the kubelet will refuse to start: ") for w in refusals)
-    assert any("SMT Alignment Error" in w for w in refusals)
-    assert [a for a in plan["kubelet_args"] if a.startswith("reserved-cpus=")] == ["reserved-cpus=0-1"]
+def test_an_override_the_kubelet_would_refuse_is_refused(machine):
+    # 0-1 is half of two cores on this machine (siblings 0,8 and 1,9): a plan that cannot work is a failed task
+    err = refused(make_plan, machine(**SMALL), extra_kubelet_args=["reserved-cpus=0-1"])
+    assert err.rule == "kubelet-rules"
+    assert str(err).startswith("kubelet-rules: with extra_kubelet_args the kubelet will refuse to start: ")
+    assert "SMT Alignment Error" in str(err)
+    # (an override the kubelet accepts stays a warning: test_overriding_a_managed_flag_warns)
 
 
 # ====================================================================== fingerprint
@@ -793,7 +792,8 @@ SHAPE_THAT_NEEDS_THE_WHOLE_NODE = [{"name": "full", "cpu": 8, "gpus": 1, "memory
         ({"cpuless_nodes": 7}, None, {"kubernetes_version": "1.30"}, "numa-node-limit",
          ["this host has 9 NUMA nodes", "kubernetes_version is 1.30"]),
         # conflicting options: split housekeeping + single-numa-node + a shape needing the whole node
-        ({}, None, {"pod_shapes": SHAPE_THAT_NEEDS_THE_WHOLE_NODE}, "pod-shapes",
+        # (a warning without strict_fit: test_split_reserved_shape_conflict_follows_strict_fit)
+        ({}, None, {"pod_shapes": SHAPE_THAT_NEEDS_THE_WHOLE_NODE, "strict_fit": True}, "pod-shapes",
          ["pod shape full (cpu=8) fits no NUMA node because split_reserved puts housekeeping cores on node(s) 0, 1",
           "set split_reserved: false"]),
         # strict_fit turns a shape that fits nowhere into a refusal
@@ -954,3 +954,156 @@ def test_shape_shortfall_names_the_scarce_resource(machine):
     plan = make_plan(machine(**SMALL), pod_shapes=[{"name": "tp2", "cpu": 2, "gpus": 2}])
     (fit,) = plan["pod_shapes"]
     assert fit["fits"] is False and fit["short"] == "gpus 2 > at most 1 on one node"
+
+
+# ====================================================================== input that would make a wrong plan
+
+
+def _no_memory_anywhere(topo):
+    for node in topo["numa_nodes"]:
+        node["memory_kb"] = 0
+    return topo
+
+
+def _reserved_cpus_without_memory(topo):
+    # CPUs on memory-less node 0, memory only on a CPU-less node 1
+    topo["numa_nodes"][0]["memory_kb"] = 0
+    topo["numa_nodes"][1].update(cpus="", cpu_count=0, has_cpu=False)
+    topo["cpus_online"] = topo["numa_nodes"][0]["cpus"]
+    online = set(parse_cpulist(topo["cpus_online"]))
+    topo["cores"] = [c for c in topo["cores"] if set(c) <= online]
+    return topo
+
+
+def _memory_missing(topo):
+    del topo["numa_nodes"][1]["memory_kb"]
+    return topo
+
+
+def _memory_garbled(topo):
+    topo["numa_nodes"][1]["memory_kb"] = "lots"
+    return topo
+
+
+def _huge_online_list(topo):
+    topo["cpus_online"] = "0-4194303"
+    return topo
+
+
+@pytest.mark.parametrize(
+    "tweak, options, rule, fragments",
+    [
+        # memory: all zero used to end in "integer division or modulo by zero"
+        (_no_memory_anywhere, {}, "topology", ["no memory on any NUMA node"]),
+        (_reserved_cpus_without_memory, {}, "reserved-memory", ["no NUMA node with reserved CPUs has memory",
+                                                                "2.5Gi of reserved-memory has no node to go to"]),
+        (_memory_missing, {}, "topology", ["NUMA node 1", "memory_kb"]),
+        (_memory_garbled, {}, "topology", ["NUMA node 1", "memory_kb", "'lots'"]),
+        (_huge_online_list, {}, "topology", ["unparseable cpulist", "8192"]),
+        # 0 reserved cores is not "the default"
+        (None, {"reserved_cores": 0}, "options", ["reserved_cores must be >= 1, got 0", "at least one whole core"]),
+        (None, {"reserved_cores": 0, "split_reserved": False}, "options", ["reserved_cores must be >= 1, got 0"]),
+        # an unquoted YAML version is a float: 1.40 arrives as 1.4
+        (None, {"kubernetes_version": 1.4}, "options", ["kubernetes_version must be a string", "got the number 1.4",
+                                                        "quote it"]),
+        (None, {"kubernetes_version": 1.33}, "options", ["got the number 1.33", "quote it"]),
+        (None, {"kubernetes_version": 1}, "options", ["kubernetes_version must be a string"]),
+        (None, {"kubernetes_version": True}, "options", ["kubernetes_version must be a string"]),
+        (None, {"kubernetes_version": "1.33garbage"}, "options", ["kubernetes_version must look like 1.33"]),
+        # labels and taints that the kubelet (RKE2 passes them on) refuses
+        (None, {"node_labels": ["bad label=x"]}, "options", ["node_labels item 'bad label=x'", "name part must consist"]),
+        (None, {"node_labels": ["gpu=true", "gpu=" + "v" * 64]}, "options", ["must be no more than 63 characters"]),
+        (None, {"node_labels": ["node-role.kubernetes.io/worker=true"]}, "options", ["unknown 'kubernetes.io' or 'k8s.io'"]),
+        (None, {"node_taints": ["gpu=true"]}, "options", ["node_taints item 'gpu=true'", "no effect"]),
+        (None, {"node_taints": ["gpu=true:NoScheduled"]}, "options",
+         ["effect 'NoScheduled' is not one of NoSchedule, PreferNoSchedule, NoExecute"]),
+        # pass-through kubelet args: one name=value word each
+        (None, {"extra_kubelet_args": [""]}, "options", ["extra_kubelet_args item ''"]),
+        (None, {"extra_kubelet_args": ["max-pods= 200"]}, "options", ["extra_kubelet_args item 'max-pods= 200'", "whitespace"]),
+        (None, {"extra_kubelet_args": ["max-pods=200 node-ip=10.0.0.1"]}, "options", ["whitespace"]),
+        (None, {"extra_kubelet_args": ["max pods=200"]}, "options", ["whitespace"]),
+        (None, {"extra_kubelet_args": ["max-pods=200\n"]}, "options", ["whitespace"]),
+        (None, {"extra_kubelet_args": ["max-pods"]}, "options", ["must be name=value"]),
+        (None, {"extra_kubelet_args": ["Max.Pods=1"]}, "options", ["flag name 'Max.Pods'"]),
+        # an override the kubelet would refuse fails the plan (0-1 splits two cores here)
+        (None, {"extra_kubelet_args": ["reserved-cpus=0-1"]}, "kubelet-rules",
+         ["with extra_kubelet_args the kubelet will refuse to start", "SMT Alignment Error"]),
+        (None, {"extra_kubelet_args": ["topology-manager-policy-options=max-allowable-numa-nodes=lots"]}, "kubelet-rules",
+         ["max-allowable-numa-nodes", "'lots'"]),
+        (None, {"extra_kubelet_args": ["reserved-cpus=0-4194303"]}, "kubelet-rules", ["invalid reserved-cpus"]),
+        # a hugepage size the kernel does not offer, on every machine
+        (None, {"hugepages_per_node": 1, "hugepages_size": "1G", "_sizes": [2048]}, "hugepages",
+         ["this kernel offers hugepage sizes 2048 kB, not 1G (1048576 kB)"]),
+        (None, {"hugepages_per_node": 1, "hugepages_size": "1G", "_sizes": []}, "hugepages",
+         ["this kernel offers no hugepage sizes", "not 1G (1048576 kB)"]),
+        (None, {"hugepages_per_node": 1, "hugepages_size": "2M", "_sizes": []}, "hugepages",
+         ["this kernel offers no hugepage sizes", "not 2M (2048 kB)"]),
+        (None, {"hugepages_per_node": 1, "hugepages_size": "2M", "_sizes": None}, "hugepages",
+         ["the topology does not say which hugepage sizes the kernel offers"]),
+    ],
+)
+def test_input_that_would_make_a_wrong_plan_is_refused(machine, tweak, options, rule, fragments):
+    options = dict(options)
+    topo = machine(**SMALL)
+    if "_sizes" in options:
+        sizes = options.pop("_sizes")
+        if sizes is None:
+            del topo["hugepage_sizes_kb"]
+        else:
+            topo["hugepage_sizes_kb"] = sizes
+    if tweak is not None:
+        topo = tweak(topo)
+    err = refused(make_plan, topo, **options)
+    assert err.rule == rule, str(err)
+    assert str(err).startswith(rule + ": ")
+    for fragment in fragments:
+        assert fragment in str(err), str(err)
+
+
+@pytest.mark.parametrize("sizes", [[2048], []], ids=["2M-only", "none"])
+def test_hugepage_size_check_on_a_machine_without_1g(machine, sizes):
+    # the machine fixture's kernel writes the sizes it is given: 1G absent, or no hugetlbfs at all
+    topo = machine(hugepage_sizes=sizes, **SMALL)
+    assert topo["hugepage_sizes_kb"] == sizes
+    err = refused(make_plan, topo, hugepages_per_node=2)
+    assert err.rule == "hugepages" and "1G (1048576 kB)" in str(err)
+    if sizes:
+        assert make_plan(topo, hugepages_per_node=2, hugepages_size="2M")["hugepages"]["per_node"] == {"0": 2, "1": 2}
+    else:
+        assert refused(make_plan, topo, hugepages_per_node=2, hugepages_size="2M").rule == "hugepages"
+    assert make_plan(topo)["hugepages"]["per_node"] == {}  # no hugepages asked: nothing to refuse
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"node_labels": ["gpu=true", "nvidia.com/gpu.present=true", "example.com/empty="],
+         "node_taints": ["nvidia.com/gpu=present:NoSchedule", "dedicated:NoExecute"]},
+        {"extra_kubelet_args": ["max-pods=200", "resolv-conf=", "feature-gates=A=true,B=false", "v=2", "log_file=/x"]},
+        {"kubernetes_version": "v1.33.2"},
+        {"kubernetes_version": "1.31.4+rke2r1"},
+    ],
+)
+def test_valid_labels_taints_args_and_versions_plan(machine, options):
+    plan = make_plan(machine(**SMALL), **options)
+    assert plan["node_labels"] == options.get("node_labels", [])
+    assert plan["node_taints"] == options.get("node_taints", [])
+
+
+def test_split_reserved_shape_conflict_follows_strict_fit(machine):
+    # strict_fit: true refuses; false (the default) plans and warns with the same advice
+    for strict in (True, None):
+        options = {"pod_shapes": SHAPE_THAT_NEEDS_THE_WHOLE_NODE}
+        if strict:
+            options["strict_fit"] = True
+            err = refused(make_plan, machine(**SMALL), **options)
+            assert err.rule == "pod-shapes" and "split_reserved puts housekeeping cores on node(s) 0, 1" in str(err)
+            continue
+        plan = make_plan(machine(**SMALL), **options)
+        assert plan["pod_shapes"][0]["fits"] is False
+        (warning,) = plan["warnings"]
+        assert warning.startswith("pod shape full (cpu=8) fits no NUMA node because split_reserved puts housekeeping "
+                                  "cores on node(s) 0, 1")
+        assert "set split_reserved: false" in warning
+    plan = make_plan(machine(**SMALL), strict_fit=False, pod_shapes=SHAPE_THAT_NEEDS_THE_WHOLE_NODE)
+    assert len(plan["warnings"]) == 1

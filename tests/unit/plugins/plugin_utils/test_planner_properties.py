@@ -347,3 +347,40 @@ def test_split_reserved_memory_is_exact(total_mib, nodes):
     assert all(v > 0 and v % MIB == 0 for v in out.values())
     assert max(out.values()) - min(out.values()) <= MIB  # as even as whole MiB allow
     assert len(out) == min(len(nodes), total_mib)
+
+
+# ------------------------------------------------------------------ odd input: a refusal, never a traceback
+
+_SMALL_TOPOLOGY = []
+
+
+def _small_topology():
+    if not _SMALL_TOPOLOGY:
+        spec = gen_sysfs.make_spec(sockets=2, cores_per_socket=4, threads=2, gpus_per_node=1)
+        with tempfile.TemporaryDirectory(prefix="rke2-numa-prop-", dir=FAST_TMP) as root:
+            _SMALL_TOPOLOGY.append(read_topology(gen_sysfs.write_tree(spec, root + "/fs")))
+    return _SMALL_TOPOLOGY[0]
+
+
+_FLAG_NAMES = ["reserved-cpus", "reserved-memory", "eviction-hard", "kube-reserved", "topology-manager-policy-options",
+               "cpu-manager-policy", "memory-manager-policy", "topology-manager-policy", "max-pods"]
+_TEXT = st.text(alphabet=st.sampled_from(list("0123456789-,;:=<%.abcGiMx /")), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    extra=st.lists(st.one_of(st.builds(lambda n, v: "%s=%s" % (n, v), st.sampled_from(_FLAG_NAMES), _TEXT), st.text(max_size=20)),
+                   max_size=3),
+    labels=st.lists(st.text(max_size=20), max_size=2),
+    taints=st.lists(st.text(max_size=20), max_size=2),
+    version=st.one_of(st.text(max_size=12), st.floats(allow_nan=False), st.integers(), st.none()),
+)
+def test_odd_input_is_refused_by_a_rule_never_raised(extra, labels, taints, version):
+    try:
+        plan = make_plan(_small_topology(), extra_kubelet_args=extra, node_labels=labels, node_taints=taints,
+                         kubernetes_version=version)
+    except PlanError as err:
+        assert err.rule in KNOWN_RULES | {"kubelet-rules"}, str(err)
+        return
+    # what is planned the kubelet accepts, extra args included
+    assert kubelet_rules.check(plan["kubelet_args"], plan["kernel_args"], _small_topology()) == []
