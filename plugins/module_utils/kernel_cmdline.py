@@ -59,11 +59,14 @@ DISTRO_METHODS = (
 )
 SUSE_FAMILY = ("suse", "sles", "opensuse")
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-# Characters a value may not hold: whitespace and quotes (they would change how
-# the kernel splits the line) and what a shell expands inside double quotes
-# (the Debian drop-in and /etc/default/grub are shell).
-_BAD_VALUE_CHARS = frozenset("\"'`$\\")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+# The characters a kernel arg this collection writes may hold (name and value):
+# what the managed args use - cpulists ("managed_irq,domain,1-3,5,8-15:2/4"),
+# per-node counts ("0:16,1:16"), sizes ("1G"). A whitelist: grub-mkconfig
+# sources the drop-in and /etc/default/grub as root, grubby puts the args in
+# sed patterns, and whitespace or quotes change how the kernel splits the line.
+ARG_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789,-:/._=")
+ARG_CHARS_TEXT = "ASCII letters, digits and , - : / . _ ="
 # Tokens grubby may get as an exact --remove-args pattern (grubby uses them in
 # a sed regular expression).
 _GRUBBY_SAFE = re.compile(r"^[A-Za-z0-9_.,:/=@%-]+$")
@@ -229,7 +232,7 @@ def validate_names(managed):
     """The ``managed`` option: non-empty kernel parameter names."""
     out = []
     for name in managed or ():
-        if not isinstance(name, str) or not _NAME.match(name):
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise CmdlineError("managed: %r is not a kernel parameter name" % (name,))
         out.append(name)
     if not out:
@@ -237,39 +240,52 @@ def validate_names(managed):
     return out
 
 
+def check_kernel_arg(item, managed):
+    """The one rule for what may reach a boot configuration file: ``name=value`` or ``name`` -> (name, value).
+
+    Only the characters of ARG_CHARS, a kernel parameter name that is one of
+    ``managed`` (``-`` and ``_`` alike), a non-empty value after ``=``.
+    Raises CmdlineError naming the arg and the first character refused.
+    """
+    if not isinstance(item, str) or not item:
+        raise CmdlineError("kernel arg %r is not a name=value string" % (item,))
+    for char in item:
+        if char not in ARG_CHARS:
+            raise CmdlineError("kernel arg %r: character %r is not allowed; kernel args hold only %s (the boot "
+                               "configuration is sourced as shell by root)" % (item, char, ARG_CHARS_TEXT))
+    name, sep, value = item.partition("=")
+    if not _NAME.fullmatch(name):
+        raise CmdlineError("kernel arg %r does not start with a kernel parameter name" % item)
+    if sep and not value:
+        raise CmdlineError("kernel arg %r has an empty value; give name=value or the bare flag %s" % (item, name))
+    if norm_name(name) not in _managed_set(managed):
+        raise CmdlineError("kernel arg %r: %s is not a kernel argument this collection manages (managed: %s)"
+                           % (item, name, ", ".join(managed)))
+    return name, (value if sep else None)
+
+
 def validate_args(args, managed):
     """The ``args`` option -> [(name, value)]; raises CmdlineError naming the bad item.
 
-    Each item is ``name=value`` or a bare flag ``name``, with no whitespace, no
-    quotes and nothing a shell would expand; the name must be one the
-    collection manages, and appear once.
+    Each item passes check_kernel_arg, and each name appears once.
     """
-    names = _managed_set(managed)
     out = []
     seen = {}
     for item in args or ():
-        if not isinstance(item, str) or not item:
-            raise CmdlineError("args: %r is not a name=value string" % (item,))
-        if any(c.isspace() for c in item):
-            raise CmdlineError("args: %r contains whitespace; give one name=value per item" % item)
-        bad = sorted(set(item) & _BAD_VALUE_CHARS)
-        if bad:
-            raise CmdlineError("args: %r contains %s; quotes and shell characters are not allowed"
-                               % (item, " ".join(repr(c) for c in bad)))
-        name, sep, value = item.partition("=")
-        if not _NAME.match(name):
-            raise CmdlineError("args: %r does not start with a kernel parameter name" % item)
-        if sep and not value:
-            raise CmdlineError("args: %r has an empty value; give name=value or the bare flag %s" % (item, name))
-        if norm_name(name) not in names:
-            raise CmdlineError("args: %s is not a kernel argument this collection manages (managed: %s); refusing %r"
-                               % (name, ", ".join(managed), item))
+        name, value = check_kernel_arg(item, managed)
         if norm_name(name) in seen:
-            raise CmdlineError("args: %s is given twice (%r and %r); give each managed argument once"
-                               % (name, seen[norm_name(name)], item))
+            raise CmdlineError("kernel arg %r: %s is given twice (%r and %r); give each managed argument once"
+                               % (item, name, seen[norm_name(name)], item))
         seen[norm_name(name)] = item
-        out.append((name, value if sep else None))
+        out.append((name, value))
     return out
+
+
+def _checked(wanted, managed):
+    """``wanted`` as every writer gets it: each (name, value) passed check_kernel_arg again."""
+    for name, value in wanted:
+        check_kernel_arg(name if value is None else "%s=%s" % (name, value), managed)
+    return wanted
 
 
 # ----------------------------------------------------------------- comparing
@@ -351,7 +367,7 @@ def render_grub_dropin(wanted, managed):
     before it, then appends the wanted ones to GRUB_CMDLINE_LINUX (normal and
     recovery entries). Globbing is off while it splits the values and restored.
     """
-    args = " ".join(wanted_strings(wanted))
+    args = " ".join(wanted_strings(_checked(wanted, managed)))
     patterns = "|".join(_case_pattern(n) for n in managed)
     lines = [
         "# Managed by maitred.rke2_numa (module boot_params). Do not edit: changes are overwritten.",
@@ -463,6 +479,7 @@ def rewrite_default_grub(text, wanted, managed, target="GRUB_CMDLINE_LINUX_DEFAU
     unquoted words, command substitution).
     """
     names = _managed_set(managed)
+    wanted = _checked(wanted, managed)
     lines = (text or "").splitlines(True)
     found = []
     for i, line in enumerate(lines):
@@ -504,7 +521,7 @@ def default_grub_tokens(text):
 def rewrite_kernel_cmdline(text, wanted, managed):
     """/etc/kernel/cmdline with the managed args replaced; unchanged text when nothing changes."""
     tokens = split_cmdline(text)
-    new = rewrite_tokens(tokens, wanted, managed)
+    new = rewrite_tokens(tokens, _checked(wanted, managed), managed)
     if new == tokens:
         return text
     return " ".join(new) + "\n"
@@ -575,7 +592,7 @@ def plan_grubby(entries, kernel_cmdline, wanted, managed):
     grubby builds that only rewrote the first ``name=`` occurrence.
     """
     names = _managed_set(managed)
-    want = dict((norm_name(n), (n, format_arg(n, v))) for n, v in wanted)
+    want = dict((norm_name(n), (n, format_arg(n, v))) for n, v in _checked(wanted, managed))
     add = []
     remove = []
 

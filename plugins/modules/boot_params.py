@@ -37,8 +37,12 @@ options:
     description:
       - The wanted kernel arguments, each V(name=value) or a bare flag V(name), as
         M(maitred.rke2_numa.numa_plan) returns them in C(plan.kernel_args).
-      - No whitespace, quotes or shell characters; each name once; every name must be in O(managed)
-        (an argument the collection does not own is refused).
+      - Only ASCII letters, digits and the characters C(,-:/._=) - what the managed arguments use, cpulists such as
+        V(managed_irq,domain,1-3,5,8-15:2/4), sizes such as V(1G) and per-node counts such as V(0:16,1:16).
+        Any other character (whitespace, quotes, C(;), C(|), C($), globs and the like) is refused, naming the
+        argument, before anything is read or written, with every method - C(grub-mkconfig) sources the
+        files as shell, as root.
+      - Each name once; every name must be in O(managed) (an argument the collection does not own is refused).
       - Required when O(state=present); an empty list removes every managed argument, like O(state=absent).
     type: list
     elements: str
@@ -84,6 +88,9 @@ options:
         C(grubby) a warning says the entries were not read.
       - The files decide whether something changed - a later run does not repeat a command an earlier run
         with V(false) skipped.
+      - When the command fails, every file the run changed is put back as it was (same bytes and mode; a file
+        the run created is removed) and the task fails with the command's RV(rc) and RV(stderr), so the next
+        run finds the same change and runs the command again. Its programs are looked up before anything is written.
     type: bool
     default: true
 attributes:
@@ -101,6 +108,8 @@ notes:
     it (the C(maitred.rke2_numa.boot_params) role's C(rke2_numa_reboot_ok)), always report C(reboot_required).
   - Every method writes the wanted arguments together, once each and in the given order, after the other arguments.
     A running command line that holds a managed argument twice, or in another order, needs a reboot.
+  - Every existing file the module changes is first backed up next to itself (RV(backup_files)). A file that is a
+    symbolic link is written at the link's target; the link stays.
   - transactional_update - edit C(/etc) before C(transactional-update) creates its snapshot; a pending snapshot
     that itself changed C(/etc/default/grub) wins over this edit. Reboot soon after a staged change.
 seealso:
@@ -196,6 +205,26 @@ files:
   type: list
   elements: str
   sample: ["/etc/default/grub.d/99-rke2-numa.cfg"]
+backup_files:
+  description:
+    - The backup of each existing file the run changed (C(<path>.<pid>.<date>@<time>~), next to the file), taken
+      before it was written. Empty in check mode, when nothing changed, or when only new files were written.
+    - When a failed command made the run put the files back, the backups are removed with the failure (they
+      hold what the files hold again).
+  returned: success
+  type: list
+  elements: str
+  sample: ["/etc/default/grub.10342.2026-03-02@11:04:57~"]
+rc:
+  description: Exit status of the boot loader command that failed.
+  returned: failure of a boot loader command
+  type: int
+  sample: 1
+stderr:
+  description: Standard error of the boot loader command that failed.
+  returned: failure of a boot loader command
+  type: str
+  sample: "/usr/sbin/grub-mkconfig: not found"
 diff:
   description: Before and after of each file and of the grubby kernel entries' arguments.
   returned: when diff mode is on and something changes
@@ -204,6 +233,7 @@ diff:
 """
 
 import os
+import stat
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
@@ -234,38 +264,128 @@ def _read(path):
         return None
 
 
-def _write(module, path, text, mode):
-    """Write atomically (temp file in the same folder, then atomic_move); mode for new files."""
-    folder = os.path.dirname(path)
-    if not os.path.isdir(folder):
+def _missing_dirs(folder):
+    """The folders makedirs would create for ``folder``, deepest first."""
+    out = []
+    while folder and not os.path.isdir(folder):
+        out.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return out
+
+
+def _write(module, real, data, mode, made_dirs):
+    """Write bytes atomically to a real (symlink-resolved) path: a temp file in the same folder, then atomic_move.
+
+    ``mode`` is set when given (the drop-in); otherwise an existing file keeps its mode and owner (atomic_move).
+    Folders created are appended to ``made_dirs``, deepest first.
+    """
+    folder = os.path.dirname(real)
+    missing = _missing_dirs(folder)
+    if missing:
         os.makedirs(folder, 0o755)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".%s." % os.path.basename(path))
+        made_dirs.extend(missing)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".%s." % os.path.basename(real))
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8", "surrogateescape"))
-        module.atomic_move(tmp, path)
+            f.write(data)
+        module.atomic_move(tmp, real)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
     if mode is not None:
-        os.chmod(path, mode)
+        os.chmod(real, mode)
 
 
-def _run(module, argv, check_rc_msg):
+def _save(module, path):
+    """What a file is before this run writes it: the real path behind any symlink (written there, so the
+    link stays), its bytes, mode, owner and SELinux context (data None when it does not exist)."""
+    real = os.path.realpath(path)
+    saved = {"path": path, "real": real, "data": None, "stat": None, "context": None, "dirs": []}
+    try:
+        with open(real, "rb") as f:
+            saved["data"] = f.read()
+    except FileNotFoundError:
+        return saved
+    saved["stat"] = os.stat(real)
+    if module.selinux_enabled():
+        saved["context"] = module.selinux_context(real)
+    return saved
+
+
+def _restore(module, saved):
+    """Put one file back exactly as _save found it; a file this run created is removed, with its new folders."""
+    real = saved["real"]
+    if saved["data"] is None:
+        if os.path.lexists(real):
+            os.unlink(real)
+    else:
+        st = saved["stat"]
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(real), prefix=".%s." % os.path.basename(real))
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(saved["data"])
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+            except PermissionError:
+                pass
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+            os.rename(tmp, real)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        if saved["context"] is not None:
+            module.set_context_if_different(real, saved["context"], False)
+    for folder in saved["dirs"]:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            break
+
+
+def _restore_and_fail(module, written, backups, msg, **kwargs):
+    """A write or the boot loader update failed: put back every file this run wrote, then fail.
+
+    Restored, the files differ from the wanted state again, so the next run makes the same change and runs
+    the update again (left written, the next run would find nothing to do and never update the boot loader).
+    The backups this run took are removed once the files are back; they are kept and named if not.
+    """
+    problems = []
+    for saved in reversed(written):
+        try:
+            _restore(module, saved)
+        except (IOError, OSError) as e:
+            problems.append("%s (%s)" % (saved["path"], to_native(e)))
+    if problems:
+        module.fail_json(msg="%s; could not put back %s: the backups are %s" % (msg, ", ".join(problems), ", ".join(backups) or "none"),
+                         backup_files=backups, **kwargs)
+    for backup in backups:
+        try:
+            os.unlink(backup)
+        except OSError:
+            pass
+    if written:
+        msg += "; put back %s as before this run, so the next run tries again" % ", ".join(w["path"] for w in written)
+    module.fail_json(msg=msg, backup_files=[], **kwargs)
+
+
+def _run(module, argv, check_rc_msg, fail=None):
     rc, out, err = module.run_command(argv)
     if rc != 0:
-        module.fail_json(msg="%s: %s exited %d: %s" % (check_rc_msg, " ".join(argv), rc, (err or out).strip()),
-                         rc=rc, stdout=out, stderr=err, cmd=argv)
+        (fail or module.fail_json)(msg="%s: %s exited %d: %s" % (check_rc_msg, " ".join(argv), rc, (err or out).strip()),
+                                   rc=rc, stdout=out, stderr=err, cmd=argv)
     return out
 
 
-def _grubby_info(module, update_bootloader):
+def _grubby_info(module, update_bootloader, fail=None):
     """Every kernel entry from ``grubby --info=ALL`` ([] with a warning when grubby is missing and not needed)."""
     grubby = module.get_bin_path("grubby", required=update_bootloader)
     if grubby is None:
         module.warn("grubby not found: the kernel entries were not read; only files are checked")
         return []
-    return kc.parse_grubby_info(_run(module, [grubby, "--info=ALL"], "cannot read the kernel entries"))
+    return kc.parse_grubby_info(_run(module, [grubby, "--info=ALL"], "cannot read the kernel entries", fail))
 
 
 def detect_method(root):
@@ -303,20 +423,39 @@ def diffs(root, change):
 
 
 def apply_change(module, root, change, wanted, managed):
-    """Write the files, run the commands; returns whether the commands ran."""
+    """Back up and write the files, run the commands; returns (whether the commands ran, backup paths).
+
+    The commands' programs are found before anything is written. A file behind a symlink is written at
+    the link's target (the link stays). When a write or a command fails, _restore_and_fail puts every
+    file back and fails the task.
+    """
     if module.check_mode:
-        return False
+        return False, []
+    update = bool(change["commands"]) and module.params["update_bootloader"]
+    commands = [[module.get_bin_path(argv[0], required=True)] + argv[1:] for argv in change["commands"]] if update else []
+    written = []
+    backups = []
+
+    def fail(msg, **kwargs):
+        _restore_and_fail(module, written, backups, msg, **kwargs)
+
     for f in change["files"]:
-        _write(module, _path(root, f["path"]), f["after"], f["mode"])
-    if not change["commands"] or not module.params["update_bootloader"]:
-        return False
-    for argv in change["commands"]:
-        _run(module, [module.get_bin_path(argv[0], required=True)] + argv[1:], "cannot update the boot loader")
-    if "entries" in change:
-        left = kc.plan_grubby(_grubby_info(module, True), None, wanted, managed)["commands"]
+        path = _path(root, f["path"])
+        try:
+            saved = _save(module, path)
+            if saved["data"] is not None:
+                backups.append(module.backup_local(path))
+            written.append(saved)
+            _write(module, saved["real"], f["after"].encode("utf-8", "surrogateescape"), f["mode"], saved["dirs"])
+        except Exception as e:  # backup_local raises Exception; the rest IOError/OSError
+            fail("cannot write %s: %s" % (path, to_native(e)))
+    for argv in commands:
+        _run(module, argv, "cannot update the boot loader", fail)
+    if commands and "entries" in change:
+        left = kc.plan_grubby(_grubby_info(module, True, fail), None, wanted, managed)["commands"]
         if left:
-            module.fail_json(msg="grubby ran but the kernel entries still differ; grubby would still need: %s" % " ".join(left[0]))
-    return True
+            fail("grubby ran but the kernel entries still differ; grubby would still need: %s" % " ".join(left[0]))
+    return bool(commands), backups
 
 
 def main():
@@ -337,10 +476,7 @@ def main():
     except (IOError, OSError) as e:
         module.fail_json(msg="cannot read the boot configuration under %s: %s" % (root, to_native(e)))
 
-    try:
-        ran = apply_change(module, root, change, wanted, managed)
-    except (IOError, OSError) as e:
-        module.fail_json(msg="cannot write the boot configuration under %s: %s" % (root, to_native(e)))
+    ran, backups = apply_change(module, root, change, wanted, managed)
     running = kc.split_cmdline(cmdline)
     staged = method == "transactional_update" and bool(change["commands"]) and p["update_bootloader"]
     added, removed = kc.added_removed(change["locations"], wanted)
@@ -355,6 +491,7 @@ def main():
         commands=change["commands"],
         bootloader_updated=ran,
         files=["/" + f["path"] for f in change["files"]],
+        backup_files=backups,
     )
     if module._diff and result["changed"]:
         result["diff"] = diffs(root, change)

@@ -115,6 +115,46 @@ def once_each(cmdline, wanted):
         assert [t for t in tokens if t.partition("=")[0] == name] == [arg], (name, cmdline)
 
 
+def tree(root):
+    """Every path under root: a link's target, a file's bytes and mode, or a folder (byte-identity checks)."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = str(path.relative_to(root))
+        if path.is_symlink():
+            out[rel] = ("link", os.readlink(path))
+        elif path.is_dir():
+            out[rel] = ("dir", stat.S_IMODE(path.stat().st_mode))
+        else:
+            out[rel] = ("file", path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
+    return out
+
+
+@pytest.fixture
+def failing(tmp_path, monkeypatch, tools):
+    """failing(tool, when): put a <tool> first on PATH that logs the call and fails (rc 5) when its
+    arguments match the sh case pattern ``when``, and otherwise runs the stand-in. Returns a function
+    that puts the working stand-ins back."""
+    bad = tmp_path / "failing"
+    bad.mkdir()
+    path = os.environ["PATH"]
+
+    def make(tool, when="*"):
+        script = bad / tool
+        script.write_text(
+            "#!/bin/sh\n"
+            'case "$*" in\n'
+            "    %s)\n"
+            '        printf \'%s %%s\\n\' "$*" >> "$RKE2_NUMA_STANDIN_LOG"\n'
+            '        echo "%s: cannot write /boot: No space left on device" >&2\n'
+            "        exit 5 ;;\n"
+            "esac\n"
+            'exec "%s" "$@"\n' % (when, tool, tool, os.path.join(STANDINS, tool)))
+        script.chmod(0o755)
+        monkeypatch.setenv("PATH", str(bad) + os.pathsep + path)
+        return lambda: monkeypatch.setenv("PATH", path)
+    return make
+
+
 # ----------------------------------------------------------------- Debian / Ubuntu
 
 
@@ -384,3 +424,211 @@ def test_method_overrides_detection(tmp_path, capsys, tools):
     root = make_root(tmp_path, "arch", grub=DEBIAN_GRUB)
     code, result = run(capsys, args=WANTED, root=str(root), method="grub_d", update_bootloader=False)
     assert code == 0 and result["method"] == "grub_d" and result["changed"] is True
+
+
+# ----------------------------------------------------------------- no shell characters reach a file
+
+DROPIN = "etc/default/grub.d/99-rke2-numa.cfg"
+SHELL_CHARS = [";", "|", "&", "#", ">", "<", "(", ")", "*", "~", "!", "?", "[", "]", "{", "}", "^", "$", "`",
+               "\\", '"', "'", " ", "\t", "\n", "\x00"]
+
+
+def debian_new(tmp_path, capsys):
+    return make_root(tmp_path, "debian", grub=DEBIAN_GRUB)
+
+
+def debian_changed(tmp_path, capsys):
+    """A drop-in an earlier run wrote (other args), with a mode an admin chose."""
+    root = debian_new(tmp_path, capsys)
+    assert run(capsys, args=WANTED[:2], root=str(root), update_bootloader=False)[0] == 0
+    (root / DROPIN).chmod(0o640)
+    return root
+
+
+def debian_symlinked(tmp_path, capsys):
+    """The drop-in is a relative symlink into another folder."""
+    root = debian_changed(tmp_path, capsys)
+    (root / "srv/boot").mkdir(parents=True)
+    (root / DROPIN).rename(root / "srv/boot/99-rke2-numa.cfg")
+    (root / DROPIN).symlink_to("../../../srv/boot/99-rke2-numa.cfg")
+    return root
+
+
+def debian_dangling(tmp_path, capsys):
+    """The drop-in is a symlink to a file that does not exist yet."""
+    root = debian_new(tmp_path, capsys)
+    (root / "srv/boot").mkdir(parents=True)
+    (root / "etc/default/grub.d").mkdir()
+    (root / DROPIN).symlink_to(root / "srv/boot/99-rke2-numa.cfg")
+    return root
+
+
+def rocky(tmp_path, capsys):
+    return rocky_root(tmp_path)
+
+
+def suse_grub(tmp_path, capsys):
+    root = make_root(tmp_path, "sl-micro", grub=SUSE_GRUB)
+    (root / "etc/default/grub").chmod(0o600)
+    return root
+
+
+def suse_grub_symlinked(tmp_path, capsys):
+    """/etc/default/grub is a link into /usr/etc (as on systems with a vendor /usr/etc)."""
+    root = suse_grub(tmp_path, capsys)
+    (root / "usr/etc/default").mkdir(parents=True)
+    (root / "etc/default/grub").rename(root / "usr/etc/default/grub")
+    (root / "etc/default/grub").symlink_to("../../usr/etc/default/grub")
+    return root
+
+
+def suse_bls(tmp_path, capsys):
+    root = make_root(tmp_path, "sl-micro", grub=SUSE_GRUB)
+    (root / "etc/kernel").mkdir()
+    (root / "etc/kernel/cmdline").write_text("root=UUID=0a1b splash=silent quiet isolcpus=2-3\n")
+    return root
+
+
+METHOD_ROOTS = [pytest.param(debian_changed, id="grub_d"), pytest.param(rocky, id="grubby"),
+                pytest.param(suse_grub, id="transactional_update-grub"), pytest.param(suse_bls, id="transactional_update-bls")]
+
+
+@pytest.mark.parametrize("char", SHELL_CHARS, ids=repr)
+@pytest.mark.parametrize("setup", METHOD_ROOTS)
+def test_a_shell_character_is_refused_before_anything_is_written(tmp_path, capsys, tools, setup, char):
+    root = setup(tmp_path, capsys)
+    before, calls = tree(root), tools()
+    item = "isolcpus=1-3%sreboot" % char
+    for check_mode in (True, False):
+        code, result = run(capsys, args=[item] + WANTED[1:], root=str(root), _ansible_check_mode=check_mode)
+        assert code == 1 and result["failed"] is True
+        assert result["msg"].startswith("kernel arg %r: character %r is not allowed" % (item, char))
+        assert tree(root) == before and tools() == calls
+
+
+# ----------------------------------------------------------------- a failed boot loader update is retried
+
+FAILURES = [
+    pytest.param(debian_new, "update-grub", "*", "update-grub ", id="grub_d-new"),
+    pytest.param(debian_changed, "update-grub", "*", "update-grub ", id="grub_d-changed"),
+    pytest.param(debian_symlinked, "update-grub", "*", "update-grub ", id="grub_d-symlink"),
+    pytest.param(debian_dangling, "update-grub", "*", "update-grub ", id="grub_d-dangling-symlink"),
+    pytest.param(rocky, "grubby", "--update-kernel*", "grubby --update-kernel=ALL --args=", id="grubby"),
+    pytest.param(suse_grub, "transactional-update", "*", "transactional-update --continue grub.cfg", id="transactional_update-grub"),
+    pytest.param(suse_grub_symlinked, "transactional-update", "*", "transactional-update --continue grub.cfg",
+                 id="transactional_update-grub-symlink"),
+    pytest.param(suse_bls, "sdbootutil", "*", "sdbootutil update-all-entries", id="transactional_update-bls"),
+]
+
+
+@pytest.mark.parametrize("setup, tool, when, call", FAILURES)
+def test_a_failed_boot_loader_update_restores_the_files_and_is_retried(tmp_path, capsys, tools, failing, setup, tool, when, call):
+    root = setup(tmp_path, capsys)
+    before = tree(root)
+    working = failing(tool, when)
+
+    code, result = run(capsys, args=WANTED, root=str(root))
+    assert code == 1 and result["failed"] is True and result["rc"] == 5
+    assert re.match(r"cannot update the boot loader: \S+/%s .*exited 5: %s: cannot write /boot: No space left on device"
+                    % (re.escape(tool), re.escape(tool)), result["msg"])
+    assert "No space left on device" in result["stderr"] and result["msg"].endswith("so the next run tries again")
+    assert [c for c in tools() if c.startswith(call)] == [tools()[-1]]  # it ran, once, and nothing after it
+    assert tree(root) == before  # same bytes, modes and links; a created file is gone, no backup left behind
+
+    working()
+    calls = len(tools())
+    code, again = run(capsys, args=WANTED, root=str(root))
+    assert code == 0 and again["changed"] is True and again["bootloader_updated"] is True
+    assert [c for c in tools()[calls:] if c.startswith(call)] != []
+    after = tree(root)
+    assert {k: v for k, v in after.items() if v[0] == "link"} == {k: v for k, v in before.items() if v[0] == "link"}
+    code, third = run(capsys, args=WANTED, root=str(root))
+    assert code == 0 and third["changed"] is False
+
+
+@pytest.mark.parametrize("setup", [pytest.param(debian_new, id="grub_d-new"), pytest.param(suse_grub_symlinked, id="transactional_update")])
+def test_a_failed_write_puts_the_file_back_and_runs_nothing(tmp_path, capsys, tools, monkeypatch, setup):
+    root = setup(tmp_path, capsys)
+    before = tree(root)
+    moved = []
+
+    def atomic_move(self, src, dest, unsafe_writes=False, keep_dest_attrs=True):
+        os.rename(src, dest)
+        moved.append(dest)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(boot_params.AnsibleModule, "atomic_move", atomic_move)
+    code, result = run(capsys, args=WANTED, root=str(root))
+    assert code == 1 and re.match(r"cannot write %s/etc/\S+: \[Errno 28\] No space left on device; put back " % re.escape(str(root)), result["msg"])
+    assert len(moved) == 1 and tree(root) == before and tools() == []
+
+
+def test_a_missing_boot_loader_tool_fails_before_anything_is_written(tmp_path, capsys, tools, monkeypatch):
+    real = boot_params.AnsibleModule.get_bin_path
+
+    def get_bin_path(self, name, required=False, opt_dirs=None):
+        if name == "update-grub":
+            if required:
+                self.fail_json(msg="Failed to find required executable \"update-grub\" in paths: /nowhere")
+            return None
+        return real(self, name, required=required, opt_dirs=opt_dirs)
+
+    monkeypatch.setattr(boot_params.AnsibleModule, "get_bin_path", get_bin_path)
+    root = debian_changed(tmp_path, capsys)
+    before = tree(root)
+    code, result = run(capsys, args=WANTED, root=str(root))
+    assert code == 1 and "update-grub" in result["msg"]
+    assert tree(root) == before and tools() == []
+
+
+# ----------------------------------------------------------------- symlinks and backups
+
+
+@pytest.mark.parametrize("setup, link, target", [
+    pytest.param(debian_symlinked, DROPIN, "srv/boot/99-rke2-numa.cfg", id="grub_d"),
+    pytest.param(debian_dangling, DROPIN, "srv/boot/99-rke2-numa.cfg", id="grub_d-dangling"),
+    pytest.param(suse_grub_symlinked, "etc/default/grub", "usr/etc/default/grub", id="transactional_update"),
+])
+def test_a_symlinked_file_is_written_through_its_link(tmp_path, capsys, tools, setup, link, target):
+    root = setup(tmp_path, capsys)
+    points_to = os.readlink(root / link)
+    code, result = run(capsys, args=WANTED, root=str(root), _ansible_diff=True)
+    assert code == 0 and result["changed"] is True and result["bootloader_updated"] is True
+    assert result["files"] == ["/" + link] and result["diff"][0]["after_header"] == str(root / link)
+    assert (root / link).is_symlink() and os.readlink(root / link) == points_to
+    assert " ".join(WANTED) in (root / target).read_text()
+    code, again = run(capsys, args=WANTED, root=str(root))
+    assert code == 0 and again["changed"] is False
+
+
+@pytest.mark.parametrize("setup, rel", [
+    pytest.param(debian_changed, DROPIN, id="grub_d"),
+    pytest.param(rocky, "etc/kernel/cmdline", id="grubby"),
+    pytest.param(suse_grub, "etc/default/grub", id="transactional_update-grub"),
+    pytest.param(suse_grub_symlinked, "etc/default/grub", id="transactional_update-grub-symlink"),
+    pytest.param(suse_bls, "etc/kernel/cmdline", id="transactional_update-bls"),
+])
+def test_every_file_a_run_changes_is_backed_up_first(tmp_path, capsys, tools, setup, rel):
+    root = setup(tmp_path, capsys)
+    old, mode = (root / rel).read_bytes(), stat.S_IMODE((root / rel).stat().st_mode)
+    code, check = run(capsys, args=WANTED, root=str(root), _ansible_check_mode=True)
+    assert code == 0 and check["changed"] is True and check["backup_files"] == []
+    assert (root / rel).read_bytes() == old
+    code, result = run(capsys, args=WANTED, root=str(root))
+    assert code == 0 and result["changed"] is True and len(result["backup_files"]) == 1
+    backup = result["backup_files"][0]
+    assert backup.startswith(str(root / rel) + ".") and backup.endswith("~")
+    with open(backup, "rb") as f:
+        assert f.read() == old
+    assert stat.S_IMODE(os.stat(backup).st_mode) == mode
+    assert (root / rel).read_bytes() != old
+    assert stat.S_IMODE((root / rel).stat().st_mode) == (0o644 if rel == DROPIN else mode)  # the drop-in is ours: 0644
+    code, again = run(capsys, args=WANTED, root=str(root))
+    assert again["changed"] is False and again["backup_files"] == []
+
+
+def test_a_new_drop_in_needs_no_backup(tmp_path, capsys, tools):
+    root = debian_new(tmp_path, capsys)
+    code, result = run(capsys, args=WANTED, root=str(root))
+    assert code == 0 and result["changed"] is True and result["backup_files"] == []
+    assert sorted(os.listdir(root / "etc/default/grub.d")) == ["99-rke2-numa.cfg"]
