@@ -10,7 +10,9 @@ did, and its output is passed through as it comes. Then it prints the wall
 clock time of each action (from Molecule's ``[NAME > ACTION] Executing`` line
 to its ``Executed`` line) and ends with one plain line
 ``molecule: N passed, M failed`` (a scenario passes when ``molecule test``
-exits 0). Exits 1 when any scenario failed.
+exits 0 and its whole output never holds the fake join token of
+``extensions/molecule/shared/vars/main.yml``; a line that holds it is echoed
+with the token blanked). Exits 1 when any scenario failed.
 
 Usage: ``python scripts/molecule_test.py [SCENARIO ...]`` (default: every
 ``extensions/molecule/*/molecule.yml``, in name order).
@@ -38,13 +40,27 @@ def scenarios_in(root="extensions/molecule"):
     return sorted(os.path.basename(os.path.dirname(p)) for p in glob.glob(os.path.join(root, "*", "molecule.yml")))
 
 
-def run(scenario, env, rows):
-    """Run one scenario, echo its output, append (scenario, action, seconds, result) to rows; return its exit code."""
+def shared_token(path="extensions/molecule/shared/vars/main.yml"):
+    """The fake join token every apply scenario writes into config.yaml."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("__rke2_numa_molecule_token:"):
+                return line.split(":", 1)[1].strip()
+    raise SystemExit("molecule_test: no __rke2_numa_molecule_token in %s" % path)
+
+
+def run(scenario, env, rows, token):
+    """Run one scenario, echo its output, append (scenario, action, seconds, result) to rows; return its
+    exit code, or 1 when the output held the token."""
     start = {}
+    leaks = 0
     molecule = os.path.join(os.path.dirname(sys.executable), "molecule")
     proc = subprocess.Popen([molecule, "test", "-s", scenario], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace", bufsize=1)
     for line in proc.stdout:
+        if token in line:
+            leaks += 1
+            line = "LEAK (join token blanked): " + line.replace(token, "<TOKEN>")
         sys.stdout.write(line)
         sys.stdout.flush()
         m = ACTION.search(ANSI.sub("", line))
@@ -55,7 +71,11 @@ def run(scenario, env, rows):
             start[action] = now
         elif action in start:
             rows.append((scenario, action, now - start.pop(action), m["result"] or ""))
-    return proc.wait()
+    rc = proc.wait()
+    if leaks:
+        print("molecule_test: the join token appeared on %d line(s) of scenario %s" % (leaks, scenario))
+        return rc or 1
+    return rc
 
 
 def main():
@@ -71,12 +91,12 @@ def main():
         env.setdefault("NO_COLOR", "1")
         env.setdefault("ANSIBLE_NOCOLOR", "1")
         env.setdefault("COLUMNS", "160")
-    rows, results = [], {}
+    rows, results, token = [], {}, shared_token()
     t0 = time.monotonic()
     for scenario in scenarios:
         print("==== molecule test -s %s" % scenario, flush=True)
         s0 = time.monotonic()
-        rc = run(scenario, env, rows)
+        rc = run(scenario, env, rows, token)
         results[scenario] = (rc, time.monotonic() - s0)
 
     print("\n==== molecule: time of each action")
