@@ -138,15 +138,16 @@ def _find(root, key):
     return None
 
 
-def _items(vnode, key, path):
-    """The entries of a string-list option as (text, node): a null, one string, or a list of strings."""
+def _items(vnode, key):
+    """The entries of a string-list option as (text, node): a null, one string, or a list of strings
+    (callers check the option's shape with _as_list first, naming the file)."""
     if isinstance(vnode, ScalarNode):
         if vnode.tag == "tag:yaml.org,2002:null":
             return []
         return [(vnode.value, vnode)]
     if isinstance(vnode, SequenceNode) and all(isinstance(n, ScalarNode) for n in vnode.value):
         return [(n.value, n) for n in vnode.value]
-    raise ConfigError("%s: %s must be a string or a list of strings: nothing written" % (path, key))
+    raise ConfigError("%s must be a string or a list of strings: nothing written" % key)
 
 
 def _end_line(node):
@@ -186,7 +187,7 @@ def _edit_list(text, root, key, keep, append):
             return text
         return _insert_key(text, root, key, append)
     knode, vnode = found
-    items = _items(vnode, key, "")
+    items = _items(vnode, key)
     kept = [n for value, n in items if keep(value)]
     if [n.value for n in kept] + list(append) == [value for value, dummy in items]:
         return text
@@ -239,7 +240,7 @@ def _block(key, values, indent):
 
 def _list_values(root, key):
     found = _find(root, key)
-    return [v for v, dummy in _items(found[1], key, "")] if found else None
+    return [v for v, dummy in _items(found[1], key)] if found else None
 
 
 def merged_config(text, path, kubelet_args, node_labels=(), node_taints=(), managed=MANAGED_KUBELET_FLAGS):
@@ -250,7 +251,6 @@ def merged_config(text, path, kubelet_args, node_labels=(), node_taints=(), mana
     effect) are replaced. Only those sequence entries change in the text.
     """
     managed = set(managed)
-    root = compose(text, path)
     before = load_config(text, path)
     existing = _as_list(before.get("kubelet-arg"), "kubelet-arg", path)
     edits = [("kubelet-arg", lambda a: flag_name(a) not in managed, list(kubelet_args))]
