@@ -283,7 +283,7 @@ def _check_edit(before, new_text, path, expected):
     """The edited text must hold the old data with only the edited lists changed, in the same key order."""
     after = load_config(new_text, path)
     root = compose(new_text, path)
-    ok = [k for k in after if k not in expected or k in before] == [k for k in before] and all(
+    ok = [k for k in after if k not in expected or k in before] == list(before) and all(
         after[k] == before[k] for k in before if k not in expected)
     ok = ok and all((_list_values(root, k) or []) == v for k, v in expected.items())
     if not ok:
