@@ -25,11 +25,13 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
     MANAGED_KUBELET_FLAGS,
     ConfigError,
+    check_effective_kubelet_args,
     decode,
     dropin_config,
+    effective_config,
+    healthz_url,
     mask,
     merged_config,
-    owned_flags_elsewhere,
 )
 
 ARGUMENT_SPEC = {
@@ -82,6 +84,15 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("cannot read %s: %s" % (path, result.get("msg")))
         return decode(base64.b64decode(result["content"]), path)
 
+    def _dropins(self, folder, task_vars):
+        """The config.yaml.d files RKE2 reads (*.yaml and *.yml), in its order (by name)."""
+        st = self._module("ansible.builtin.stat", {"path": folder, "get_checksum": False}, task_vars)["stat"]
+        if not st.get("isdir"):
+            return []
+        found = self._module("ansible.builtin.find", {"paths": folder, "patterns": ["*.yaml", "*.yml"],
+                                                      "file_type": "any", "follow": True}, task_vars)["files"]
+        return sorted((f["path"] for f in found if not f.get("isdir")), key=os.path.basename)
+
     def _backup(self, real, backup_dir, task_vars):
         """A 0600 root copy of the file in the 0700 backup folder, before anything changes."""
         self._module("ansible.builtin.file", {"path": backup_dir, "state": "directory", "mode": "0700",
@@ -120,14 +131,29 @@ class ActionModule(ActionBase):
         try:
             real, st = self._target(target, task_vars)
             before = self._read(real, task_vars) if st else None
+            folder = path + ".d"
+            dropins = [d for d in self._dropins(folder, task_vars) if os.path.normpath(d) != os.path.normpath(target)]
             if args["mode"] == "merge":
                 new_text, report = merged_config(before, path, args["kubelet_args"], args["node_labels"],
                                                  args["node_taints"], managed)
+                files = [(path, before if new_text is None else new_text)]
             else:
-                report = {"config_sets_managed_flags": owned_flags_elsewhere(self._read(path, task_vars), path, managed)}
+                if os.path.dirname(os.path.normpath(target)) != os.path.normpath(folder):
+                    raise ConfigError("%s is not in %s, the only folder RKE2 reads drop-ins from: nothing written"
+                                      % (target, folder))
                 new_text = dropin_config(args["kubelet_args"], args["node_labels"], args["node_taints"])
                 if new_text == before:
                     new_text = None
+                files = [(path, self._read(path, task_vars))]
+                dropins.append(target)
+                dropins.sort(key=os.path.basename)
+                report = {}
+            for dropin in dropins:
+                ours = before if new_text is None else new_text
+                files.append((dropin, ours if dropin == target else self._read(dropin, task_vars)))
+            report["elsewhere"] = check_effective_kubelet_args(files, args["kubelet_args"], target, managed)
+            report["dropins"] = dropins
+            url = healthz_url(effective_config(files))
         except ConfigError as e:
             raise AnsibleActionFail(str(e))
 
@@ -152,10 +178,10 @@ class ActionModule(ActionBase):
         if report.get("normalised"):
             self._display.warning("%s held duplicate managed kubelet flags %s; they are now set once"
                                   % (path, ", ".join(report["normalised"])))
-        if report.get("config_sets_managed_flags"):
-            self._display.warning("%s sets %s too; the drop-in is read later, so its values win"
-                                  % (path, ", ".join(report["config_sets_managed_flags"])))
+        for warning in report["elsewhere"]:
+            self._display.warning(warning)
         result.update(changed=changed, content_changed=new_text is not None, path=target, real_path=real,
+                      healthz_url=url,
                       created=changed and st is None,
                       previous=previous, mode=args["mode"], report=report)
         return result

@@ -23,6 +23,13 @@ description:
     C(kubelet-arg+) and leaves C(config.yaml) alone, for clusters where another tool owns it.
   - Refuses, writing nothing, a file it could read differently from RKE2 - not UTF-8, not valid YAML,
     several YAML documents, not a mapping, a key given twice (named with its line).
+  - Before writing, computes the kubelet flags RKE2 will really pass - C(config.yaml), then every
+    C(config.yaml.d/*.yaml) and C(*.yml) in name order (a later plain key replaces, C(key+) appends), read
+    as the kubelet reads repeated flags (map flags such as C(kube-reserved) merge their keys,
+    C(reserved-memory) adds up, other flags keep the last value). When another file would make a managed
+    flag differ from the plan (an extra C(reserved-memory), a drop-in whose plain C(kubelet-arg) replaces
+    ours), the task fails naming the file and the flag, and nothing is written. Since the plan passed the
+    kubelet's refusal rules, effective flags equal to the plan pass them too.
   - Before any change (content, mode or owner) the file is copied, 0600 root:root, into O(backup_dir)
     (0700); it is then written atomically, mode 0600 root:root. A symlink stays a symlink, its target is
     backed up and changed. The result tells how to undo the run exactly (RV(backup_file) and RV(previous),
@@ -53,7 +60,7 @@ options:
     default: merge
     choices: [merge, dropin]
   dropin_path:
-    description: The drop-in file for O(mode=dropin).
+    description: The drop-in file for O(mode=dropin); it must be in the C(config.yaml.d) folder next to O(path).
     type: path
     default: /etc/rancher/rke2/config.yaml.d/50-rke2-numa.yaml
   kubelet_args:
@@ -138,12 +145,20 @@ backup_file:
   returned: changed, the file existed and O(backup=true)
   type: str
   sample: /var/lib/rke2-numa/backup/etc_rancher_rke2_config.yaml.20261201T041700Z~
+healthz_url:
+  description:
+    - The kubelet's healthz URL as RKE2 binds it, from the effective config - C([::1]) when the (first)
+      C(node-ip) is IPv6, C(127.0.0.1) otherwise, or the kubelet's own C(healthz-bind-address)/C(healthz-port).
+  returned: always
+  type: str
+  sample: http://127.0.0.1:10248/healthz
 report:
   description:
     - In merge mode - C(normalised) (managed flags that appeared more than once), C(replaced)
       (managed flags whose entries were replaced), C(kept_kubelet_args) (the user's other flags),
       C(other_keys) (the other top-level keys kept, names only).
-    - In drop-in mode - C(config_sets_managed_flags), managed flags C(config.yaml) sets too.
+    - Always - C(dropins) (the other C(config.yaml.d) files read) and C(elsewhere) (managed flags another
+      file sets too, whose value the plan's still overrides).
   returned: always
   type: dict
 """

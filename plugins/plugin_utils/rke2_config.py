@@ -301,26 +301,126 @@ def dropin_config(kubelet_args, node_labels=(), node_taints=()):
     return DROPIN_HEADER + yaml.safe_dump(data, default_flow_style=False, sort_keys=False, width=1000)
 
 
-def owned_flags_elsewhere(config_text, path, managed=MANAGED_KUBELET_FLAGS):
-    """In drop-in mode: managed flags that config.yaml sets too. RKE2 appends both, the kubelet
-    takes the last, so ours wins; report them so the operator knows."""
-    data = load_config(config_text, path)
-    return sorted(set(flag_name(a) for a in _as_list(data.get("kubelet-arg"), "kubelet-arg", path)) & set(managed))
+def effective_sources(files):
+    """RKE2's reading of its config files, keeping where each value comes from.
 
-
-def effective_config(files):
-    """RKE2's view of its config: ``files`` is [(path, text)] in the order RKE2 reads them
-    (config.yaml, then config.yaml.d/*.yaml sorted). A later key replaces an earlier one;
-    ``key+`` appends to the list of ``key``."""
+    ``files`` is [(path, text)] in the order RKE2 reads them (config.yaml, then
+    config.yaml.d/*.yaml and *.yml in name order; k3s pkg/configfilearg). A
+    later file's ``key`` replaces every earlier value; ``key+`` appends to the
+    list. Returns {key: [(path, value, appended)]}.
+    """
     merged = {}
     for path, text in files:
         for key, value in load_config(text, path).items():
             if key.endswith("+"):
-                base = key[:-1]
-                merged[base] = _as_list(merged.get(base), base, path) + _as_list(value, key, path)
+                merged.setdefault(key[:-1], []).append((path, _as_list(value, key, path), True))
             else:
-                merged[key] = value
+                merged[key] = [(path, value, False)]
     return merged
+
+
+def effective_config(files):
+    """RKE2's view of its config (see effective_sources): {key: value}."""
+    out = {}
+    for key, parts in effective_sources(files).items():
+        if len(parts) == 1 and not parts[0][2]:
+            out[key] = parts[0][1]
+        else:
+            out[key] = [v for path, value, dummy in parts for v in _as_list(value, key, path)]
+    return out
+
+
+def kubelet_arg_sources(files):
+    """[(path, 'name=value')]: the ``kubelet-arg`` entries RKE2 passes, in order, with their file."""
+    return [(path, flag.lstrip("-")) for path, value, dummy in effective_sources(files).get("kubelet-arg", ())
+            for flag in _as_list(value, "kubelet-arg", path)]
+
+
+# Kubelet flags whose repeats merge (component-base cliflag MapStringString,
+# LangleSeparatedMapStringString, ConfigurationMap): the first occurrence
+# replaces the built-in map, later ones add or replace keys. reserved-memory
+# accumulates every occurrence. Any other flag: the last occurrence wins.
+MAP_FLAGS = {"kube-reserved": "=", "system-reserved": "=", "eviction-hard": "<", "eviction-soft": "<",
+             "eviction-minimum-reclaim": "=", "eviction-soft-grace-period": "=", "feature-gates": "=",
+             "cpu-manager-policy-options": "=", "topology-manager-policy-options": "=", "qos-reserved": "="}
+ACCUMULATED_FLAGS = ("reserved-memory",)
+
+
+def kubelet_flag_values(sources):
+    """[(source, 'name=value')] in the order the kubelet gets them -> {name: (value, [sources])}, read as
+    the kubelet reads repeated flags: a map flag is a dict, reserved-memory a list of entries, else the last."""
+    out = {}
+    for source, arg in sources:
+        name, dummy, value = arg.partition("=")
+        old, where = out.get(name, (None, []))
+        if name in MAP_FLAGS:
+            sep = MAP_FLAGS[name]
+            pairs = dict(p.split(sep, 1) if sep in p else (p, "") for p in value.split(",") if p.strip())
+            value = dict(old or {}, **pairs)
+        elif name in ACCUMULATED_FLAGS:
+            value = (old or []) + [e for e in value.split(";") if e.strip()]
+        out[name] = (value, where + [source])
+    return out
+
+
+def check_effective_kubelet_args(files, planned, ours, managed=MANAGED_KUBELET_FLAGS):
+    """What RKE2 will really pass must be the plan: refuse naming the file and the flag when not.
+
+    ``files`` are all of RKE2's config files as they will be after our write
+    (``ours`` is the file we write). The plan passed the kubelet's refusal
+    rules, so an effective managed flag equal to the plan's passes them too;
+    one that differs (an extra reserved-memory that accumulates, a map flag
+    that merges keys, a later file's plain ``kubelet-arg`` that replaces ours)
+    is refused. Returns the warnings: managed flags another file sets whose
+    value the plan's still overrides.
+    """
+    effective = kubelet_flag_values(kubelet_arg_sources(files))
+    wanted = kubelet_flag_values([(ours, a) for a in planned])
+    problems, warnings = [], []
+    for name in sorted(set(managed) & (set(effective) | set(wanted))):
+        value, where = effective.get(name, (None, []))
+        others = sorted(set(w for w in where if w != ours))
+        if value == wanted.get(name, (None,))[0]:
+            if others:
+                warnings.append("%s also set in %s; the plan's value reaches the kubelet (it keeps the last)"
+                                % (name, ", ".join(others)))
+            continue
+        if name not in effective:
+            replaced = [p for p, dummy, appended in effective_sources(files).get("kubelet-arg", ()) if not appended]
+            problems.append("%s would not reach the kubelet: %s sets kubelet-arg, which replaces the earlier files'"
+                            " (use kubelet-arg+ there)" % (name, ", ".join(replaced) or "another file"))
+        else:
+            problems.append("%s would be %s, not the plan's %s: %s set%s it too (%s)" % (
+                name, _show(value), _show(wanted.get(name, (None,))[0]), ", ".join(others or where),
+                "" if len(others) > 1 else "s",
+                "reserved-memory entries add up across flags" if name in ACCUMULATED_FLAGS else
+                "the kubelet merges the keys of repeated %s flags" % name if name in MAP_FLAGS else
+                "a later value wins"))
+    if problems:
+        raise ConfigError("the kubelet flags RKE2 would pass do not hold the plan: %s: nothing written"
+                          % "; ".join(problems))
+    return warnings
+
+
+def _show(value):
+    if isinstance(value, dict):
+        return ",".join("%s=%s" % kv for kv in sorted(value.items()))
+    if isinstance(value, list):
+        return ";".join(value)
+    return str(value)
+
+
+def healthz_url(config):
+    """The kubelet's healthz URL on this node, from RKE2's effective config: the kubelet's own
+    healthz flags when set, else 127.0.0.1 or, when the (first) node-ip is IPv6, ::1 as RKE2 binds it."""
+    flags = dict((k, v[0]) for k, v in kubelet_flag_values(
+        [("", a.lstrip("-")) for a in _as_list(config.get("kubelet-arg"), "kubelet-arg", "config")]).items())
+    port = flags.get("healthz-port", "10248")
+    node_ips = _as_list(config.get("node-ip"), "node-ip", "config")
+    first = node_ips[0].split(",")[0].strip() if node_ips else ""
+    host = flags.get("healthz-bind-address") or ("::1" if ":" in first else "127.0.0.1")
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    return "http://%s:%s/healthz" % ("[%s]" % host if ":" in host else host, port)
 
 
 # ---------------------------------------------------------------- masking

@@ -85,7 +85,7 @@ def test_dropin_leaves_config_alone(tmp_path, config):
     assert out.returncode == 0, out.stdout + out.stderr
     assert config.read_text() == before and stat.S_IMODE(os.stat(config).st_mode) == 0o644
     assert yaml.safe_load(dropin.read_text()) == {"kubelet-arg+": PLANNED}
-    assert "sets reserved-cpus too" in out.stdout + out.stderr
+    assert "reserved-cpus also set in %s; the plan's value reaches the kubelet" % config in out.stdout + out.stderr
     out = run(tmp_path, path=str(config), mode="dropin", dropin_path=str(dropin))
     assert "changed=0" in out.stdout
 
@@ -97,9 +97,12 @@ def test_dropin_creates_its_folder(tmp_path, config):
     assert out.returncode == 0, out.stdout + out.stderr
     assert yaml.safe_load(dropin.read_text()) == {"kubelet-arg+": PLANNED}
     assert stat.S_IMODE(os.stat(dropin).st_mode) == 0o600
-    out = run(tmp_path, "--check", path=str(config), mode="dropin", dropin_path=str(tmp_path / "new.d" / "50-rke2-numa.yaml"))
+    other = tmp_path / "other" / "config.yaml"
+    os.makedirs(str(other.parent))
+    other.write_text(config.read_text())
+    out = run(tmp_path, "--check", path=str(other), mode="dropin", dropin_path=str(other) + ".d/50-rke2-numa.yaml")
     assert out.returncode == 0 and "changed=1" in out.stdout, out.stdout + out.stderr
-    assert not (tmp_path / "new.d").exists()
+    assert os.listdir(str(other.parent)) == ["config.yaml"]
 
 
 def result_of(out):
@@ -179,3 +182,30 @@ def test_the_token_never_shows_however_the_file_holds_it(tmp_path, content):
     assert out.returncode == 0, out.stdout + out.stderr
     assert "changed=1" in out.stdout and "reserved-cpus=0,2" in out.stdout
     assert TOKEN not in out.stdout + out.stderr, "the join token leaked into the output"
+
+
+@pytest.mark.parametrize("mode", ["merge", "dropin"])
+def test_another_drop_in_that_breaks_the_plan_is_refused_and_nothing_is_written(tmp_path, config, mode):
+    before = config.read_text()
+    folder = tmp_path / "config.yaml.d"
+    os.makedirs(str(folder))
+    (folder / "60-gpu-operator.yaml").write_text("kubelet-arg+:\n  - reserved-memory=0:memory=1Gi\n")
+    out = run(tmp_path, path=str(config), mode=mode, dropin_path=str(folder / "50-rke2-numa.yaml"))
+    assert out.returncode != 0, out.stdout
+    assert "reserved-memory would be 0:memory=1Gi, not the plan's None: %s sets it too" % (folder / "60-gpu-operator.yaml") \
+        in out.stdout and "nothing written" in out.stdout
+    assert config.read_text() == before and sorted(os.listdir(str(folder))) == ["60-gpu-operator.yaml"]
+    assert not (tmp_path / "backup").exists()
+
+
+def test_a_drop_in_outside_config_yaml_d_is_refused(tmp_path, config):
+    out = run(tmp_path, path=str(config), mode="dropin", dropin_path=str(tmp_path / "elsewhere" / "50-rke2-numa.yaml"))
+    assert out.returncode != 0 and "the only folder RKE2 reads drop-ins from: nothing written" in out.stdout
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_the_healthz_url_is_returned_for_an_ipv6_node(tmp_path, config):
+    config.write_text(config.read_text() + "node-ip: fd00:10::5\n")
+    out = run(tmp_path, "--check", path=str(config))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert result_of(out)["healthz_url"] == "http://[::1]:10248/healthz"

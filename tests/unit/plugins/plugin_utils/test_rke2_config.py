@@ -12,7 +12,6 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config impo
     dropin_config,
     mask,
     merged_config,
-    owned_flags_elsewhere,
 )
 
 TOKEN = "K10c0ffee::server:5ecret"
@@ -88,10 +87,9 @@ def test_taints_replace_same_key_and_effect_only():
     assert yaml.safe_load(text)["node-taint"] == ["gpu=true:NoExecute", "gpu=numa:NoSchedule"]
 
 
-def test_dropin_appends_and_reports_flags_config_sets_too():
+def test_dropin_appends():
     data = yaml.safe_load(dropin_config(PLANNED, node_labels=["a=b"]))
     assert data == {"kubelet-arg+": PLANNED, "node-label+": ["a=b"]}
-    assert owned_flags_elsewhere(CONFIG, "config.yaml") == ["cpu-manager-policy", "reserved-cpus"]
 
 
 @pytest.mark.parametrize(
@@ -203,3 +201,82 @@ def test_mask_finds_the_secret_however_it_is_written(text):
 
 def test_mask_of_unparseable_text_shows_nothing():
     assert TOKEN not in mask("token: %s\nkubelet-arg: [unclosed\n" % TOKEN)
+
+
+# ---------------------------------------------------------------- the flags RKE2 will really pass
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (  # noqa: E402
+    check_effective_kubelet_args,
+    healthz_url,
+    kubelet_flag_values,
+)
+
+PLAN = ["cpu-manager-policy=static", "reserved-cpus=0,56", "kube-reserved=memory=1Gi",
+        "eviction-hard=memory.available<500Mi,nodefs.available<5%", "reserved-memory=0:memory=1524Mi"]
+OURS = "/etc/rancher/rke2/config.yaml"
+D = "/etc/rancher/rke2/config.yaml.d/"
+
+
+def test_repeated_kubelet_flags_are_read_as_the_kubelet_reads_them():
+    values = kubelet_flag_values([("a", "kube-reserved=cpu=1,memory=2Gi"), ("b", "kube-reserved=memory=1Gi"),
+                                  ("a", "reserved-memory=0:memory=1Gi"), ("b", "reserved-memory=1:memory=1Gi"),
+                                  ("a", "max-pods=10"), ("b", "max-pods=20"),
+                                  ("a", "eviction-hard=memory.available<1Gi")])
+    assert values["kube-reserved"] == ({"cpu": "1", "memory": "1Gi"}, ["a", "b"])
+    assert values["reserved-memory"][0] == ["0:memory=1Gi", "1:memory=1Gi"]
+    assert values["max-pods"][0] == "20"
+    assert values["eviction-hard"][0] == {"memory.available": "1Gi"}
+
+
+def test_the_plan_alone_or_with_harmless_other_files_passes():
+    config = "token: x\nkubelet-arg:\n" + "".join("  - %s\n" % a for a in PLAN)
+    assert check_effective_kubelet_args([(OURS, config)], PLAN, OURS) == []
+    files = [(OURS, config), (D + "10-a.yaml", "kubelet-arg+: [max-pods=110, cpu-manager-policy=none]\n"),
+             (D + "90-z.yaml", "kubelet-arg+: [cpu-manager-policy=static]\n")]
+    assert check_effective_kubelet_args(files, PLAN, OURS) == [
+        "cpu-manager-policy also set in %s10-a.yaml, %s90-z.yaml; the plan's value reaches the kubelet"
+        " (it keeps the last)" % (D, D)]
+
+
+@pytest.mark.parametrize(
+    "other, message",
+    [
+        ("kubelet-arg+: [reserved-memory=1:memory=1Gi]\n",
+         r"reserved-memory would be 0:memory=1524Mi;1:memory=1Gi, not the plan's 0:memory=1524Mi: .*60-x.yaml sets it"
+         r" too \(reserved-memory entries add up across flags\)"),
+        ("kubelet-arg+: [kube-reserved=cpu=2]\n",
+         r"kube-reserved would be cpu=2,memory=1Gi, not the plan's memory=1Gi: .*60-x.yaml sets it too"
+         r" \(the kubelet merges the keys of repeated kube-reserved flags\)"),
+        ("kubelet-arg: [max-pods=110]\n",
+         r"cpu-manager-policy would not reach the kubelet: .*60-x.yaml sets kubelet-arg, which replaces"),
+    ],
+)
+def test_another_file_that_breaks_the_plan_is_refused_naming_it_and_the_flag(other, message):
+    config = "kubelet-arg:\n" + "".join("  - %s\n" % a for a in PLAN)
+    with pytest.raises(ConfigError, match=message) as info:
+        check_effective_kubelet_args([(OURS, config), (D + "60-x.yaml", other)], PLAN, OURS)
+    assert str(info.value).endswith("nothing written")
+
+
+def test_in_dropin_mode_config_yaml_map_flags_merge_with_ours():
+    ours = D + "50-rke2-numa.yaml"
+    files = [(OURS, "kubelet-arg: [system-reserved=cpu=1,memory=2Gi]\n"),
+             (ours, dropin_config(["system-reserved=memory=1Gi", "reserved-cpus=0"]))]
+    with pytest.raises(ConfigError, match=r"system-reserved would be cpu=1,memory=1Gi.*/config.yaml sets it too"):
+        check_effective_kubelet_args(files, ["system-reserved=memory=1Gi", "reserved-cpus=0"], ours)
+
+
+@pytest.mark.parametrize(
+    "config, url",
+    [
+        ({}, "http://127.0.0.1:10248/healthz"),
+        ({"node-ip": "10.0.0.5"}, "http://127.0.0.1:10248/healthz"),
+        ({"node-ip": "fd00::5"}, "http://[::1]:10248/healthz"),
+        ({"node-ip": "fd00::5,10.0.0.5"}, "http://[::1]:10248/healthz"),
+        ({"node-ip": ["10.0.0.5", "fd00::5"]}, "http://127.0.0.1:10248/healthz"),
+        ({"kubelet-arg": ["healthz-port=10300", "healthz-bind-address=0.0.0.0"]}, "http://127.0.0.1:10300/healthz"),
+        ({"node-ip": "10.0.0.5", "kubelet-arg": ["--healthz-bind-address=::"]}, "http://[::1]:10248/healthz"),
+    ],
+)
+def test_the_healthz_url_follows_the_node_ip_family_as_rke2_binds_it(config, url):
+    assert healthz_url(config) == url
