@@ -39,6 +39,7 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.filter.topology_table import size, text_table
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource
 
 
 def plan_report(plan):
@@ -65,9 +66,13 @@ def plan_report(plan):
     lines.append("exclusive CPUs for Guaranteed pods: %d" % isolated)
     lines.append("kernel cmdline additions:")
     lines += ["  %s" % arg for arg in plan["kernel_args"]] or ["  (none)"]
-    if plan.get("hugepages", {}).get("method") == "runtime":
-        lines.append("  (hugepages %s per node %s: allocated by the pre-kubelet unit, not the cmdline)" % (
-            plan["hugepages"]["size"], plan["hugepages"]["per_node"]))
+    hugepages = plan.get("hugepages") or {}
+    if hugepages.get("per_node") and hugepages.get("size_kb"):
+        lines.append("hugepages: %s, %s (%s)" % (
+            hugepage_resource(hugepages["size_kb"]),
+            ", ".join("%s on node %s" % (n, nid) for nid, n in sorted(hugepages["per_node"].items(), key=lambda kv: int(kv[0]))),
+            "allocated by the pre-kubelet unit, not the cmdline" if hugepages.get("method") == "runtime"
+            else "from the kernel cmdline"))
     lines.append("kubelet-arg:")
     lines += ["  - %s" % arg for arg in plan["kubelet_args"]]
     for key, flag in (("node_labels", "node-label"), ("node_taints", "node-taint")):

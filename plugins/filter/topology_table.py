@@ -40,7 +40,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.collections import is_string
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import human
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import binary_si, human
 
 
 def size(nbytes):
@@ -49,13 +49,12 @@ def size(nbytes):
 
 
 def _hugepages(per_size):
+    """Pages per size, the size as the kubelet names it (hugepages-<size>): 4x1Gi 512x2Mi 8x64Ki."""
     parts = []
     for size in sorted(per_size, key=int):
         total = per_size[size].get("total", 0)
         if total:
-            size_kb = int(size)
-            label = "%dG" % (size_kb // 1048576) if size_kb >= 1048576 else "%dM" % (size_kb // 1024)
-            parts.append("%dx%s" % (total, label))
+            parts.append("%dx%s" % (total, binary_si(int(size) * 1024)))
     return " ".join(parts) or "-"
 
 

@@ -256,7 +256,10 @@ plan:
       type: dict
       sample: {"0": "1274Mi", "1": "1274Mi"}
     hugepages:
-      description: C(size), C(method) (cmdline or runtime, null without hugepages) and C(per_node) page counts.
+      description:
+        - C(size) (the kernel's spelling, V(1G)), C(size_kb), C(resource) (the kubelet's resource name,
+          V(hugepages-1Gi)), C(method) (cmdline or runtime) and C(per_node) page counts; all but
+          C(per_node) are null without hugepages.
       type: dict
     numa_tables:
       description:

@@ -15,23 +15,15 @@ validateState), state/state_checkpoint.go of both.
 from __future__ import annotations
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import format_cpulist, parse_cpulist
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import parse_bytes
-
-# resource names of hugepages as the kubelet writes them (v1helper.HugePageResourceName)
-_HUGEPAGE_NAMES = {2048: "hugepages-2Mi", 1048576: "hugepages-1Gi"}
-
-
-def hugepage_resource(size_kb):
-    if size_kb in _HUGEPAGE_NAMES:
-        return _HUGEPAGE_NAMES[size_kb]
-    return "hugepages-%dKi" % size_kb if size_kb % 1024 else "hugepages-%dMi" % (size_kb // 1024)
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource, parse_bytes
 
 
 def expected_machine_state(topology, reserved_memory):
     """The Memory Manager's default machine state for this topology and reservation:
     {node: {resource: (total, systemReserved, allocatable)}} in bytes.
 
-    Every hugepage size the node has appears, even with 0 pages; memory
+    Every hugepage size the node has appears, even with 0 pages, under the
+    kubelet's name for it (hugepages-16Gi, never -16384Mi); memory
     allocatable is MemTotal - systemReserved - all hugepages of the node.
     """
     state = {}

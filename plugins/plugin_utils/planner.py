@@ -33,6 +33,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import 
     MIB,
     QuantityError,
     format_mib,
+    hugepage_resource,
     human,
     parse_bytes,
 )
@@ -525,8 +526,10 @@ def hugepage_size_offered(size, offered):
                         "hugepage_sizes_kb), so %s (%d kB) pages cannot be checked: read it with "
                         "maitred.rke2_numa.topology_info" % (size, size_kb))
     if size_kb not in offered:
-        have = "hugepage sizes %s kB" % ", ".join(map(str, offered)) if offered else "no hugepage sizes (no hugetlbfs)"
-        raise PlanError("hugepages", "this kernel offers %s, not %s (%d kB)" % (have, size, size_kb))
+        have = ("%s (%s kB)" % (", ".join(hugepage_resource(kb) for kb in offered), ", ".join(map(str, offered)))
+                if offered else "no hugepage sizes (no hugetlbfs)")
+        raise PlanError("hugepages", "this kernel offers %s, not %s (%s, %d kB)"
+                        % (have, size, hugepage_resource(size_kb), size_kb))
     return size_kb
 
 
@@ -800,6 +803,8 @@ def make_plan(topology, **options):
         "reserved_memory": dict((str(k), format_mib(v)) for k, v in sorted(reserved_memory.items())),
         "hugepages": {
             "size": o["hugepages_size"] if hugepages else None,
+            "size_kb": HUGEPAGE_SIZES[o["hugepages_size"]] if hugepages else None,
+            "resource": hugepage_resource(HUGEPAGE_SIZES[o["hugepages_size"]]) if hugepages else None,
             "method": hp_method,
             "per_node": dict((str(k), v) for k, v in sorted(hugepages.items())),
         },

@@ -4,8 +4,8 @@
 """Kubernetes resource quantities (k8s.io/apimachinery resource.Quantity) for memory.
 
 Only what the planner needs: parse ``1Gi``, ``512Mi``, ``1G``, ``1.5Gi``,
-``1073741824`` into bytes, exactly (fractions of a byte are refused), and
-format whole MiB as ``NMi``.
+``1073741824`` into bytes, exactly (fractions of a byte are refused), format
+whole MiB as ``NMi``, and name hugepage sizes the way the kubelet does.
 """
 
 from __future__ import annotations
@@ -48,6 +48,32 @@ def format_mib(nbytes):
     if nbytes % MIB:
         raise QuantityError("%d bytes is not a whole number of MiB" % nbytes)
     return "%dMi" % (nbytes // MIB)
+
+
+_BINARY_SUFFIXES = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+
+
+def binary_si(nbytes):
+    """Whole bytes in the canonical form of a BinarySI ``resource.Quantity``:
+    the largest binary suffix (Ki to Ei) that divides the count exactly
+    (``16Gi``, not ``16384Mi``; ``1536Ki``). Below 1024 bytes the kubelet
+    prints a plain number."""
+    number, exponent = int(nbytes), 0
+    if abs(number) >= 1024:
+        while exponent < len(_BINARY_SUFFIXES) - 1 and number % 1024 == 0:
+            number //= 1024
+            exponent += 1
+    return "%d%s" % (number, _BINARY_SUFFIXES[exponent])
+
+
+def hugepage_resource(size_kb):
+    """The kubelet's resource name of a hugepage size in kB (v1helper.HugePageResourceName of
+    ``resource.NewQuantity(bytes, BinarySI)``): ``hugepages-2Mi``, ``hugepages-1Gi``,
+    ``hugepages-512Mi``, ``hugepages-16Gi``, ``hugepages-64Ki``.
+
+    The one place a size is named: the memory manager's checkpoint, the plan,
+    verify and the reports all use it."""
+    return "hugepages-" + binary_si(int(size_kb) * 1024)
 
 
 def human(nbytes):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_cmdline import parse_arg, split_cmdline
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import parse_kubelet_args
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource
 
 
 def cmdline_args(cmdline):
@@ -49,16 +50,17 @@ def check_isolation(plan, topology):
 
 
 def check_hugepages(plan, topology):
+    """Pages of the planned size per node, the size named as the kubelet names it (hugepages-1Gi)."""
     findings = []
-    size = plan["hugepages"].get("size")
-    if not size:
+    size_kb = plan["hugepages"].get("size_kb")
+    if not size_kb:
         return findings
-    size_kb = {"1G": "1048576", "2M": "2048"}[size]
+    name = hugepage_resource(size_kb)
     nodes = dict((str(n["id"]), n) for n in topology["numa_nodes"])
     for nid, pages in sorted(plan["hugepages"]["per_node"].items()):
-        have = nodes.get(nid, {}).get("hugepages", {}).get(size_kb, {}).get("total", 0)
+        have = nodes.get(nid, {}).get("hugepages", {}).get(str(size_kb), {}).get("total", 0)
         if have != pages:
-            findings.append(("error", "NUMA node %s has %d x %s hugepages, the plan wants %d" % (nid, have, size, pages)))
+            findings.append(("error", "NUMA node %s has %d %s pages, the plan wants %d" % (nid, have, name, pages)))
     return findings
 
 

@@ -115,6 +115,11 @@ def test_hugepage_resource_names():
     assert rke2.hugepage_resource(1048576) == "hugepages-1Gi"
     assert rke2.hugepage_resource(524288) == "hugepages-512Mi"
     assert rke2.hugepage_resource(64) == "hugepages-64Ki"
+    # arm64 64K-page kernels: 512M and 16G pages; BinarySI takes the largest exact suffix
+    assert rke2.hugepage_resource(16777216) == "hugepages-16Gi"
+    assert rke2.hugepage_resource(32768) == "hugepages-32Mi"
+    assert rke2.hugepage_resource(1536) == "hugepages-1536Ki"
+    assert rke2.hugepage_resource(1024 ** 3) == "hugepages-1Ti"
 
 
 def test_topology_is_read_from_the_sysfs_root(machine):

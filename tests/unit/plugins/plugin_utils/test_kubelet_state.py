@@ -136,3 +136,32 @@ def test_missing_checkpoints(tmp_path, capsys):
 
 def test_empty_checkpoints_are_set_up_afresh_by_the_kubelet():
     assert reset_reasons(PLAN, TOPO, cpu(default=""), mem(state={})) == []
+
+
+# A GH200 on a 64K-page kernel: the kernel offers 2M, 512M and 16G pages, and the
+# kubelet names every size as a BinarySI quantity (hugepages-16Gi, never -16384Mi).
+GH200_TOPO = {
+    "cpus_online": "0-71",
+    "cpus_offline": "",
+    "cores": [[c] for c in range(72)],
+    "numa_nodes": [{"id": 0, "cpus": "0-71", "memory_kb": 480 * 1024 * 1024,
+                    "hugepages": {"2048": {"total": 0}, "524288": {"total": 0}, "16777216": {"total": 2}}}],
+    "pci_devices": [],
+    "hugepage_sizes_kb": [2048, 524288, 16777216],
+    "kernel_release": "6.8.0-1013-nvidia-64k",
+}
+
+
+def test_a_64k_kernel_checkpoint_is_kept():
+    plan = make_plan(GH200_TOPO, hugepages_size="2M")
+    hp = 2 * 16 * GIB
+    reserved = 2548 * 1024 * 1024
+    checkpoint = {"0": {"numberOfAssignments": 0, "cells": [0], "memoryMap": {
+        "hugepages-2Mi": {"total": 0, "systemReserved": 0, "allocatable": 0, "reserved": 0, "free": 0},
+        "hugepages-512Mi": {"total": 0, "systemReserved": 0, "allocatable": 0, "reserved": 0, "free": 0},
+        "hugepages-16Gi": {"total": hp, "systemReserved": 0, "allocatable": hp, "reserved": 0, "free": hp},
+        "memory": {"total": 480 * GIB, "systemReserved": reserved, "allocatable": 480 * GIB - reserved - hp,
+                   "reserved": 0, "free": 480 * GIB - reserved - hp}}}}
+    assert sorted(expected_machine_state(GH200_TOPO, {"0": reserved})["0"]) == [
+        "hugepages-16Gi", "hugepages-2Mi", "hugepages-512Mi", "memory"]
+    assert reset_reasons(plan, GH200_TOPO, cpu(default="0-71"), mem(state=checkpoint)) == []

@@ -424,7 +424,8 @@ def test_plan_hugepages_method(view, kernel, method, expected):
 
 def test_runtime_hugepages_warn_in_the_plan(machine):
     plan = make_plan(machine(kernel="5.15.0-105-generic", **SMALL), hugepages_per_node=2)
-    assert plan["hugepages"] == {"size": "1G", "method": "runtime", "per_node": {"0": 2, "1": 2}}
+    assert plan["hugepages"] == {"size": "1G", "size_kb": 1048576, "resource": "hugepages-1Gi", "method": "runtime",
+                                 "per_node": {"0": 2, "1": 2}}
     assert not [a for a in plan["kernel_args"] if a.startswith(("hugepages", "default_hugepagesz"))]
     assert any("kernel 5.15.0-105-generic < 5.16" in w for w in plan["warnings"])
 
@@ -450,7 +451,8 @@ def test_plan_hugepages_never_on_cpuless_nodes(view):
         ({"gpus_per_node": 0}, 1, "gpu", {}, ["hugepages_nodes=gpu but no NUMA node with CPUs has a GPU"]),
         ({}, 1, [7], {}, ["hugepages_nodes names NUMA node 7, which does not exist"]),
         ({"hugepage_sizes": [2048, 524288, 16777216]}, 1, "all", {},
-         ["this kernel offers hugepage sizes 2048, 524288, 16777216 kB, not 1G (1048576 kB)"]),
+         ["this kernel offers hugepages-2Mi, hugepages-512Mi, hugepages-16Gi (2048, 524288, 16777216 kB), not 1G "
+          "(hugepages-1Gi, 1048576 kB)"]),
     ],
 )
 def test_plan_hugepages_refusals(view, kwargs, per_node, which, reserved, fragments):
@@ -903,7 +905,8 @@ def test_dgx_h100_defaults(samples):
 def test_dgx_h100_hugepages(samples):
     plan = make_plan(samples["dgx-h100"], hugepages_per_node=16)
     assert plan["kernel_args"][-3:] == ["default_hugepagesz=1G", "hugepagesz=1G", "hugepages=0:16,1:16"]
-    assert plan["hugepages"] == {"size": "1G", "method": "cmdline", "per_node": {"0": 16, "1": 16}}
+    assert plan["hugepages"] == {"size": "1G", "size_kb": 1048576, "resource": "hugepages-1Gi", "method": "cmdline",
+                                 "per_node": {"0": 16, "1": 16}}
 
 
 def test_grace_hopper(samples):
@@ -1033,11 +1036,11 @@ def _huge_online_list(topo):
         (None, {"extra_kubelet_args": ["reserved-cpus=0-4194303"]}, "kubelet-rules", ["invalid reserved-cpus"]),
         # a hugepage size the kernel does not offer, on every machine
         (None, {"hugepages_per_node": 1, "hugepages_size": "1G", "_sizes": [2048]}, "hugepages",
-         ["this kernel offers hugepage sizes 2048 kB, not 1G (1048576 kB)"]),
+         ["this kernel offers hugepages-2Mi (2048 kB), not 1G (hugepages-1Gi, 1048576 kB)"]),
         (None, {"hugepages_per_node": 1, "hugepages_size": "1G", "_sizes": []}, "hugepages",
-         ["this kernel offers no hugepage sizes", "not 1G (1048576 kB)"]),
+         ["this kernel offers no hugepage sizes", "not 1G (hugepages-1Gi, 1048576 kB)"]),
         (None, {"hugepages_per_node": 1, "hugepages_size": "2M", "_sizes": []}, "hugepages",
-         ["this kernel offers no hugepage sizes", "not 2M (2048 kB)"]),
+         ["this kernel offers no hugepage sizes", "not 2M (hugepages-2Mi, 2048 kB)"]),
         (None, {"hugepages_per_node": 1, "hugepages_size": "2M", "_sizes": None}, "hugepages",
          ["the topology does not say which hugepage sizes the kernel offers"]),
     ],
@@ -1066,7 +1069,7 @@ def test_hugepage_size_check_on_a_machine_without_1g(machine, sizes):
     topo = machine(hugepage_sizes=sizes, **SMALL)
     assert topo["hugepage_sizes_kb"] == sizes
     err = refused(make_plan, topo, hugepages_per_node=2)
-    assert err.rule == "hugepages" and "1G (1048576 kB)" in str(err)
+    assert err.rule == "hugepages" and "1G (hugepages-1Gi, 1048576 kB)" in str(err)
     if sizes:
         assert make_plan(topo, hugepages_per_node=2, hugepages_size="2M")["hugepages"]["per_node"] == {"0": 2, "1": 2}
     else:

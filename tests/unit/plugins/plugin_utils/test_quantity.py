@@ -9,7 +9,9 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import 
     GIB,
     MIB,
     QuantityError,
+    binary_si,
     format_mib,
+    hugepage_resource,
     human,
     parse_bytes,
 )
@@ -103,3 +105,23 @@ def test_format_mib_round_trips(text):
 )
 def test_human(nbytes, text):
     assert human(nbytes) == text
+
+
+@pytest.mark.parametrize(
+    "nbytes, text",
+    [(0, "0"), (512, "512"), (1023, "1023"), (1024, "1Ki"), (1536, "1536"), (1536 * 1024, "1536Ki"),
+     (16 * GIB, "16Gi"), (16384 * MIB, "16Gi"), (3 * MIB, "3Mi"), (1024 * GIB, "1Ti"), (2 ** 60, "1Ei"), (2 ** 70, "1024Ei")],
+)
+def test_binary_si_is_the_canonical_binary_quantity(nbytes, text):
+    assert binary_si(nbytes) == text
+
+
+# The kubelet names a hugepage size resource.NewQuantity(bytes, BinarySI): arm64 kernels with
+# 4K pages offer 64K, 2M, 32M and 1G; with 64K pages 2M, 512M and 16G.
+@pytest.mark.parametrize(
+    "size_kb, name",
+    [(64, "hugepages-64Ki"), (2048, "hugepages-2Mi"), (32768, "hugepages-32Mi"), (524288, "hugepages-512Mi"),
+     (1048576, "hugepages-1Gi"), (16777216, "hugepages-16Gi"), ("16777216", "hugepages-16Gi")],
+)
+def test_hugepage_resource_names(size_kb, name):
+    assert hugepage_resource(size_kb) == name

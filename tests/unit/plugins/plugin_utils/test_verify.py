@@ -50,7 +50,7 @@ def test_a_node_that_runs_its_plan():
          "kernel arg irqaffinity=0,4 runs as irqaffinity=0-1"),
         (booted(TOPO, nohz_full=""), STATE, PLAN["kubelet_args"], "/sys/devices/system/cpu/nohz_full is"),
         (booted(dict(TOPO, numa_nodes=[dict(TOPO["numa_nodes"][0], hugepages={"1048576": {"total": 1}})])), STATE,
-         PLAN["kubelet_args"], "NUMA node 0 has 1 x 1G hugepages, the plan wants 2"),
+         PLAN["kubelet_args"], "NUMA node 0 has 1 hugepages-1Gi pages, the plan wants 2"),
         (booted(TOPO), dict(STATE, cpu_manager=dict(STATE["cpu_manager"], policy="none")), PLAN["kubelet_args"],
          "cpu_manager_state policy is none, the plan wants static"),
         (booted(TOPO), dict(STATE, memory_manager={"exists": False}), PLAN["kubelet_args"], "memory_manager_state does not exist"),
