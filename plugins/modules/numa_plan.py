@@ -51,6 +51,8 @@ options:
       - Total number of whole physical cores to reserve for the OS, RKE2 and the kubelet (C(reserved-cpus)).
       - With O(split_reserved=true) every NUMA node with CPUs gets one, and the extra cores go first
         to the nodes with the fewest GPUs.
+      - The core of the boot CPU (CPU 0, or the lowest online CPU when CPU 0 is offline) is always
+        one of them - the kernel keeps timekeeping there and clears it from C(nohz_full).
       - Default (null) is one core per NUMA node that has CPUs. V(0) is refused, not read as
         the default - at least one whole core is always reserved.
       - Mutually exclusive with O(reserved_cores_per_node).
@@ -59,12 +61,14 @@ options:
     description:
       - Reserved cores per NUMA node id, for example V(0=2) and V(1=1) as a mapping. Nodes with
         CPUs that are not named get one when O(split_reserved=true).
+      - The node of the boot CPU gets one when not named, and V(0) for it is refused.
     type: dict
   split_reserved:
     description:
       - Keep at least one housekeeping core on every NUMA node that has CPUs.
-      - When false, all reserved cores go to the node with the fewest GPUs, and the other
-        nodes keep every core for pods (a warning says so).
+      - When false, the reserved cores go to the node with the fewest GPUs, and the other
+        nodes keep every core for pods (a warning says so) - except the boot CPU's core, which
+        is always reserved, so its node keeps one.
     type: bool
     default: true
   cpu_manager_policy:

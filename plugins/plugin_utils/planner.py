@@ -328,6 +328,7 @@ def host_view(topology):
         cores.setdefault(nids[0], []).append(cpus)
     for nid in cores:
         cores[nid].sort(key=lambda c: c[0])
+    boot = boot_core(topology["cores"], online)
     gpus = {}
     for dev in topology.get("pci_devices", []):
         if dev.get("kind") == "gpu" and dev.get("numa_node") is not None:
@@ -340,6 +341,8 @@ def host_view(topology):
         "cpu_nodes": sorted(nid for nid, cpus in node_cpus.items() if cpus),
         "node_cpus": node_cpus,
         "cores": cores,
+        "boot_core": boot,
+        "boot_node": next((nid for nid, cs in cores.items() if boot in cs), None),
         "gpus": gpus,
         "memory": memory,
         "hugepage_sizes_kb": topology.get("hugepage_sizes_kb"),
@@ -368,29 +371,52 @@ def node_memory(numa_nodes):
 # ----------------------------------------------------------------- rules 1-4: CPUs
 
 
+def boot_core(cores, online):
+    """Rule 2: the boot CPU's whole core (its online SMT siblings), which is always reserved.
+
+    The kernel keeps timekeeping on the boot CPU and clears it from nohz_full
+    ("NO_HZ: Clearing 0 from nohz_full range for timekeeping"), so a plan that
+    isolates it never matches what the host runs. The boot CPU is CPU 0, or the
+    lowest online CPU when CPU 0 is offline. Returns the core as a sorted list.
+    """
+    boot = 0 if 0 in online else min(online)
+    for core in cores:
+        if boot in core:
+            return sorted(set(core) & set(online))
+    return [boot]
+
+
 def reserved_core_counts(view, total=None, per_node=None, split=True):
     """Rule 2: how many whole cores to reserve on each CPU NUMA node.
 
     At least one on every node with CPUs (when split), none on CPU-less nodes;
     extra cores go first to the nodes with the fewest GPUs (then the fewest
     reserved so far, then the lowest id), so GPU nodes keep the biggest tables.
-    Without split, every reserved core goes to the node with the fewest GPUs.
+    Without split, every reserved core goes to the node with the fewest GPUs,
+    except the boot CPU's core (``boot_core``): its node always keeps at least one.
     Refuses a node left with no core to isolate.
     """
     cpu_nodes = view["cpu_nodes"]
     gpus = dict((nid, len(view["gpus"].get(nid, []))) for nid in cpu_nodes)
     cores = dict((nid, len(view["cores"].get(nid, []))) for nid in cpu_nodes)
+    boot_node = view.get("boot_node")
+    boot_cpu = view["boot_core"][0] if view.get("boot_core") else None
+    floor = dict((nid, 1 if split or nid == boot_node else 0) for nid in cpu_nodes)
     if per_node is not None:
         for nid in per_node:
             if nid not in cores:
                 raise PlanError("reserved-cores", "reserved_cores_per_node names NUMA node %d, which has no CPUs (CPU nodes: %s)"
                                 % (nid, ", ".join(map(str, cpu_nodes))))
-        counts = dict((nid, per_node.get(nid, 1 if split else 0)) for nid in cpu_nodes)
-        if split:
-            for nid, n in counts.items():
-                if n < 1:
-                    raise PlanError("reserved-cores", "NUMA node %d has CPUs but 0 reserved cores: every CPU node keeps "
-                                    "at least one housekeeping core when split_reserved is true" % nid)
+        counts = dict((nid, per_node.get(nid, floor[nid])) for nid in cpu_nodes)
+        for nid, n in sorted(counts.items()):
+            if n < 1 and split:
+                raise PlanError("reserved-cores", "NUMA node %d has CPUs but 0 reserved cores: every CPU node keeps "
+                                "at least one housekeeping core when split_reserved is true" % nid)
+            if n < 1 and nid == boot_node:
+                raise PlanError("reserved-cores", "reserved_cores_per_node gives NUMA node %d 0 cores, but NUMA node %d "
+                                "holds CPU %d, the boot CPU: the kernel keeps timekeeping there and clears it from "
+                                "nohz_full (\"NO_HZ: Clearing %d from nohz_full range for timekeeping\"), so its core "
+                                "is always reserved; give node %d at least 1" % (nid, nid, boot_cpu, boot_cpu, nid))
     else:
         if total is None:
             total = len(cpu_nodes) if split else 1
@@ -398,7 +424,7 @@ def reserved_core_counts(view, total=None, per_node=None, split=True):
             raise PlanError("reserved-cores", "reserved_cores=%d is less than the %d NUMA nodes with CPUs (%s): with "
                             "split_reserved every CPU node needs one housekeeping core"
                             % (total, len(cpu_nodes), ", ".join(map(str, cpu_nodes))))
-        counts = dict((nid, 1 if split else 0) for nid in cpu_nodes)
+        counts = dict(floor)
         for dummy in range(total - sum(counts.values())):
             open_nodes = [nid for nid in cpu_nodes if counts[nid] < cores[nid] - 1]
             if not open_nodes:
@@ -410,19 +436,25 @@ def reserved_core_counts(view, total=None, per_node=None, split=True):
             counts[min(open_nodes, key=key)] += 1
     if sum(counts.values()) < 1:
         raise PlanError("reserved-cores", "no reserved cores: the static CPU manager needs reserved-cpus")
-    for nid, n in counts.items():
+    for nid, n in sorted(counts.items()):
         if n >= cores[nid]:
             raise PlanError("reserved-cores", "%d reserved cores on NUMA node %d, which has only %d cores: at least one "
-                            "core must stay isolated" % (n, nid, cores[nid]))
+                            "core must stay isolated%s" % (n, nid, cores[nid], (
+                                " (NUMA node %d holds CPU %d, the boot CPU, whose core is always reserved: the kernel "
+                                "keeps timekeeping there)" % (nid, boot_cpu)) if nid == boot_node else ""))
     return counts
 
 
 def pick_reserved_cpus(view, counts):
     """Rule 1: reserved CPUs are whole cores, every online SMT sibling of each,
-    the lowest-numbered cores of each node (never "0-1" by position)."""
-    reserved = set()
+    the lowest-numbered cores of each node (never "0-1" by position).
+
+    The boot CPU's core (rule 2, ``boot_core``) is always among them: it is the
+    first core of its node, and reserved as well when it is on no single node."""
+    boot = view.get("boot_core") or []
+    reserved = set(boot)
     for nid, n in counts.items():
-        for core in view["cores"].get(nid, [])[:n]:
+        for core in sorted(view["cores"].get(nid, []), key=lambda c: (c != boot, c[0]))[:n]:
             reserved.update(core)
     return reserved
 

@@ -126,8 +126,9 @@ def test_reserved_core_counts_none_on_cpuless_nodes(view):
 @pytest.mark.parametrize(
     "gpus, total, expected",
     [
-        ({0: 4, 1: 2}, None, {0: 0, 1: 1}),
-        ({0: 4, 1: 2}, 3, {0: 0, 1: 3}),
+        # the boot CPU's core (CPU 0, node 0) is reserved whatever the GPUs; the rest concentrates
+        ({0: 4, 1: 2}, None, {0: 1, 1: 0}),
+        ({0: 4, 1: 2}, 3, {0: 1, 1: 2}),
         ({0: 4, 1: 2}, 4, {0: 1, 1: 3}),  # node 1 keeps one core to isolate; the rest spills over
         ({0: 2, 1: 2}, 2, {0: 2, 1: 0}),
     ],
@@ -143,7 +144,7 @@ def test_reserved_core_counts_split_false_concentrates(view, gpus, total, expect
         ({0: 2}, True, {0: 2, 1: 1}),
         ({1: 3}, True, {0: 1, 1: 3}),
         ({0: 2}, False, {0: 2, 1: 0}),
-        ({0: 0, 1: 1}, False, {0: 0, 1: 1}),
+        ({1: 1}, False, {0: 1, 1: 1}),  # node 0 holds the boot CPU: one core unless told otherwise
     ],
 )
 def test_reserved_core_counts_per_node(view, per_node, split, expected):
@@ -156,7 +157,9 @@ def test_reserved_core_counts_per_node(view, per_node, split, expected):
         ({"per_node": {0: 4}}, ["4 reserved cores on NUMA node 0, which has only 4 cores"]),
         ({"per_node": {1: 9}}, ["9 reserved cores on NUMA node 1, which has only 4 cores"]),
         ({"per_node": {0: 0}}, ["NUMA node 0 has CPUs but 0 reserved cores"]),
-        ({"per_node": {0: 0, 1: 0}, "split": False}, ["no reserved cores"]),
+        ({"per_node": {0: 0, 1: 0}, "split": False}, ["reserved_cores_per_node gives NUMA node 0 0 cores",
+                                                      "holds CPU 0, the boot CPU"]),
+        ({"per_node": {0: 0, 1: 1}, "split": False}, ["reserved_cores_per_node gives NUMA node 0 0 cores"]),
         ({"total": 1}, ["reserved_cores=1 is less than the 2 NUMA nodes with CPUs (0, 1)"]),
         ({"total": 7}, ["reserved_cores=7 leaves no core to isolate", "4 on node 0, 4 on node 1"]),
         ({"total": 7, "split": False}, ["reserved_cores=7 leaves no core to isolate"]),
@@ -186,7 +189,8 @@ def test_reserved_core_counts_refuses_a_node_of_one_core(view):
         (SMALL, {0: 2, 1: 1}, "0-1,4,8-9,12"),
         # round-robin (Dell): 0 and 1 are different sockets; the core of 0 is 0,8
         (dict(SMALL, numbering="roundrobin"), {0: 1, 1: 0}, "0,8"),
-        (dict(SMALL, numbering="roundrobin"), {0: 0, 1: 1}, "1,9"),
+        # the boot CPU's core comes along even when its node is given none
+        (dict(SMALL, numbering="roundrobin"), {0: 0, 1: 1}, "0-1,8-9"),
         (dict(SMALL, numbering="roundrobin"), {0: 2, 1: 0}, "0,2,8,10"),
         # two whole cores, one per socket, that happen to print as 0-1
         (dict(SMALL, numbering="roundrobin"), {0: 1, 1: 1}, "0-1,8-9"),
@@ -957,6 +961,78 @@ def test_shape_shortfall_names_the_scarce_resource(machine):
     plan = make_plan(machine(**SMALL), pod_shapes=[{"name": "tp2", "cpu": 2, "gpus": 2}])
     (fit,) = plan["pod_shapes"]
     assert fit["fits"] is False and fit["short"] == "gpus 2 > at most 1 on one node"
+
+
+# The boot CPU stays housekeeping: the kernel keeps timekeeping on it and clears it
+# from nohz_full ("NO_HZ: Clearing 0 from nohz_full range for timekeeping"), so a
+# plan that isolates CPU 0 never verifies. Its whole core is always reserved.
+BOOT_OPTIONS = [
+    {},
+    {"split_reserved": False},
+    {"split_reserved": False, "reserved_cores": 3},
+    # every reserved core asked for on the last CPU node
+    {"split_reserved": False, "reserved_cores_per_node": "last"},
+    {"reserved_cores_per_node": "last"},
+]
+
+
+@pytest.mark.parametrize("name", sorted(gen_sysfs.samples()))
+@pytest.mark.parametrize("options", BOOT_OPTIONS, ids=lambda o: ",".join("%s=%s" % kv for kv in sorted(o.items())) or "defaults")
+def test_the_boot_cpu_core_is_always_reserved(samples, name, options):
+    topo = samples[name]
+    options = dict(options)
+    if options.get("reserved_cores_per_node") == "last":
+        last = max(n["id"] for n in topo["numa_nodes"] if n["cpus"])
+        options["reserved_cores_per_node"] = {last: 2}
+    plan = make_plan(topo, **options)
+    reserved = set(parse_cpulist(plan["reserved_cpus"]))
+    (boot_core,) = [set(core) for core in topo["cores"] if 0 in core]
+    assert boot_core <= reserved, plan["reserved_cpus"]
+    assert 0 not in set(parse_cpulist(plan["isolated_cpus"]))
+    nohz = [a for a in plan["kernel_args"] if a.startswith("nohz_full=")]
+    assert nohz and 0 not in parse_cpulist(nohz[0].split("=", 1)[1])
+
+
+@pytest.mark.parametrize(
+    "gpus, options, reserved, counts",
+    [
+        # split_reserved false puts housekeeping on the node with the fewest GPUs, but CPU 0 is on node 0
+        ({0: 2, 1: 0}, {"split_reserved": False}, "0,8", {"0": 1, "1": 0}),
+        # extra cores still go to the node with the fewest GPUs
+        ({0: 2, 1: 0}, {"split_reserved": False, "reserved_cores": 3}, "0,4-5,8,12-13", {"0": 1, "1": 2}),
+        ({0: 2, 1: 0}, {"split_reserved": False, "reserved_cores_per_node": {1: 2}}, "0,4-5,8,12-13", {"0": 1, "1": 2}),
+        ({0: 2, 1: 0}, {}, "0,4,8,12", {"0": 1, "1": 1}),
+    ],
+)
+def test_the_boot_core_is_reserved_on_a_gpu_node(machine, gpus, options, reserved, counts):
+    plan = make_plan(machine(**dict(SMALL, gpus_per_node=gpus)), **options)
+    assert plan["reserved_cpus"] == reserved
+    assert plan["reserved_cores_per_node"] == counts
+
+
+def test_the_boot_core_cannot_be_given_zero_cores(machine):
+    err = refused(make_plan, machine(**SMALL), split_reserved=False, reserved_cores_per_node={0: 0, 1: 1})
+    assert err.rule == "reserved-cores"
+    assert "NUMA node 0 holds CPU 0" in str(err) and "NO_HZ: Clearing 0 from nohz_full range for timekeeping" in str(err)
+
+
+def test_the_boot_core_leaves_its_node_a_core_to_isolate(machine):
+    # node 0 has a single core (CPUs 0 and 4): reserving it leaves node 0 nothing to isolate
+    err = refused(make_plan, machine(sockets=2, cores_per_socket=1, threads=2, gpus_per_node={0: 1, 1: 0}),
+                  split_reserved=False)
+    assert err.rule == "reserved-cores"
+    assert "NUMA node 0" in str(err) and "CPU 0" in str(err)
+
+
+def test_with_cpu_0_offline_the_lowest_online_cpu_is_housekeeping(hwloc_root):
+    # hwloc's dump: CPUs 0-3 offline, 4-20 online, the even ones on no NUMA node
+    topo = read_topology(hwloc_root("offline-cpu0-node0"))
+    assert min(parse_cpulist(topo["cpus_online"])) == 4
+    for options in ({}, {"split_reserved": False}):
+        plan = make_plan(topo, **options)
+        assert 4 in parse_cpulist(plan["reserved_cpus"]), plan["reserved_cpus"]
+        assert 4 not in parse_cpulist(plan["isolated_cpus"])
+        assert kubelet_rules.check(plan["kubelet_args"], plan["kernel_args"], topo) == []
 
 
 # ====================================================================== input that would make a wrong plan

@@ -150,8 +150,15 @@ def hugepage_targets(machine, options):
     return [n for n in machine["cpu_nodes"] if machine["gpus"].get(n)]
 
 
+def boot_node(machine):
+    """The NUMA node of CPU 0 (the strategies never take CPU 0 offline)."""
+    (node,) = [nid for nid, cores in machine["cores"].items() if any(0 in core for core in cores)]
+    return node
+
+
 def cores_refusal_expected(machine, options):
-    """Rule 2's refusals, from the description: a node with no core left to isolate, too few or too many."""
+    """Rule 2's refusals, from the description: a node with no core left to isolate, too few or too many.
+    The node of CPU 0 always keeps its boot core reserved, so it needs a second core to isolate."""
     room = dict((nid, len(cores) - 1) for nid, cores in machine["cores"].items())
     split = options["split_reserved"]
     total = options.get("reserved_cores")
@@ -161,7 +168,7 @@ def cores_refusal_expected(machine, options):
         if total is not None and (total < len(room) or total > sum(room.values())):
             return True
         return False
-    return (total or 1) > sum(room.values())
+    return room[boot_node(machine)] < 1 or (total or 1) > sum(room.values())
 
 
 # ------------------------------------------------------------------ the invariants
@@ -180,17 +187,21 @@ def check_plan(machine, topology, options, plan):
         assert core <= reserved or not core & reserved, "core %s split by reserved %s" % (sorted(core), sorted(reserved))
     assert reserved <= set().union(*all_cores)
 
-    # rule 2: housekeeping on every CPU node when split; the count asked for; extras to the fewest GPUs
+    # rule 2: the boot CPU's core always (the kernel keeps CPU 0 for timekeeping, whatever the options);
+    # housekeeping on every CPU node when split; the count asked for; extras to the fewest GPUs
+    assert 0 in reserved and 0 not in isolated, plan["reserved_cpus"]
+    (boot_core,) = [core for core in all_cores if 0 in core]
+    assert boot_core <= reserved
     counts = reserved_counts(machine, reserved)
     assert plan["reserved_cores_per_node"] == dict((str(n), c) for n, c in sorted(counts.items()))
     if options["split_reserved"]:
         assert all(c >= 1 for c in counts.values()), counts
     total = options.get("reserved_cores") or (len(machine["cpu_nodes"]) if options["split_reserved"] else 1)
     assert sum(counts.values()) == total
-    floor = 1 if options["split_reserved"] else 0
+    floor = dict((n, 1 if options["split_reserved"] or n == boot_node(machine) else 0) for n in counts)
     for a in counts:
         for b in counts:
-            if machine["gpus"].get(a, 0) < machine["gpus"].get(b, 0) and counts[b] > floor:
+            if machine["gpus"].get(a, 0) < machine["gpus"].get(b, 0) and counts[b] > floor[b]:
                 assert counts[a] == len(machine["cores"][a]) - 1, "node %d (fewer GPUs) not filled before node %d" % (a, b)
     assert all(c < len(machine["cores"][n]) for n, c in counts.items())
 
