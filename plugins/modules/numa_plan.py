@@ -157,8 +157,10 @@ options:
     description:
       - Extra C(name=value) kubelet args passed through, one flag per item without leading dashes
         or whitespace. One that names a managed flag replaces the planned value, with a warning.
-      - The plan is refused when the kubelet would refuse the resulting args (for example a
-        C(reserved-cpus) that splits cores or no longer matches C(isolcpus)).
+      - The plan is refused when the kubelet would refuse the resulting args (for example
+        C(max-allowable-numa-nodes) below 8), or when they no longer fit the planned kernel args
+        (a C(reserved-cpus) that no longer matches C(isolcpus) and C(irqaffinity)); the message
+        says whose rule it is. Reserved CPUs that split a core, which the kubelet accepts, are a warning.
     type: list
     elements: str
     default: []

@@ -5,17 +5,21 @@
 
 The planner builds its args rule by rule; this module reads them back the way
 the kubelet and the kernel parse them and reports what they would refuse, in
-their own words. ``make_plan`` runs it on every plan (a refusal there is a
-planner bug) and again after pass-through args (a refusal there is a warning
-about the operator's override).
+their own words and no more: each message says whose rule it is (``kubelet:``
+or ``kernel:``), and what the kubelet accepts (reserved CPUs that split a core)
+is at most a warning (``warnings``). ``make_plan`` runs it on every plan (a
+refusal there is a planner bug) and again after pass-through args (a refusal
+there refuses the operator's override).
 
 It also holds the forms the kubelet accepts for what RKE2 hands it besides
 ``kubelet-arg``: node labels (``--node-labels``) and taints
 (``--register-with-taints``), checked one item at a time before a plan is made.
 
 Sources: pkg/kubelet/cm/cpumanager/{cpu_manager,policy_static}.go,
+pkg/kubelet/cm/cpumanager/topology/topology.go (CPUsPerCore),
 pkg/kubelet/cm/memorymanager/memory_manager.go (validateReservedMemory),
-pkg/kubelet/cm/topologymanager/topology_manager.go, kernel/sched/isolation.c,
+pkg/kubelet/cm/topologymanager/{topology_manager,policy_options}.go,
+kernel/sched/isolation.c, kernel/time/tick-sched.c (tick_nohz_init),
 apimachinery pkg/util/validation/validation.go (IsQualifiedName, IsValidLabelValue),
 pkg/util/taints/taints.go (parseTaint), cmd/kubelet/app/options/options.go
 (ValidateKubeletFlags: --node-labels in the kubernetes.io and k8s.io namespaces).
@@ -222,23 +226,89 @@ def _kernel_value(kernel_args, name):
     return None
 
 
+def cpus_per_core(topology):
+    """The kubelet's CPUs per core (cpumanager topology ``CPUsPerCore``): ``NumCPUs / NumCores``
+    in integer division over the whole machine, as cadvisor counts them - the online CPUs over
+    the physical cores (sibling groups). Not the widest core: a hybrid CPU with 6 SMT2 P-cores
+    and 8 E-cores has 20 / 14 = 1. 0 when no core is known, as in the kubelet."""
+    cores = len(topology.get("cores") or [])
+    return len(parse_cpulist(topology["cpus_online"])) // cores if cores else 0
+
+
+def _reserved_cpus(flags):
+    """reserved-cpus as a set, and the kubelet's error when it cannot be parsed."""
+    try:
+        return set(parse_cpulist(flags.get("reserved-cpus", ""), limit=CPU_ID_LIMIT)), None
+    except CpusetError as e:
+        return set(), "invalid reserved-cpus: %s" % e
+
+
+def _split_cores(reserved, topology):
+    """Online siblings of reserved CPUs that are not reserved themselves (cores split by reserved-cpus)."""
+    online = set(parse_cpulist(topology["cpus_online"]))
+    return set(c for core in topology["cores"] if set(core) & reserved for c in core) & online - reserved
+
+
+def _go_quote(text):
+    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _max_numa_nodes(options, errors):
+    """The Topology Manager's NUMA node limit (topologymanager NewPolicyOptions): 8, or
+    max-allowable-numa-nodes, which must be an integer not below 8. None when refused."""
+    if "max-allowable-numa-nodes" not in options:
+        return DEFAULT_MAX_NUMA_NODES
+    value = options["max-allowable-numa-nodes"]
+    if not re.fullmatch(r"[+-]?[0-9]+", value):
+        errors.append("unable to convert policy option to integer %s: strconv.Atoi: parsing %s: invalid syntax"
+                      % (_go_quote("max-allowable-numa-nodes"), _go_quote(value)))
+        return None
+    if int(value) < DEFAULT_MAX_NUMA_NODES:
+        errors.append("the minimum value of %s should not be less than %d"
+                      % (_go_quote("max-allowable-numa-nodes"), DEFAULT_MAX_NUMA_NODES))
+        return None
+    return int(value)
+
+
 def check(kubelet_args, kernel_args, topology):
-    """Return what the kubelet or the kernel would refuse, as their messages (empty: accepted)."""
+    """Return what the kubelet or the kernel would refuse (empty: accepted), each message
+    prefixed with whose rule it is: ``kubelet: `` (the kubelet's own words) or ``kernel: ``."""
+    return (["kubelet: %s" % e for e in kubelet_refusals(kubelet_args, topology)]
+            + ["kernel: %s" % e for e in kernel_refusals(kernel_args, kubelet_args, topology)])
+
+
+def warnings(kubelet_args, topology):
+    """What the kubelet accepts but works against the plan: reserved CPUs that split a physical core.
+
+    "It's legal to reserve CPUs which are not core siblings" (cpumanager policy_static.go): under
+    full-pcpus-only the kubelet then keeps the siblings out of exclusive allocation; without it
+    a pod's exclusive CPU shares its core with housekeeping.
+    """
+    flags = parse_kubelet_args(kubelet_args)
+    if flags.get("cpu-manager-policy", "none") != "static":
+        return []
+    reserved, dummy = _reserved_cpus(flags)
+    split = _split_cores(reserved, topology)
+    if not split:
+        return []
+    full = _pairs(flags.get("cpu-manager-policy-options")).get("full-pcpus-only") == "true"
+    return ["reserved-cpus %s split physical cores: their siblings %s %s" % (
+        format_cpulist(reserved), format_cpulist(split),
+        "are never allocated exclusively (full-pcpus-only), they serve only the shared pool" if full
+        else "can go to a pod exclusively and share a core with housekeeping")]
+
+
+def kubelet_refusals(kubelet_args, topology):
+    """What the kubelet refuses at start, in its own words."""
     errors = []
     flags = parse_kubelet_args(kubelet_args)
     online = set(parse_cpulist(topology["cpus_online"]))
     nodes = [n["id"] for n in topology["numa_nodes"]]
-    siblings = {}
-    for core in topology["cores"]:
-        for cpu in core:
-            siblings[cpu] = set(core)
 
     cpu_policy = flags.get("cpu-manager-policy", "none")
-    try:
-        reserved = set(parse_cpulist(flags.get("reserved-cpus", ""), limit=CPU_ID_LIMIT))
-    except CpusetError as e:
-        errors.append("invalid reserved-cpus: %s" % e)
-        reserved = set()
+    reserved, error = _reserved_cpus(flags)
+    if error:
+        errors.append(error)
     if cpu_policy not in ("none", "static"):
         errors.append('[cpumanager] unknown policy: "%s"' % cpu_policy)
     if cpu_policy == "static":
@@ -248,25 +318,15 @@ def check(kubelet_args, kernel_args, topology):
         if not reserved <= online:
             errors.append("reserved-cpus: %s is not a subset of online-cpus %s"
                           % (format_cpulist(reserved), format_cpulist(online)))
-        options = _pairs(flags.get("cpu-manager-policy-options"))
-        if options.get("full-pcpus-only") == "true":
-            split = sorted(c for c in reserved & online if not siblings.get(c, {c}) <= reserved)
-            if split:
-                errors.append("SMT Alignment Error: reserved-cpus %s split physical cores (CPUs %s lack their siblings)"
-                              % (format_cpulist(reserved), format_cpulist(split)))
+        # reserved CPUs that split a core are legal (warnings), full-pcpus-only or not
 
     topo_policy = flags.get("topology-manager-policy", "none")
     if topo_policy not in ("none", "best-effort", "restricted", "single-numa-node"):
         errors.append('unknown policy: "%s"' % topo_policy)
     if flags.get("topology-manager-scope", "container") not in ("container", "pod"):
         errors.append('unknown scope: "%s"' % flags.get("topology-manager-scope"))
-    if topo_policy != "none":
-        limit = _pairs(flags.get("topology-manager-policy-options")).get("max-allowable-numa-nodes", DEFAULT_MAX_NUMA_NODES)
-        try:
-            limit = int(limit)
-        except ValueError:
-            errors.append("topology-manager-policy-options: max-allowable-numa-nodes=%r is not a number" % (limit,))
-            limit = None
+    if topo_policy != "none":  # with the none policy the kubelet reads no options
+        limit = _max_numa_nodes(_pairs(flags.get("topology-manager-policy-options")), errors)
         if limit is not None and len(nodes) > limit:
             errors.append("unsupported on machines with more than %v NUMA Nodes".replace("%v", str(limit)))
 
@@ -307,6 +367,17 @@ def check(kubelet_args, kernel_args, topology):
         if len(errors) == before and not sum(r.get("memory", 0) for r in reservations.values()):
             errors.append("[memorymanager] you should specify the system reserved memory")
 
+    return errors
+
+
+def kernel_refusals(kernel_args, kubelet_args, topology):
+    """Where the kernel args do not do what the plan says: the kernel ignores a nohz_full or
+    rcu_nocbs that differs from isolcpus ("Housekeeping: nohz_full= must match isolcpus="),
+    clears the boot CPU from nohz_full (tick_nohz_init: "NO_HZ: Clearing 0 from nohz_full
+    range for timekeeping"), and IRQs and isolation must follow the kubelet's reserved-cpus."""
+    errors = []
+    online = set(parse_cpulist(topology["cpus_online"]))
+    reserved, dummy = _reserved_cpus(parse_kubelet_args(kubelet_args))
     isolcpus = _kernel_value(kernel_args, "isolcpus")
     if isolcpus is not None:
         isolated = set(parse_cpulist(",".join(p for p in isolcpus.split(",") if p[:1].isdigit())))
@@ -320,4 +391,7 @@ def check(kubelet_args, kernel_args, topology):
         if isolated & reserved or (isolated | reserved) != online:
             errors.append("isolcpus=%s and reserved-cpus=%s do not split the online CPUs %s"
                           % (format_cpulist(isolated), format_cpulist(reserved), format_cpulist(online)))
+    nohz = _kernel_value(kernel_args, "nohz_full")
+    if nohz and 0 in online and 0 in parse_cpulist(nohz):
+        errors.append("NO_HZ: Clearing 0 from nohz_full range for timekeeping")
     return errors

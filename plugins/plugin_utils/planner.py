@@ -347,7 +347,7 @@ def host_view(topology):
         "memory": memory,
         "hugepage_sizes_kb": topology.get("hugepage_sizes_kb"),
         "kernel_release": topology.get("kernel_release"),
-        "threads_per_core": max([len(c) for cs in cores.values() for c in cs] or [1]),
+        "cpus_per_core": kubelet_rules.cpus_per_core(topology),
     }
 
 
@@ -659,18 +659,19 @@ def numa_tables(view, reserved, reserved_memory, hugepages, size, full_pcpus):
     return tables
 
 
-def fit_pod_shapes(shapes, tables, threads_per_core, full_pcpus, single_node):
+def fit_pod_shapes(shapes, tables, cpus_per_core, full_pcpus, single_node):
     """Where each pod shape fits, and how many copies fit on this host at once.
 
-    Under full-pcpus-only a CPU count that is not a multiple of the SMT level is
+    Under full-pcpus-only a CPU count that is not a multiple of the kubelet's
+    CPUs per core (``kubelet_rules.cpus_per_core``, the machine's ratio) is
     refused by the kubelet (SMTAlignmentError): it fits nowhere.
     """
     results = []
     for shape in shapes:
         reasons = []
-        if full_pcpus and shape["cpu"] % threads_per_core:
-            reasons.append("cpu=%d is not a multiple of %d threads per core (full-pcpus-only: SMTAlignmentError)"
-                           % (shape["cpu"], threads_per_core))
+        if full_pcpus and cpus_per_core > 1 and shape["cpu"] % cpus_per_core:
+            reasons.append("cpu=%d is not a multiple of the kubelet's %d CPUs per core (full-pcpus-only: SMTAlignmentError)"
+                           % (shape["cpu"], cpus_per_core))
         fits_on, copies = [], 0
         for t in tables:
             limits = [
@@ -776,15 +777,18 @@ def make_plan(topology, **options):
     kubelet_args, overridden = apply_extra_args(kubelet_args, o["extra_kubelet_args"])
     refused = kubelet_rules.check(kubelet_args, kernel_args, topology) if o["extra_kubelet_args"] else []
     if refused:
-        raise PlanError("kubelet-rules", "with extra_kubelet_args the kubelet will refuse to start: %s"
-                        % "; ".join(refused))
+        who = [what for prefix, what in (("kubelet: ", "the kubelet will refuse to start"),
+                                         ("kernel: ", "the planned kernel args no longer fit the kubelet args"))
+               if any(r.startswith(prefix) for r in refused)]
+        raise PlanError("kubelet-rules", "with extra_kubelet_args %s: %s" % (" and ".join(who), "; ".join(refused)))
     for name in overridden:
         warnings.append("extra_kubelet_args replaces the planned %s" % name)
+    warnings.extend(kubelet_rules.warnings(kubelet_args, topology))
 
     full_pcpus = static_cpu and o["topology_manager_policy"] == "single-numa-node"
     tables = numa_tables(view, reserved, reserved_memory, hugepages, o["hugepages_size"], full_pcpus)
     single = o["topology_manager_policy"] == "single-numa-node"
-    fits = fit_pod_shapes(o["pod_shapes"], tables, view["threads_per_core"], full_pcpus, single)
+    fits = fit_pod_shapes(o["pod_shapes"], tables, view["cpus_per_core"], full_pcpus, single)
     for fit, shape in zip(fits, o["pod_shapes"]):
         if fit["fits"]:
             continue

@@ -8,10 +8,12 @@ import pytest
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (
     check,
+    cpus_per_core,
     node_label_error,
     node_taint_error,
     parse_kubelet_args,
     parse_reserved_memory,
+    warnings,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import MIB, QuantityError
 
@@ -127,9 +129,6 @@ def test_parse_reserved_memory_refuses(value, error):
         (["reserved-cpus=0-"], "invalid reserved-cpus"),
         (["reserved-cpus"], "[cpumanager] unable to determine reserved CPU resources for static policy"),
         (["reserved-cpus=0,4,8,12,16"], "reserved-cpus: 0,4,8,12,16 is not a subset of online-cpus 0-15"),
-        # 0 and 1 are different cores (siblings 0,8 and 1,9): "0-1" is two half cores
-        (["reserved-cpus=0-1"], "SMT Alignment Error: reserved-cpus 0-1 split physical cores (CPUs 0-1 lack their siblings)"),
-        (["reserved-cpus=0,4"], "(CPUs 0,4 lack their siblings)"),
     ],
 )
 def test_cpu_manager_refusals(kubelet, fragment):
@@ -155,6 +154,20 @@ def test_cpu_manager_refusals(kubelet, fragment):
 )
 def test_cpu_manager_accepts(kubelet):
     assert check(replace(GOOD_KUBELET, *kubelet), [], TOPO) == []
+
+
+# "It's legal to reserve CPUs which are not core siblings" (cpumanager policy_static.go): the kubelet
+# starts with a split core, also under full-pcpus-only, and keeps the siblings out of exclusive use.
+@pytest.mark.parametrize("reserved, siblings", [("0-1", "8-9"), ("0,4", "8,12")])
+def test_a_split_core_is_accepted_with_a_warning(reserved, siblings):
+    kubelet = replace(GOOD_KUBELET, "reserved-cpus=" + reserved)
+    assert check(kubelet, [], TOPO) == []
+    (warning,) = warnings(kubelet, TOPO)
+    assert warning.startswith("reserved-cpus %s split physical cores: their siblings %s " % (reserved, siblings))
+    assert "full-pcpus-only" in warning
+    assert "share a core" in warnings(replace(kubelet, "cpu-manager-policy-options"), TOPO)[0]
+    assert warnings(replace(kubelet, "cpu-manager-policy=none"), TOPO) == []
+    assert warnings(GOOD_KUBELET, TOPO) == []
 
 
 def test_split_core_is_judged_on_online_siblings_only():
@@ -200,6 +213,48 @@ def test_more_than_8_numa_nodes(cpuless, kubelet, fragment):
         assert errors == []
     else:
         assert any(fragment in e for e in errors), errors
+
+
+@pytest.mark.parametrize(
+    "kubelet, error",
+    [
+        # topologymanager NewPolicyOptions: the option may only raise the limit
+        (["topology-manager-policy-options=max-allowable-numa-nodes=4"],
+         'kubelet: the minimum value of "max-allowable-numa-nodes" should not be less than 8'),
+        (["topology-manager-policy-options=max-allowable-numa-nodes=-1"],
+         'kubelet: the minimum value of "max-allowable-numa-nodes" should not be less than 8'),
+        (["topology-manager-policy-options=max-allowable-numa-nodes=lots"],
+         'kubelet: unable to convert policy option to integer "max-allowable-numa-nodes": strconv.Atoi: parsing "lots": '
+         "invalid syntax"),
+        (["topology-manager-policy-options=max-allowable-numa-nodes=8"], None),
+        (["topology-manager-policy-options=max-allowable-numa-nodes=+12"], None),
+        # with the none policy the kubelet never reads the options
+        (["topology-manager-policy=none", "topology-manager-policy-options=max-allowable-numa-nodes=4"], None),
+    ],
+)
+def test_max_allowable_numa_nodes_is_at_least_8(kubelet, error):
+    errors = check(replace(GOOD_KUBELET, *kubelet), GOOD_KERNEL, TOPO)
+    assert errors == ([error] if error else [])
+
+
+# ------------------------------------------------------------------ CPUs per core
+
+
+@pytest.mark.parametrize(
+    "cores, online, expected",
+    [
+        ([[c, c + 8] for c in range(8)], "0-15", 2),
+        ([[c] for c in range(8)], "0-7", 1),
+        # a hybrid CPU: 6 P-cores with SMT, 8 E-cores without: 20 CPUs / 14 cores = 1 (not the widest core's 2)
+        ([[2 * c, 2 * c + 1] for c in range(6)] + [[12 + c] for c in range(8)], "0-19", 1),
+        # a sibling offline: 15 CPUs / 8 cores = 1
+        ([[0]] + [[c, c + 8] for c in range(1, 8)], "0-7,9-15", 1),
+        ([[c, c + 16, c + 32, c + 48] for c in range(16)], "0-63", 4),  # SMT4 (POWER)
+        ([], "0-3", 0),
+    ],
+)
+def test_cpus_per_core_is_the_kubelets_machine_ratio(cores, online, expected):
+    assert cpus_per_core({"cores": cores, "cpus_online": online}) == expected
 
 
 # ------------------------------------------------------------------ Memory Manager
@@ -284,14 +339,14 @@ def test_eviction_part_of_the_memory_sum(eviction, reserved_memory, ok):
 )
 def test_zero_eviction_thresholds_are_refused(eviction, fragment):
     errors = check(replace(GOOD_KUBELET, eviction, "memory-manager-policy=None"), GOOD_KERNEL, TOPO)
-    assert errors == [fragment]
+    assert errors == ["kubelet: " + fragment]
 
 
 def test_static_memory_policy_needs_some_reserved_memory():
     kubelet = replace(GOOD_KUBELET, "kube-reserved", "system-reserved", "eviction-hard=nodefs.available<5%",
                       "reserved-memory")
     errors = check(kubelet, GOOD_KERNEL, TOPO)
-    assert errors == ["[memorymanager] you should specify the system reserved memory"]
+    assert errors == ["kubelet: [memorymanager] you should specify the system reserved memory"]
     assert check(replace(kubelet, "memory-manager-policy=None"), GOOD_KERNEL, TOPO) == []
 
 
@@ -318,7 +373,27 @@ def test_kernel_isolation_refusals(kernel, fragment):
 
 def test_missing_nohz_full_is_a_mismatch():
     kernel = [a for a in GOOD_KERNEL if not a.startswith("nohz_full=")]
-    assert check(GOOD_KUBELET, kernel, TOPO) == ["Housekeeping: nohz_full= must match isolcpus="]
+    assert check(GOOD_KUBELET, kernel, TOPO) == ["kernel: Housekeeping: nohz_full= must match isolcpus="]
+
+
+# Each message says whose rule it is: the kubelet's own words, or the kernel's.
+@pytest.mark.parametrize(
+    "kubelet, kernel, expected",
+    [
+        (["cpu-manager-policy=Static"], [], ['kubelet: [cpumanager] unknown policy: "Static"']),
+        ([], ["rcu_nocbs=1-15"], ["kernel: Housekeeping: rcu_nocbs= must match isolcpus="]),
+        ([], ["irqaffinity=0"], ["kernel: irqaffinity=0 is not reserved-cpus=0,4,8,12"]),
+        # the kernel keeps the boot CPU for timekeeping: it never stays in nohz_full
+        (["reserved-cpus=4,8,12"], ["isolcpus=managed_irq,0-3,5-7,9-11,13-15", "nohz_full=0-3,5-7,9-11,13-15",
+                                    "rcu_nocbs=0-3,5-7,9-11,13-15", "irqaffinity=4,8,12"],
+         ["kernel: NO_HZ: Clearing 0 from nohz_full range for timekeeping"]),
+    ],
+)
+def test_refusals_name_the_component(kubelet, kernel, expected):
+    kubelet_args = replace(GOOD_KUBELET, *kubelet)
+    if kubelet == ["reserved-cpus=4,8,12"]:
+        kubelet_args = replace(kubelet_args, "reserved-memory=1:memory=2548Mi")
+    assert check(kubelet_args, replace(GOOD_KERNEL, *kernel), TOPO) == expected
 
 
 @pytest.mark.parametrize(
@@ -442,4 +517,4 @@ def test_an_absurd_reserved_cpus_is_refused_fast():
     start = time.monotonic()
     errors = check(GOOD_KUBELET + ["reserved-cpus=0-4194303"], GOOD_KERNEL, TOPO)
     assert time.monotonic() - start < 1.0
-    assert any(e.startswith("invalid reserved-cpus") for e in errors), errors
+    assert any(e.startswith("kubelet: invalid reserved-cpus") for e in errors), errors

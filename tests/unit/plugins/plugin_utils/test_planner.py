@@ -586,7 +586,7 @@ def _shape(name="s", cpu=0, memory=0, gpus=0, hugepages=0):
 
 
 @pytest.mark.parametrize(
-    "shape, threads, full_pcpus, single, fits, nodes, copies",
+    "shape, threads, full_pcpus, single, fits, nodes, copies",  # threads: the kubelet's CPUs per core
     [
         (_shape(cpu=16, memory=64 * GIB, gpus=1), 2, True, True, True, [0, 1], 6),
         (_shape(cpu=16, memory=64 * GIB, gpus=2, hugepages=8 * GIB), 2, True, True, True, [0, 1], 4),
@@ -597,6 +597,7 @@ def _shape(name="s", cpu=0, memory=0, gpus=0, hugepages=0):
         (_shape(cpu=3), 2, True, True, False, [], 0),
         (_shape(cpu=3), 2, False, True, True, [0, 1, 2], 18 + 18 + 36),
         (_shape(cpu=3), 1, True, True, True, [0, 1, 2], 18 + 18 + 36),
+        (_shape(cpu=3), 0, True, True, True, [0, 1, 2], 18 + 18 + 36),  # no core known: nothing to align to
         # without single-numa-node a pod may span nodes
         (_shape(cpu=200), 2, False, False, True, [], 1),
         (_shape(cpu=300), 2, False, False, False, [], 0),
@@ -605,8 +606,8 @@ def _shape(name="s", cpu=0, memory=0, gpus=0, hugepages=0):
 def test_fit_pod_shapes(shape, threads, full_pcpus, single, fits, nodes, copies):
     (result,) = fit_pod_shapes([shape], TABLES, threads, full_pcpus, single)
     assert (result["fits"], result["nodes"], result["copies"]) == (fits, nodes, copies)
-    if shape["cpu"] % threads and full_pcpus:
-        assert "cpu=3 is not a multiple of 2 threads per core (full-pcpus-only: SMTAlignmentError)" in result["note"]
+    if full_pcpus and threads > 1 and shape["cpu"] % threads:
+        assert "cpu=3 is not a multiple of the kubelet's 2 CPUs per core (full-pcpus-only: SMTAlignmentError)" in result["note"]
 
 
 def test_pod_shapes_in_the_plan(machine):
@@ -648,12 +649,22 @@ def test_overriding_a_managed_flag_warns(machine):
 
 
 def test_an_override_the_kubelet_would_refuse_is_refused(machine):
-    # 0-1 is half of two cores on this machine (siblings 0,8 and 1,9): a plan that cannot work is a failed task
+    # max-allowable-numa-nodes may only raise the Topology Manager's limit of 8
+    err = refused(make_plan, machine(**SMALL), extra_kubelet_args=["topology-manager-policy-options=max-allowable-numa-nodes=4"])
+    assert err.rule == "kubelet-rules"
+    assert str(err) == ('kubelet-rules: with extra_kubelet_args the kubelet will refuse to start: kubelet: the minimum '
+                        'value of "max-allowable-numa-nodes" should not be less than 8')
+    # (an override the kubelet accepts stays a warning: test_overriding_a_managed_flag_warns)
+
+
+def test_an_override_of_reserved_cpus_is_refused_as_the_kernel_args_rule(machine):
+    # 0-1 is half of two cores here (siblings 0,8 and 1,9): the kubelet accepts that, but the planned
+    # isolcpus/irqaffinity no longer fit reserved-cpus, and the message says whose rule it is
     err = refused(make_plan, machine(**SMALL), extra_kubelet_args=["reserved-cpus=0-1"])
     assert err.rule == "kubelet-rules"
-    assert str(err).startswith("kubelet-rules: with extra_kubelet_args the kubelet will refuse to start: ")
-    assert "SMT Alignment Error" in str(err)
-    # (an override the kubelet accepts stays a warning: test_overriding_a_managed_flag_warns)
+    assert str(err).startswith("kubelet-rules: with extra_kubelet_args the planned kernel args no longer fit the kubelet "
+                               "args: kernel: irqaffinity=0,4,8,12 is not reserved-cpus=0-1; kernel: ")
+    assert "kubelet: " not in str(err) and "SMT" not in str(err)
 
 
 # ====================================================================== fingerprint
@@ -806,7 +817,7 @@ SHAPE_THAT_NEEDS_THE_WHOLE_NODE = [{"name": "full", "cpu": 8, "gpus": 1, "memory
         ({}, None, {"strict_fit": True, "pod_shapes": [{"name": "big", "cpu": 64}]}, "pod-shapes",
          ["pod shape big (cpu=64, memory=0Mi, gpus=0, hugepages=0Mi) fits on no NUMA node"]),
         ({}, None, {"strict_fit": True, "pod_shapes": [{"name": "odd", "cpu": 3}]}, "pod-shapes",
-         ["pod shape odd (cpu=3", "cpu=3 is not a multiple of 2 threads per core"]),
+         ["pod shape odd (cpu=3", "cpu=3 is not a multiple of the kubelet's 2 CPUs per core"]),
     ],
 )
 def test_bad_input_is_refused(machine, machine_kwargs, tweak, options, rule, fragments):
@@ -955,6 +966,17 @@ def test_memoryless_cpu_node_reserves_no_memory(machine):
     assert plan["reserved_cores_per_node"] == {"0": 1, "1": 1}
     assert plan["reserved_memory"] == {"0": "2548Mi"}
     assert kubelet_rules.check(plan["kubelet_args"], plan["kernel_args"], topo) == []
+
+
+def test_smt_alignment_uses_the_kubelets_cpus_per_core(hwloc_root):
+    # hwloc's hybrid dump: 6 P-cores with SMT2 and 8 E-cores: 20 CPUs / 14 cores = 1 CPU per core for
+    # the kubelet (NumCPUs / NumCores), so an odd CPU count is no SMTAlignmentError under full-pcpus-only
+    topo = read_topology(hwloc_root("20em64t-hybrid-1p6c2t+2ca4co1t"))
+    assert (len(parse_cpulist(topo["cpus_online"])), len(topo["cores"])) == (20, 14)
+    plan = make_plan(topo, pod_shapes=[{"name": "odd", "cpu": 3}])
+    assert "cpu-manager-policy-options=full-pcpus-only=true" in plan["kubelet_args"]
+    (fit,) = plan["pod_shapes"]
+    assert fit["fits"] and fit["nodes"] == [0] and fit["note"] == "", fit
 
 
 def test_shape_shortfall_names_the_scarce_resource(machine):
@@ -1106,9 +1128,12 @@ def _huge_online_list(topo):
         (None, {"extra_kubelet_args": ["Max.Pods=1"]}, "options", ["flag name 'Max.Pods'"]),
         # an override the kubelet would refuse fails the plan (0-1 splits two cores here)
         (None, {"extra_kubelet_args": ["reserved-cpus=0-1"]}, "kubelet-rules",
-         ["with extra_kubelet_args the kubelet will refuse to start", "SMT Alignment Error"]),
+         ["with extra_kubelet_args the planned kernel args no longer fit the kubelet args", "kernel: irqaffinity"]),
         (None, {"extra_kubelet_args": ["topology-manager-policy-options=max-allowable-numa-nodes=lots"]}, "kubelet-rules",
-         ["max-allowable-numa-nodes", "'lots'"]),
+         ["the kubelet will refuse to start", 'unable to convert policy option to integer "max-allowable-numa-nodes"',
+          '"lots"']),
+        (None, {"extra_kubelet_args": ["topology-manager-policy-options=max-allowable-numa-nodes=7"]}, "kubelet-rules",
+         ['the minimum value of "max-allowable-numa-nodes" should not be less than 8']),
         (None, {"extra_kubelet_args": ["reserved-cpus=0-4194303"]}, "kubelet-rules", ["invalid reserved-cpus"]),
         # a hugepage size the kernel does not offer, on every machine
         (None, {"hugepages_per_node": 1, "hugepages_size": "1G", "_sizes": [2048]}, "hugepages",
