@@ -14,13 +14,34 @@ description:
   - Makes the boot configuration hold exactly the wanted values of the kernel arguments the
     collection manages (O(managed)), by name - replacing earlier values, removing managed
     arguments that are not wanted, never duplicating one - and leaves every other argument alone.
+  - Hugepage arguments are owned per pool, not by name, because the kernel takes several sizes side by side
+    (C(hugepagesz=2M hugepages=512 hugepagesz=1G hugepages=0:16,1:16); a C(hugepages=) count belongs to the
+    C(hugepagesz=) or C(default_hugepagesz=) it follows, or, before any, to the default size). The module owns the
+    pool of each size in O(args) (its C(hugepagesz=) and the counts after it, whatever their spelling - C(1G),
+    C(1024M)), the pools it wrote before and no longer plans (which it removes), and C(default_hugepagesz=) only
+    when O(args) sets one. The host's pools of other sizes (a 2M pool for DPDK or SR-IOV) and its
+    C(default_hugepagesz=) stay, each count right after its own C(hugepagesz=). Where replacing the host's
+    C(default_hugepagesz=2M) would leave its counts without a size, they get it written out
+    (C(hugepagesz=2M hugepages=512)). A count before any size on a host line that names no default size
+    (C(hugepages=1024)) cannot keep its size under a planned C(default_hugepagesz=) (it would count 1G pages), so
+    the task fails naming it, before anything is written - give that pool its size.
+  - How the module knows a size it wrote before - with O(method=grub_d) the drop-in holds the collection's args
+    and nothing is written into the host's files, so a pool no longer planned goes with the old drop-in; the
+    methods that edit the boot configuration in place (grubby, transactional-update) keep a record,
+    C(/etc/rke2-numa/boot_params.state) - the hugepage args written last, which the next run replaces or removes,
+    and every hugepage size written on the host, for RV(reboot_required). A pool counts as the collection's only
+    when it has a planned size or the record (or drop-in) names it; without a record (a pool set by hand, or the
+    record deleted), a pool of a size no longer planned is the host's and stays.
   - Debian and Ubuntu (O(method=grub_d)) - writes C(/etc/default/grub.d/99-rke2-numa.cfg), a POSIX
     shell fragment that C(grub-mkconfig) sources after C(/etc/default/grub). It removes the managed
-    arguments from C(GRUB_CMDLINE_LINUX) and C(GRUB_CMDLINE_LINUX_DEFAULT) (so a hand-set C(isolcpus=)
-    there is not duplicated) and appends the wanted ones to C(GRUB_CMDLINE_LINUX); then runs C(update-grub).
+    arguments the collection owns from C(GRUB_CMDLINE_LINUX) and C(GRUB_CMDLINE_LINUX_DEFAULT) (so a hand-set
+    C(isolcpus=) there is not duplicated; the hugepage args only of the planned pools, read as one command line
+    in that order) and appends the wanted ones to C(GRUB_CMDLINE_LINUX); then runs C(update-grub).
   - RHEL family (O(method=grubby)) - reads every kernel entry with C(grubby --info=ALL) and runs
     C(grubby --update-kernel=ALL --args=... --remove-args=...); rewrites C(/etc/kernel/cmdline) too when it
-    exists (new kernels take their arguments from it).
+    exists (new kernels take their arguments from it). C(grubby --args) drops every occurrence of each name it
+    gets, so when the hugepage args change it gets the host's pools back in C(--args), in order, before the
+    planned one; entries whose host pools differ get one command each (C(--update-kernel=<index>)).
   - SLE Micro and other transactional SUSE systems (O(method=transactional_update)) - with GRUB2, rewrites
     C(GRUB_CMDLINE_LINUX_DEFAULT) in C(/etc/default/grub) and runs C(transactional-update --continue grub.cfg),
     which writes a new C(grub.cfg) into a new snapshot (continuing a pending one); with a BLS boot loader
@@ -43,20 +64,26 @@ options:
         argument, before anything is read or written, with every method - C(grub-mkconfig) sources the
         files as shell, as root.
       - Each name once; every name must be in O(managed) (an argument the collection does not own is refused).
-      - Required when O(state=present); an empty list removes every managed argument, like O(state=absent).
+      - V(hugepagesz) and V(default_hugepagesz) take a size (V(2M), V(1G)); a V(hugepages) count must follow one of
+        them (it belongs to the size before it, and the host's own pools stay on the line).
+      - Required when O(state=present); an empty list removes every managed argument the collection owns, like
+        O(state=absent).
     type: list
     elements: str
   managed:
     description:
-      - Names of the kernel arguments the collection owns. These are replaced or removed by name;
-        all other arguments are never touched. C(-) and C(_) in names are the same (as for the kernel).
+      - Names of the kernel arguments the collection owns. These are replaced or removed by name - the hugepage
+        ones per pool, see the description - and all other arguments are never touched. C(-) and C(_) in names are
+        the same (as for the kernel).
+      - V(hugepagesz) and V(hugepages) go together (a count belongs to its size); V(default_hugepagesz) only with them.
     type: list
     elements: str
     default: [isolcpus, nohz_full, rcu_nocbs, irqaffinity, default_hugepagesz, hugepagesz, hugepages]
   state:
     description:
       - V(present) makes the managed arguments exactly O(args).
-      - V(absent) removes every managed argument from the boot configuration. With O(method=grub_d) the drop-in
+      - V(absent) removes every managed argument the collection owns from the boot configuration - the hugepage
+        pools it wrote; the host's own pools and C(default_hugepagesz=) stay. With O(method=grub_d) the drop-in
         stays, appending nothing, so that managed arguments set in C(/etc/default/grub) are removed too.
     type: str
     choices: [present, absent]
@@ -108,6 +135,7 @@ notes:
     it (the C(maitred.rke2_numa.boot_params) role's C(rke2_numa_reboot_ok)), always report C(reboot_required).
   - Every method writes the wanted arguments together, once each and in the given order, after the other arguments.
     A running command line that holds a managed argument twice, or in another order, needs a reboot.
+  - The hugepage rule is rule 6 of the collection's design - the collection owns only the hugepage size it plans.
   - Every existing file the module changes is first backed up next to itself (RV(backup_files)). A file that is a
     symbolic link is written at the link's target; the link stays.
   - transactional_update - edit C(/etc) before C(transactional-update) creates its snapshot; a pending snapshot
@@ -154,12 +182,16 @@ reboot_required:
     - Whether the running kernel (C(<root>/proc/cmdline)) differs from the wanted managed arguments - a wanted
       one missing or with another value, a managed one running that is not wanted, one running twice, or the
       managed ones in another order (C(hugepages=) counts pages of the C(hugepagesz=) before it).
+    - Only the arguments the collection owns count, not the host's other hugepage pools or its
+      C(default_hugepagesz=); a pool of a size it wrote before and removed counts while the running kernel still
+      has it (unless the boot configuration keeps a host pool of that size).
     - With O(method=transactional_update) also true whenever a change is staged in a new snapshot.
   returned: success
   type: bool
   sample: true
 running:
-  description: The managed arguments of the running kernel, in command line order.
+  description: The arguments of the running kernel the collection owns (managed names; hugepage args of the pools
+    it plans or wrote), in command line order.
   returned: success
   type: list
   elements: str
@@ -177,7 +209,8 @@ added:
   elements: str
   sample: ["nohz_full=1-55,57-111"]
 removed:
-  description: Managed arguments the boot configuration held that are not wanted (stale names and replaced values).
+  description: Managed arguments the collection owns that the boot configuration held and that are not wanted (stale
+    names, replaced values, the pools it wrote before and no longer plans).
   returned: success
   type: list
   elements: str
@@ -200,7 +233,8 @@ bootloader_updated:
   type: bool
   sample: true
 files:
-  description: Files written (or that would be written in check mode), as paths under O(root).
+  description: Files written (or that would be written in check mode), as paths under O(root) - the boot configuration
+    and, for grubby and transactional-update, the record C(/etc/rke2-numa/boot_params.state).
   returned: success
   type: list
   elements: str
@@ -406,10 +440,14 @@ def plan_change(module, method, root, wanted, managed):
             others = [(n, _read(os.path.join(grub_d, n)) or "") for n in sorted(os.listdir(grub_d))
                       if n.endswith(".cfg") and n != kc.DROPIN_NAME]
         return kc.plan_grub_d(_read(_path(root, kc.DEFAULT_GRUB)), others, _read(_path(root, kc.DROPIN)), wanted, managed)
+    record = _read(_path(root, kc.RECORD))
     if method == "grubby":
         entries = _grubby_info(module, module.params["update_bootloader"])
-        return kc.plan_grubby(entries, _read(_path(root, kc.KERNEL_CMDLINE)), wanted, managed)
-    return kc.plan_transactional(_read(_path(root, kc.DEFAULT_GRUB)), _read(_path(root, kc.KERNEL_CMDLINE)), wanted, managed)
+        change = kc.plan_grubby(entries, _read(_path(root, kc.KERNEL_CMDLINE)), wanted, managed, record)
+    else:
+        change = kc.plan_transactional(_read(_path(root, kc.DEFAULT_GRUB)), _read(_path(root, kc.KERNEL_CMDLINE)), wanted, managed, record)
+    change["record"] = record
+    return change
 
 
 def diffs(root, change):
@@ -452,7 +490,7 @@ def apply_change(module, root, change, wanted, managed):
     for argv in commands:
         _run(module, argv, "cannot update the boot loader", fail)
     if commands and "entries" in change:
-        left = kc.plan_grubby(_grubby_info(module, True, fail), None, wanted, managed)["commands"]
+        left = kc.plan_grubby(_grubby_info(module, True, fail), None, wanted, managed, change["record"])["commands"]
         if left:
             fail("grubby ran but the kernel entries still differ; grubby would still need: %s" % " ".join(left[0]))
     return bool(commands), backups
@@ -478,12 +516,13 @@ def main():
 
     ran, backups = apply_change(module, root, change, wanted, managed)
     running = kc.split_cmdline(cmdline)
+    own = kc.running_ownership(wanted, managed, change["history"], change["after"])
     staged = method == "transactional_update" and bool(change["commands"]) and p["update_bootloader"]
     added, removed = kc.added_removed(change["locations"], wanted)
     result = dict(
         changed=bool(change["files"] or change["commands"]),
-        reboot_required=kc.needs_reboot(running, wanted, managed) or staged,
-        running=kc.managed_tokens(running, managed),
+        reboot_required=kc.needs_reboot(running, wanted, managed, own) or staged,
+        running=kc.owned_tokens(running, wanted, managed, own),
         wanted=kc.wanted_strings(wanted),
         added=added,
         removed=removed,

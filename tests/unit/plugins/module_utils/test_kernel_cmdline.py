@@ -207,8 +207,8 @@ def test_unsupported_distro_is_named(release, transactional):
 
 
 def test_validate_args_keeps_order_and_flags():
-    assert w(ISO, "hugepages=0:16,1:16", "nohz_full") == [("isolcpus", "managed_irq,1-55,57-111"),
-                                                          ("hugepages", "0:16,1:16"), ("nohz_full", None)]
+    assert w(ISO, "hugepagesz=1G", "hugepages=0:16,1:16", "nohz_full") == [
+        ("isolcpus", "managed_irq,1-55,57-111"), ("hugepagesz", "1G"), ("hugepages", "0:16,1:16"), ("nohz_full", None)]
 
 
 # Every character a shell (grub-mkconfig sources the drop-in and /etc/default/grub as
@@ -242,7 +242,8 @@ def test_no_writer_renders_an_unvalidated_shell_character(char):
     "hugepages=512", "nohz_full", "irqaffinity=0.5_a=b",
 ])
 def test_validate_args_allows_what_managed_kernel_args_use(item):
-    assert kc.wanted_strings(kc.validate_args([item], M)) == [item]
+    args = ["hugepagesz=2M", item] if item.startswith("hugepages=") else [item]  # a count follows its size
+    assert kc.wanted_strings(kc.validate_args(args, M)) == args
 
 
 @pytest.mark.parametrize("item, fragment", [
@@ -301,7 +302,7 @@ def test_needs_reboot_when_a_stale_managed_arg_runs():
     ("ro quiet", "ro quiet isolcpus=2-7 nohz_full=2-7"),  # add
     ("ro isolcpus=1-3 quiet", "ro quiet isolcpus=2-7 nohz_full=2-7"),  # replace
     ("ro isolcpus=1-3 isolcpus=2-7 quiet", "ro quiet isolcpus=2-7 nohz_full=2-7"),  # never duplicate
-    ("ro hugepages=4 quiet", "ro quiet isolcpus=2-7 nohz_full=2-7"),  # stale managed arg
+    ("ro hugepages=4 quiet", "ro hugepages=4 quiet isolcpus=2-7 nohz_full=2-7"),  # the host's pool (default size)
     ("ro nohz-full=1 quiet mitigations=off", "ro quiet mitigations=off isolcpus=2-7 nohz_full=2-7"),  # others stay
     ("ro quiet -- single", "ro quiet isolcpus=2-7 nohz_full=2-7 -- single"),
 ])
@@ -344,15 +345,16 @@ def test_dropin_against_other_dropins_user_args_and_globs(tmp_path, shell):
     (root / "x-would-match-a-glob").write_text("")
     install_dropin(root, w("isolcpus=2-7", "nohz_full=2-7"))
     linux, default = source_grub(root, shell)
-    assert linux == "foo=* mitigations=off isolcpus=2-7 nohz_full=2-7"
+    assert linux == "foo=* hugepages=4 mitigations=off isolcpus=2-7 nohz_full=2-7"  # hugepages=4: the host's pool
     assert default == "quiet console=tty1 console=ttyS0"
 
 
 @pytest.mark.parametrize("shell", SHELLS)
-def test_absent_dropin_removes_every_managed_arg(tmp_path, shell):
-    root = write_root(tmp_path, grub=DEBIAN12_GRUB.replace('GRUB_CMDLINE_LINUX=""', 'GRUB_CMDLINE_LINUX="hugepages=8 rootdelay=5"'))
+def test_absent_dropin_removes_every_managed_arg_it_owns(tmp_path, shell):
+    grub = DEBIAN12_GRUB.replace('GRUB_CMDLINE_LINUX=""', 'GRUB_CMDLINE_LINUX="nohz_full=8 hugepagesz=2M hugepages=8 rootdelay=5"')
+    root = write_root(tmp_path, grub=grub)
     install_dropin(root, [])
-    assert source_grub(root, shell) == ("rootdelay=5", "quiet")
+    assert source_grub(root, shell) == ("hugepagesz=2M hugepages=8 rootdelay=5", "quiet")  # a pool it does not plan stays
 
 
 @pytest.mark.parametrize("shell", SHELLS)
@@ -411,11 +413,11 @@ def test_rewrite_default_grub_puts_the_args_in_linux_default_only():
 
 @pytest.mark.parametrize("shell", SHELLS)
 def test_rewritten_default_grub_still_sources(tmp_path, shell):
-    text = SLE_MICRO_GRUB.replace('GRUB_CMDLINE_LINUX=""', "export GRUB_CMDLINE_LINUX='hugepages=4 rd.shell=0' # note")
-    root = write_root(tmp_path, grub=kc.rewrite_default_grub(text, w("hugepages=0:8"), M))
+    text = SLE_MICRO_GRUB.replace('GRUB_CMDLINE_LINUX=""', "export GRUB_CMDLINE_LINUX='hugepagesz=1G hugepages=4 rd.shell=0' # note")
+    root = write_root(tmp_path, grub=kc.rewrite_default_grub(text, w("hugepagesz=1G", "hugepages=0:8"), M))
     linux, default = source_grub(root, shell)
     assert linux == "rd.shell=0"
-    assert default == "splash=silent quiet security=selinux selinux=1 mitigations=auto hugepages=0:8"
+    assert default == "splash=silent quiet security=selinux selinux=1 mitigations=auto hugepagesz=1G hugepages=0:8"
 
 
 def test_rewrite_default_grub_without_a_default_line_appends_one():
@@ -438,7 +440,7 @@ def test_rewrite_default_grub_refuses_what_it_cannot_rewrite_safely(line):
 def test_rewrite_kernel_cmdline():
     text = "root=UUID=0a1b ro quiet isolcpus=1-3 hugepages=4\n"
     new = kc.rewrite_kernel_cmdline(text, w("isolcpus=2-7"), M)
-    assert new == "root=UUID=0a1b ro quiet isolcpus=2-7\n"
+    assert new == "root=UUID=0a1b ro quiet hugepages=4 isolcpus=2-7\n"  # hugepages=4: the host's pool
     assert kc.rewrite_kernel_cmdline(new, w("isolcpus=2-7"), M) is new
     assert kc.rewrite_kernel_cmdline("ro  quiet", [], M) == "ro  quiet"
 
@@ -505,12 +507,13 @@ def test_plan_grubby_adds_replaces_and_removes_over_every_entry():
     entries = kc.parse_grubby_info(GRUBBY_INFO)
     plan = kc.plan_grubby(entries, None, w("isolcpus=2-7", "nohz_full=2-7"), M)
     assert plan["commands"] == [["grubby", "--update-kernel=ALL", "--args=isolcpus=2-7 nohz_full=2-7",
-                                 "--remove-args=isolcpus=1-3 hugepages"]]
+                                 "--remove-args=isolcpus=1-3"]]
     for dummy, args in plan["entries"]:
-        assert kc.managed_tokens(args, M) == ["isolcpus=2-7", "nohz_full=2-7"]
+        assert kc.owned_tokens(args, w("isolcpus=2-7", "nohz_full=2-7"), M) == ["isolcpus=2-7", "nohz_full=2-7"]
         assert args[:2] == ["ro", "crashkernel=1G-4G:192M,4G-64G:256M,64G-:512M"]
+    assert "hugepages=4" in plan["entries"][0][1]  # the host's pool of the default size
     assert kc.added_removed(plan["locations"], w("isolcpus=2-7", "nohz_full=2-7")) == (
-        ["isolcpus=2-7", "nohz_full=2-7"], ["isolcpus=1-3", "hugepages=4"])
+        ["isolcpus=2-7", "nohz_full=2-7"], ["isolcpus=1-3"])
     done = [dict(e, args=args) for e, args in plan["entries"]]
     assert kc.plan_grubby(done, None, w("isolcpus=2-7", "nohz_full=2-7"), M)["commands"] == []
 
@@ -518,10 +521,11 @@ def test_plan_grubby_adds_replaces_and_removes_over_every_entry():
 def test_plan_grubby_state_absent_and_kernel_cmdline():
     entries = kc.parse_grubby_info(GRUBBY_INFO)
     plan = kc.plan_grubby(entries, "root=/dev/mapper/rl-root ro isolcpus=1-3\n", [], M)
-    assert plan["commands"] == [["grubby", "--update-kernel=ALL", "--remove-args=isolcpus hugepages"]]
+    assert plan["commands"] == [["grubby", "--update-kernel=ALL", "--remove-args=isolcpus"]]  # hugepages=4 is the host's
     assert plan["files"] == [{"path": "etc/kernel/cmdline", "before": "root=/dev/mapper/rl-root ro isolcpus=1-3\n",
                               "after": "root=/dev/mapper/rl-root ro\n", "mode": None}]
-    assert kc.plan_grubby([], None, [], M) == {"files": [], "commands": [], "locations": [], "entries": []}
+    assert kc.plan_grubby([], None, [], M) == {"files": [], "commands": [], "locations": [], "entries": [], "after": [],
+                                               "history": []}
 
 
 def test_plan_grubby_only_passes_exact_tokens_grubby_can_match():
@@ -532,10 +536,254 @@ def test_plan_grubby_only_passes_exact_tokens_grubby_can_match():
 
 
 def test_plan_grubby_puts_every_wanted_arg_back_in_order_and_fixes_spelling():
-    entries = [{"kernel": "/boot/vmlinuz", "args": ["ro", "hugepagesz=2M", "hugepages=0:16", "nohz-full=1"]}]
+    entries = [{"kernel": "/boot/vmlinuz", "args": ["ro", "hugepagesz=1G", "hugepages=0:4", "nohz-full=1"]}]
     plan = kc.plan_grubby(entries, None, w("nohz_full=1", "hugepagesz=1G", "hugepages=0:16"), M)
     assert plan["commands"] == [["grubby", "--update-kernel=ALL", "--args=nohz_full=1 hugepagesz=1G hugepages=0:16",
-                                 "--remove-args=hugepagesz=2M nohz-full"]]
+                                 "--remove-args=nohz-full"]]
     assert plan["entries"][0][1] == ["ro", "nohz_full=1", "hugepagesz=1G", "hugepages=0:16"]
     in_order = [{"kernel": "/boot/vmlinuz", "args": ["ro", "nohz-full=1", "quiet", "hugepagesz=1G", "hugepages=0:16"]}]
     assert kc.plan_grubby(in_order, None, w("nohz_full=1", "hugepagesz=1G", "hugepages=0:16"), M)["commands"] == []
+
+
+# ----------------------------------------------------------------- hugepage pools the host already has
+
+HP = WANTED[4:]  # the plan's pool: default_hugepagesz=1G hugepagesz=1G hugepages=0:16,1:16
+FULL = WANTED[:4]
+
+
+def dropin_line(tmp_path, linux, default="quiet", wanted=tuple(WANTED), shell="sh"):
+    """The brief's check: sh -c '. /etc/default/grub; . drop-in; echo "$GRUB_CMDLINE_LINUX"' (and _DEFAULT)."""
+    grub = DEBIAN12_GRUB.replace('GRUB_CMDLINE_LINUX=""', 'GRUB_CMDLINE_LINUX="%s"' % linux)
+    root = write_root(tmp_path, grub=grub.replace('"isolcpus=1-3 quiet"', '"%s"' % default))
+    install_dropin(root, w(*wanted))
+    script = '. ./etc/default/grub; . ./etc/default/grub.d/99-rke2-numa.cfg; echo "$GRUB_CMDLINE_LINUX"; echo "$GRUB_CMDLINE_LINUX_DEFAULT"'
+    out = subprocess.run([shell, "-c", script], cwd=str(root), capture_output=True, text=True, check=True).stdout
+    return out.split("\n")[:2]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_dropin_keeps_the_hosts_2m_pool_and_adds_the_1g_pool_once(tmp_path, shell):
+    linux, default = dropin_line(tmp_path, "hugepagesz=2M hugepages=1024 isolcpus=1-3", shell=shell)
+    assert linux == "hugepagesz=2M hugepages=1024 " + " ".join(WANTED)
+    assert default == "quiet"
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_dropin_without_hugepages_leaves_the_hosts_pool_and_default_alone(tmp_path, shell):
+    linux, default = dropin_line(tmp_path, "default_hugepagesz=2M hugepagesz=2M hugepages=1024", default="hugepagesz=1G hugepages=2 quiet",
+                                 wanted=FULL, shell=shell)
+    assert linux == "default_hugepagesz=2M hugepagesz=2M hugepages=1024 " + " ".join(FULL)
+    assert default == "hugepagesz=1G hugepages=2 quiet"
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_dropin_replaces_the_hosts_1g_pool_and_keeps_the_2m_pool_in_either_variable(tmp_path, shell):
+    linux, default = dropin_line(tmp_path, "hugepagesz=1G hugepages=4 mitigations=off", default="quiet hugepagesz=2M hugepages=512", shell=shell)
+    assert linux == "mitigations=off " + " ".join(WANTED)
+    assert default == "quiet hugepagesz=2M hugepages=512"
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_dropin_keeps_the_pool_a_replaced_default_hugepagesz_sized(tmp_path, shell):
+    # default_hugepagesz=2M hugepages=512: 512 pages of 2M. The plan's default_hugepagesz=1G replaces the
+    # default, so the count gets its size written out: hugepagesz=2M hugepages=512.
+    linux, default = dropin_line(tmp_path, "default_hugepagesz=2M hugepages=512", shell=shell)
+    assert linux == "hugepagesz=2M hugepages=512 " + " ".join(WANTED)
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_dropin_keeps_a_pool_split_across_the_two_variables_paired(tmp_path, shell):
+    linux, default = dropin_line(tmp_path, "hugepagesz=2M", default="hugepages=512 quiet", shell=shell)
+    assert linux == "hugepagesz=2M " + " ".join(WANTED)
+    assert default == "hugepagesz=2M hugepages=512 quiet"  # not counted as 1G pages after ours
+
+
+@pytest.mark.parametrize("running, reboot", [
+    (RUNNING.replace("quiet", "hugepagesz=2M hugepages=1024 quiet"), False),  # the host's pool is not ours
+    (RUNNING.replace("quiet", "default_hugepagesz=2M quiet").replace(" default_hugepagesz=1G", ""), True),  # our default is not set
+    (RUNNING.replace("hugepages=0:16,1:16", "hugepagesz=2M hugepages=0:16,1:16"), True),  # our count runs on a 2M pool
+])
+def test_needs_reboot_looks_only_at_the_pools_we_own(running, reboot):
+    assert kc.needs_reboot(kc.split_cmdline(running), w(*WANTED), M) is reboot
+
+
+def test_needs_reboot_without_hugepages_ignores_the_hosts_pool_and_default():
+    running = kc.split_cmdline("ro default_hugepagesz=2M hugepagesz=2M hugepages=1024 " + " ".join(FULL))
+    assert kc.needs_reboot(running, w(*FULL), M) is False
+
+
+@pytest.mark.parametrize("before, wanted, after", [
+    ("ro hugepagesz=2M hugepages=1024 quiet", WANTED, "ro hugepagesz=2M hugepages=1024 quiet " + " ".join(WANTED)),
+    ("ro default_hugepagesz=2M hugepagesz=2M hugepages=1024", FULL, "ro default_hugepagesz=2M hugepagesz=2M hugepages=1024 " + " ".join(FULL)),
+    ("ro hugepagesz=1G hugepages=4 hugepagesz=2M hugepages=8", WANTED, "ro hugepagesz=2M hugepages=8 " + " ".join(WANTED)),
+    ("ro default_hugepagesz=2M quiet hugepages=8", WANTED, "ro quiet hugepagesz=2M hugepages=8 " + " ".join(WANTED)),
+])
+def test_rewrite_kernel_cmdline_keeps_the_hosts_other_pools(before, wanted, after):
+    assert kc.rewrite_kernel_cmdline(before + "\n", w(*wanted), M) == after + "\n"
+
+
+def test_rewrite_default_grub_keeps_the_hosts_other_pools():
+    text = SLE_MICRO_GRUB.replace("isolcpus=2-3", "hugepagesz=2M hugepages=1024 isolcpus=2-3")
+    new = kc.rewrite_default_grub(text, w(*WANTED), M)
+    assert ('GRUB_CMDLINE_LINUX_DEFAULT="splash=silent quiet security=selinux selinux=1 hugepagesz=2M hugepages=1024 '
+            'mitigations=auto %s"' % " ".join(WANTED)) in new.splitlines()
+
+
+def test_plan_grubby_keeps_the_hosts_other_pools():
+    entries = [{"kernel": "/boot/vmlinuz", "args": ["ro", "hugepagesz=2M", "hugepages=1024", "isolcpus=1-3", "quiet"]}]
+    plan = kc.plan_grubby(entries, None, w(*WANTED), M)
+    assert plan["entries"][0][1] == ["ro", "quiet", "hugepagesz=2M", "hugepages=1024"] + WANTED
+    assert plan["commands"] == [["grubby", "--update-kernel=ALL", "--args=hugepagesz=2M hugepages=1024 " + " ".join(WANTED),
+                                 "--remove-args=isolcpus=1-3"]]
+
+
+def test_an_unsized_count_is_refused_when_the_plan_sets_the_default_size():
+    # hugepages=1024 before any hugepagesz= counts pages of the default size (2M on x86-64): with the plan's
+    # default_hugepagesz=1G they would become 1024 x 1G.
+    for rewrite in (lambda: kc.rewrite_kernel_cmdline("ro hugepages=1024\n", w(*WANTED), M),
+                    lambda: kc.plan_grubby([{"kernel": "/boot/vmlinuz", "args": ["ro", "hugepages=1024"]}], None, w(*WANTED), M)):
+        with pytest.raises(kc.CmdlineError, match=r"hugepages=1024 comes before any hugepagesz="):
+            rewrite()
+    assert kc.rewrite_kernel_cmdline("ro hugepages=1024\n", w(*FULL), M) == "ro hugepages=1024 %s\n" % " ".join(FULL)
+
+
+def test_validate_args_refuses_a_count_without_its_size():
+    with pytest.raises(kc.CmdlineError, match="hugepages=0:16 counts pages of the hugepagesz= before it"):
+        kc.validate_args(["isolcpus=1", "hugepages=0:16"], M)
+    with pytest.raises(kc.CmdlineError, match="hugepagesz=huge is not a size"):
+        kc.validate_args(["hugepagesz=huge", "hugepages=0:16"], M)
+    assert w("default_hugepagesz=1G", "hugepages=0:16") == [("default_hugepagesz", "1G"), ("hugepages", "0:16")]
+
+
+ONE_G = ["isolcpus=2-7", "hugepagesz=1G", "hugepages=0:2"]  # a 1G pool without a default size
+
+# (GRUB_CMDLINE_LINUX, GRUB_CMDLINE_LINUX_DEFAULT, wanted) -> (the drop-in's GRUB_CMDLINE_LINUX, _DEFAULT)
+POOL_CASES = [
+    ("hugepagesz=2M hugepages=1024 isolcpus=1-3", "quiet", WANTED,
+     ("hugepagesz=2M hugepages=1024 " + " ".join(WANTED), "quiet")),
+    ("default_hugepagesz=2M hugepages=512", "quiet", WANTED, ("hugepagesz=2M hugepages=512 " + " ".join(WANTED), "quiet")),
+    ("hugepages=256 default_hugepagesz=2M", "quiet", WANTED, ("hugepagesz=2M hugepages=256 " + " ".join(WANTED), "quiet")),
+    ("hugepagesz=2M", "hugepages=512 quiet", WANTED, ("hugepagesz=2M " + " ".join(WANTED), "hugepagesz=2M hugepages=512 quiet")),
+    ("hugepages=256", "quiet", FULL, ("hugepages=256 " + " ".join(FULL), "quiet")),
+    ("hugepages=256", "quiet", WANTED, (" ".join(WANTED), "quiet")),  # refused by plan_grub_d; the sh drops it
+    ("rd.shell=0", "quiet hugepages=256", ONE_G, ("rd.shell=0 " + " ".join(ONE_G), "quiet")),  # idem
+    ("default_hugepagesz=1G hugepagesz=1G hugepages=4 hugepagesz=2M hugepages=8", "", WANTED,
+     ("hugepagesz=2M hugepages=8 " + " ".join(WANTED), "")),
+    ("hugepagesz=1024M hugepages=4 hugepagesz=2048k hugepages=8", "default-hugepagesz=2M quiet", WANTED,
+     ("hugepagesz=2048k hugepages=8 " + " ".join(WANTED), "quiet")),
+    ("hugepagesz=1GB hugepages=2 hugepagesz=01g hugepages=3", "", WANTED, (" ".join(WANTED), "")),
+    ("hugepagesz=foo hugepages=3 hugepagesz= hugepages", "", WANTED,
+     ("hugepagesz=foo hugepages=3 hugepagesz= hugepages " + " ".join(WANTED), "")),
+    ("default_hugepagesz=2M", "hugepages=64 quiet", FULL, ("default_hugepagesz=2M " + " ".join(FULL), "hugepages=64 quiet")),
+    ("hugepagesz=2M hugepages=64", "default_hugepagesz=2M hugepagesz=1G hugepages=9", ONE_G,
+     ("hugepagesz=2M hugepages=64 " + " ".join(ONE_G), "default_hugepagesz=2M")),
+    ("default_hugepagesz=1G hugepages=4", "hugepages=5", ONE_G, ("default_hugepagesz=1G " + " ".join(ONE_G), "")),  # counts of our size
+    ("nohz-full=3 hugepagesz=2M hugepages=1 hugepages=2", "irqaffinity=0", [],
+     ("hugepagesz=2M hugepages=1 hugepages=2", "")),
+]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+@pytest.mark.parametrize("linux, default, wanted, expected", POOL_CASES)
+def test_dropin_as_real_shell_under_set_e_and_its_static_read_agree(tmp_path, shell, linux, default, wanted, expected):
+    grub = DEBIAN12_GRUB.replace('GRUB_CMDLINE_LINUX=""', 'GRUB_CMDLINE_LINUX="%s"' % linux)
+    grub = grub.replace('"isolcpus=1-3 quiet"', '"%s"' % default)
+    root = write_root(tmp_path, grub=grub)
+    install_dropin(root, w(*wanted), M)
+    script = ('set -e; . ./etc/default/grub; . ./etc/default/grub.d/99-rke2-numa.cfg; '
+              'printf "%s\\n" "$GRUB_CMDLINE_LINUX" "$GRUB_CMDLINE_LINUX_DEFAULT"')
+    out = subprocess.run([shell, "-c", script], cwd=str(root), capture_output=True, text=True, check=True).stdout
+    assert tuple(out.split("\n")[:2]) == expected
+    env = kc.static_grub_cmdline([grub, (root / kc.DROPIN).read_text()], M)
+    assert (env["GRUB_CMDLINE_LINUX"], env["GRUB_CMDLINE_LINUX_DEFAULT"]) == expected
+
+
+@pytest.mark.parametrize("linux, default, refused", [
+    ("hugepages=256", "quiet", [WANTED]),  # the plan's default_hugepagesz=1G would make them 1G pages
+    ("rd.shell=0", "quiet hugepages=256", [WANTED, ONE_G]),  # after the planned pool in GRUB_CMDLINE_LINUX: 1G pages
+])
+def test_plan_grub_d_refuses_a_count_of_an_unnamed_default_size_the_plan_would_change(linux, default, refused):
+    grub = DEBIAN12_GRUB.replace('GRUB_CMDLINE_LINUX=""', 'GRUB_CMDLINE_LINUX="%s"' % linux).replace('"isolcpus=1-3 quiet"', '"%s"' % default)
+    for wanted in (WANTED, ONE_G, FULL):
+        if wanted in refused:
+            with pytest.raises(kc.CmdlineError, match=r"^kernel arg hugepages=256 comes before any hugepagesz=.*hugepagesz=<size> hugepages=256"):
+                kc.plan_grub_d(grub, [], None, w(*wanted), M)
+        else:
+            assert kc.plan_grub_d(grub, [], None, w(*wanted), M)["commands"] == [["update-grub"]]
+
+
+def test_the_drop_in_keeps_the_hugepage_history_and_reports_a_removed_pool():
+    first = kc.plan_grub_d(DEBIAN12_GRUB, [], None, w(*WANTED), M)
+    text = first["files"][0]["after"]
+    assert "\n# hugepage history: hugepagesz=1G default_hugepagesz=1G\n" in text
+    assert first["history"] == [("hugepagesz", "1G"), ("default_hugepagesz", "1G")]
+    second = kc.plan_grub_d(DEBIAN12_GRUB, [], text, w(*FULL), M)
+    assert kc.added_removed(second["locations"], w(*FULL)) == ([], HP)
+    assert "\n# hugepage history: hugepagesz=1G default_hugepagesz=1G\n" in second["files"][0]["after"]
+    assert kc.plan_grub_d(DEBIAN12_GRUB, [], second["files"][0]["after"], w(*FULL), M)["files"] == []
+
+
+@pytest.mark.parametrize("size, key", [("1G", 1 << 30), ("1g", 1 << 30), ("1024M", 1 << 30), ("1GB", 1 << 30),
+                                       ("2048k", 2 << 20), ("2097152", 2 << 20), ("foo", "?foo"), ("", "?")])
+def test_size_key_reads_sizes_as_memparse(size, key):
+    assert kc.size_key(size) == key
+
+
+def test_a_pool_written_before_is_removed_where_the_record_says_so():
+    record = kc.render_record(w(*HP), ["hugepagesz=1G", "default_hugepagesz=1G"])
+    text = "root=UUID=1 ro hugepagesz=2M hugepages=1024 %s\n" % " ".join(WANTED)
+    own = kc.ownership(w(*FULL), M, previous=kc.parse_record(record)["written"])
+    assert kc.rewrite_kernel_cmdline(text, w(*FULL), M, own) == "root=UUID=1 ro hugepagesz=2M hugepages=1024 %s\n" % " ".join(FULL)
+    assert kc.rewrite_kernel_cmdline(text, w(*FULL), M) == text.replace("\n", "").replace(" ".join(WANTED), " ".join(HP + FULL)) + "\n"
+    bls = kc.plan_transactional(None, text, w(*FULL), M, record)
+    assert bls["files"][0]["after"] == "root=UUID=1 ro hugepagesz=2M hugepages=1024 %s\n" % " ".join(FULL)
+    assert bls["files"][1] == {"path": kc.RECORD, "before": record, "after": kc.render_record([], ["hugepagesz=1G", "default_hugepagesz=1G"]),
+                               "mode": 0o644}
+    assert kc.added_removed(bls["locations"], w(*FULL)) == ([], HP)
+
+
+def test_the_record_is_written_only_when_there_is_something_to_record():
+    assert kc.plan_record(None, w(*FULL), M)[2] is None
+    own, history, change = kc.plan_record(None, w(*WANTED), M)
+    assert change["path"] == "etc/rke2-numa/boot_params.state" and kc.parse_record(change["after"]) == {
+        "written": w(*HP), "history": [("hugepagesz", "1G"), ("default_hugepagesz", "1G")]}
+    assert kc.plan_record(change["after"], w(*WANTED), M)[2] is None
+    assert kc.parse_record("written=isolcpus=1 hugepagesz=2M\ngarbage\n")["written"] == [("hugepagesz", "2M")]
+
+
+def test_running_ownership_counts_a_removed_pool_until_the_host_keeps_one_of_that_size():
+    history = [("hugepagesz", "1G"), ("default_hugepagesz", "1G")]
+    running = kc.split_cmdline("ro hugepagesz=2M hugepages=1024 " + " ".join(WANTED))
+    own = kc.running_ownership(w(*FULL), M, history, [kc.split_cmdline("ro hugepagesz=2M hugepages=1024")])
+    assert kc.owned_tokens(running, w(*FULL), M, own) == WANTED and kc.needs_reboot(running, w(*FULL), M, own)
+    own = kc.running_ownership(w(*FULL), M, history, [kc.split_cmdline("ro default_hugepagesz=1G hugepagesz=1G hugepages=2")])
+    assert kc.owned_tokens(running, w(*FULL), M, own) == FULL and not kc.needs_reboot(running, w(*FULL), M, own)
+
+
+def test_plan_grubby_gives_each_entry_its_own_pools():
+    entries = [{"index": 0, "kernel": "/boot/vmlinuz-a", "args": ["ro", "hugepagesz=2M", "hugepages=64", "isolcpus=1"]},
+               {"index": 1, "kernel": "/boot/vmlinuz-b", "args": ["ro", "isolcpus=1"]}]
+    plan = kc.plan_grubby(entries, None, w(*WANTED), M)
+    assert plan["commands"] == [
+        ["grubby", "--update-kernel=0", "--args=hugepagesz=2M hugepages=64 " + " ".join(WANTED), "--remove-args=isolcpus=1"],
+        ["grubby", "--update-kernel=1", "--args=" + " ".join(WANTED), "--remove-args=isolcpus=1"]]
+    assert [args for dummy, args in plan["entries"]] == [["ro", "hugepagesz=2M", "hugepages=64"] + WANTED, ["ro"] + WANTED]
+    done = [dict(e, args=args) for e, args in plan["entries"]]
+    assert kc.plan_grubby(done, None, w(*WANTED), M)["commands"] == []
+    # the hugepage args stay as they are: one command for every entry, whatever their pools
+    plan = kc.plan_grubby(done, None, w(*(FULL[:3] + HP)), M)
+    assert plan["commands"] == [["grubby", "--update-kernel=ALL", "--args=" + " ".join(FULL[:3]), "--remove-args=irqaffinity"]]
+    assert kc.plan_grubby([dict(e, args=args) for e, args in plan["entries"]], None, w(*(FULL[:3] + HP)), M)["commands"] == []
+
+
+def test_plan_grubby_refuses_to_put_back_a_host_pool_with_characters_grubby_cannot_take():
+    entries = [{"index": 0, "kernel": "/boot/vmlinuz", "args": ["ro", 'hugepagesz="2M"', "hugepages=64"]}]
+    with pytest.raises(kc.CmdlineError, match="grubby cannot put back the host's hugepage arg hugepagesz=\"2M\""):
+        kc.plan_grubby(entries, None, w(*WANTED), M)
+
+
+def test_validate_names_keeps_the_hugepage_names_together():
+    assert kc.validate_names(["isolcpus", "hugepagesz", "hugepages"]) == ["isolcpus", "hugepagesz", "hugepages"]
+    for bad in (["hugepages"], ["hugepagesz"], ["default_hugepagesz"], ["default_hugepagesz", "hugepages"]):
+        with pytest.raises(kc.CmdlineError, match="the collection manages hugepagesz and hugepages together"):
+            kc.validate_names(bad)

@@ -20,6 +20,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.maitred.rke2_numa.plugins.modules import boot_params
 
+RECORD = "etc/rke2-numa/boot_params.state"  # what boot_params wrote, for grubby and transactional-update
 STANDINS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "standins", "bootloader")
 
 WANTED = ["isolcpus=managed_irq,1-55,57-111", "nohz_full=1-55,57-111", "rcu_nocbs=1-55,57-111", "irqaffinity=0,56",
@@ -281,7 +282,7 @@ def test_missing_proc_cmdline_fails(tmp_path, capsys, tools):
 # ----------------------------------------------------------------- RHEL family
 
 
-def rocky_root(tmp_path, extra="isolcpus=1-3 hugepages=4 quiet", kernel_cmdline=True):
+def rocky_root(tmp_path, extra="isolcpus=1-3 hugepagesz=1G hugepages=4 quiet", kernel_cmdline=True):
     root = make_root(tmp_path, "rocky", cmdline="BOOT_IMAGE=(hd0,gpt2)/vmlinuz-5.14.0-427.el9.x86_64 root=/dev/mapper/rl-root ro "
                      "crashkernel=1G-4G:192M,4G-64G:256M,64G-:512M rd.lvm.lv=rl/root " + extra)
     entries = root / "boot/loader/entries"
@@ -305,12 +306,13 @@ def bls_options(root):
 def test_grubby_check_run_check_run(tmp_path, capsys, tools):
     root = rocky_root(tmp_path)
     before = bls_options(root)
-    grubby = ["grubby", "--update-kernel=ALL", "--args=" + " ".join(WANTED), "--remove-args=isolcpus=1-3 hugepages=4"]
+    grubby = ["grubby", "--update-kernel=ALL", "--args=" + " ".join(WANTED), "--remove-args=isolcpus=1-3"]
 
     code, check = run(capsys, args=WANTED, root=str(root), _ansible_check_mode=True, _ansible_diff=True)
     assert code == 0 and check["changed"] is True and check["method"] == "grubby"
-    assert check["commands"] == [grubby] and check["files"] == ["/etc/kernel/cmdline"]
-    assert check["added"] == WANTED and check["removed"] == ["isolcpus=1-3", "hugepages=4"]
+    assert check["commands"] == [grubby] and check["files"] == ["/etc/kernel/cmdline", "/" + RECORD]
+    # hugepagesz=1G hugepages=4: a pool of the planned size, replaced by the plan's
+    assert check["added"] == [a for a in WANTED if a != "hugepagesz=1G"] and check["removed"] == ["isolcpus=1-3", "hugepages=4"]
     assert bls_options(root) == before and tools() == ["grubby --info=ALL"]
     entries_diff = check["diff"][-1]
     assert entries_diff["before_header"].startswith("grubby --info=ALL")
@@ -338,12 +340,12 @@ def test_grubby_check_run_check_run(tmp_path, capsys, tools):
     assert booted["reboot_required"] is False and booted["running"] == WANTED
 
 
-def test_grubby_state_absent_removes_every_managed_arg(tmp_path, capsys, tools):
+def test_grubby_state_absent_removes_every_managed_arg_it_owns(tmp_path, capsys, tools):
     root = rocky_root(tmp_path, kernel_cmdline=False)
     code, result = run(capsys, state="absent", root=str(root))
-    assert code == 0 and result["commands"] == [["grubby", "--update-kernel=ALL", "--remove-args=isolcpus hugepages"]]
+    assert code == 0 and result["commands"] == [["grubby", "--update-kernel=ALL", "--remove-args=isolcpus"]]
     for options in bls_options(root).values():
-        assert options.endswith("rd.lvm.lv=rl/root quiet")
+        assert options.endswith("rd.lvm.lv=rl/root hugepagesz=1G hugepages=4 quiet")  # a pool it never wrote stays
 
 
 def test_grubby_missing_without_update_bootloader_checks_files_only(tmp_path, capsys, monkeypatch, warnings):
@@ -351,7 +353,7 @@ def test_grubby_missing_without_update_bootloader_checks_files_only(tmp_path, ca
     monkeypatch.setattr(boot_params.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: None)
     root = rocky_root(tmp_path)
     code, result = run(capsys, args=WANTED, root=str(root), update_bootloader=False)
-    assert code == 0 and result["files"] == ["/etc/kernel/cmdline"] and result["commands"] == []
+    assert code == 0 and result["files"] == ["/etc/kernel/cmdline", "/" + RECORD] and result["commands"] == []
     assert warnings == ["grubby not found: the kernel entries were not read; only files are checked"]
 
 
@@ -594,7 +596,7 @@ def test_a_symlinked_file_is_written_through_its_link(tmp_path, capsys, tools, s
     points_to = os.readlink(root / link)
     code, result = run(capsys, args=WANTED, root=str(root), _ansible_diff=True)
     assert code == 0 and result["changed"] is True and result["bootloader_updated"] is True
-    assert result["files"] == ["/" + link] and result["diff"][0]["after_header"] == str(root / link)
+    assert result["files"][0] == "/" + link and result["diff"][0]["after_header"] == str(root / link)
     assert (root / link).is_symlink() and os.readlink(root / link) == points_to
     assert " ".join(WANTED) in (root / target).read_text()
     code, again = run(capsys, args=WANTED, root=str(root))
@@ -632,3 +634,152 @@ def test_a_new_drop_in_needs_no_backup(tmp_path, capsys, tools):
     code, result = run(capsys, args=WANTED, root=str(root))
     assert code == 0 and result["changed"] is True and result["backup_files"] == []
     assert sorted(os.listdir(root / "etc/default/grub.d")) == ["99-rke2-numa.cfg"]
+
+
+# ----------------------------------------------------------------- hugepage pools the host already has
+
+FULL = WANTED[:4]  # a plan without hugepages
+HOST_2M = "hugepagesz=2M hugepages=1024"
+
+
+def host_pool_root(tmp_path, method, pool=HOST_2M):
+    """A host of each method whose boot configuration and running kernel hold its own hugepage pool ``pool``
+    (and a hand-set isolcpus the plan replaces)."""
+    running = "isolcpus=1-3 %s quiet" % pool
+    if method == "grub_d":
+        grub = DEBIAN_GRUB.replace('GRUB_CMDLINE_LINUX=""', 'GRUB_CMDLINE_LINUX="%s"' % pool)
+        return make_root(tmp_path, "debian", cmdline="BOOT_IMAGE=/boot/vmlinuz root=UUID=2f0c ro %s isolcpus=1-3 quiet" % pool, grub=grub)
+    if method == "grubby":
+        return rocky_root(tmp_path, extra=running)
+    cmdline = "BOOT_IMAGE=/boot/vmlinuz-6.4.0 root=UUID=0a1b splash=silent " + running
+    root = make_root(tmp_path, "sl-micro", cmdline=cmdline, grub=SUSE_GRUB.replace("isolcpus=2-3", "isolcpus=1-3 " + pool))
+    if method == "transactional_update-bls":
+        (root / "etc/kernel").mkdir()
+        (root / "etc/kernel/cmdline").write_text("root=UUID=0a1b splash=silent %s\n" % running)
+    return root
+
+
+def boot_lines(root, method):
+    """The kernel command lines the boot loader would boot next (every entry)."""
+    if method == "grub_d":
+        return [line.split(None, 2)[2] for line in linux_lines(root / "boot/grub/grub.cfg")]
+    if method == "grubby":
+        return list(bls_options(root).values()) + [(root / "etc/kernel/cmdline").read_text().strip()]
+    if method == "transactional_update-bls":
+        return [(root / "boot/efi/loader/entries/cmdline").read_text().strip()]
+    snapshot = (root / ".snapshots/default").read_text().strip()
+    return [linux_lines(root / ".snapshots" / snapshot / "grub.cfg")[0].split(None, 2)[2]]
+
+
+def boot_into(root, method):
+    """Reboot: the first boot line becomes /proc/cmdline."""
+    (root / "proc/cmdline").write_text("BOOT_IMAGE=/boot/vmlinuz " + boot_lines(root, method)[0] + "\n")
+
+
+def pools(line):
+    """The hugepage args of a command line, in order."""
+    return [t for t in line.split() if t.partition("=")[0] in ("hugepagesz", "hugepages", "default_hugepagesz")]
+
+
+HOST_POOL_METHODS = ["grub_d", "grubby", "transactional_update-grub", "transactional_update-bls"]
+
+
+@pytest.mark.parametrize("method", HOST_POOL_METHODS)
+def test_the_hosts_other_hugepage_pool_stays_next_to_the_planned_one(tmp_path, capsys, tools, method):
+    root = host_pool_root(tmp_path, method)
+    code, check = run(capsys, args=WANTED, root=str(root), _ansible_check_mode=True)
+    assert code == 0 and check["changed"] is True and check["running"] == ["isolcpus=1-3"]
+    assert check["removed"] == ["isolcpus=1-3"] and check["added"] == WANTED
+
+    code, done = run(capsys, args=WANTED, root=str(root))
+    assert code == 0 and done["changed"] is True and done["reboot_required"] is True
+    assert done["removed"] == ["isolcpus=1-3"]
+    for line in boot_lines(root, method):
+        assert pools(line) == HOST_2M.split() + WANTED[4:], line  # the 2M pair untouched, the 1G pool once, after it
+        once_each(line, WANTED[:4])
+
+    boot_into(root, method)
+    for check_mode in (True, False):
+        code, again = run(capsys, args=WANTED, root=str(root), _ansible_check_mode=check_mode)
+        assert code == 0 and again["changed"] is False and again["commands"] == []
+        assert again["reboot_required"] is False and again["running"] == WANTED
+
+
+@pytest.mark.parametrize("method", HOST_POOL_METHODS)
+def test_a_plan_without_hugepages_leaves_the_hosts_pool_and_default_alone(tmp_path, capsys, tools, method):
+    pool = "default_hugepagesz=2M " + HOST_2M
+    root = host_pool_root(tmp_path, method, pool=pool)
+    code, done = run(capsys, args=FULL, root=str(root))
+    assert code == 0 and done["changed"] is True
+    assert done["removed"] == ["isolcpus=1-3"] and done["running"] == ["isolcpus=1-3"]
+    for line in boot_lines(root, method):
+        assert pools(line) == pool.split(), line
+        once_each(line, FULL)
+    boot_into(root, method)
+    code, again = run(capsys, args=FULL, root=str(root))
+    assert code == 0 and again["changed"] is False and again["reboot_required"] is False and again["running"] == FULL
+
+
+@pytest.mark.parametrize("method", HOST_POOL_METHODS)
+def test_a_size_planned_before_is_removed_and_the_hosts_pool_stays(tmp_path, capsys, tools, method):
+    root = host_pool_root(tmp_path, method)
+    assert run(capsys, args=WANTED, root=str(root))[0] == 0
+    boot_into(root, method)
+
+    code, done = run(capsys, args=FULL, root=str(root), _ansible_diff=True)
+    assert code == 0 and done["changed"] is True and done["reboot_required"] is True
+    assert done["removed"] == WANTED[4:] and done["added"] == []
+    for line in boot_lines(root, method):
+        assert pools(line) == HOST_2M.split(), line
+        once_each(line, FULL)
+
+    code, again = run(capsys, args=FULL, root=str(root))
+    assert code == 0 and again["changed"] is False
+    assert again["reboot_required"] is True and again["running"] == WANTED  # the 1G pool still runs
+    boot_into(root, method)
+    code, booted = run(capsys, args=FULL, root=str(root))
+    assert code == 0 and booted["changed"] is False and booted["reboot_required"] is False and booted["running"] == FULL
+
+
+@pytest.mark.parametrize("method", HOST_POOL_METHODS)
+def test_an_unsized_host_count_the_planned_default_would_resize_is_refused_before_anything_is_written(tmp_path, capsys, tools, method):
+    root = host_pool_root(tmp_path, method, pool="hugepages=1024")
+    before, calls = tree(root), tools()
+    for check_mode in (True, False):
+        code, result = run(capsys, args=WANTED, root=str(root), _ansible_check_mode=check_mode)
+        assert code == 1 and result["msg"].startswith(
+            "kernel arg hugepages=1024 comes before any hugepagesz=, so it counts pages of the default huge page size")
+        assert "the plan's default_hugepagesz=1G" in result["msg"] and "(hugepagesz=<size> hugepages=1024)" in result["msg"]
+        assert tree(root) == before and [c for c in tools()[len(calls):] if c != "grubby --info=ALL"] == []
+    code, result = run(capsys, args=FULL + ["hugepagesz=1G", "hugepages=0:16,1:16"], root=str(root))  # no default: it stays
+    assert code == 0 and all(pools(line)[:1] == ["hugepages=1024"] for line in boot_lines(root, method))
+
+
+@pytest.mark.parametrize("method", ["grubby", "transactional_update-grub", "transactional_update-bls"])
+def test_the_record_follows_check_mode_and_diff(tmp_path, capsys, tools, method):
+    root = host_pool_root(tmp_path, method)
+    code, check = run(capsys, args=WANTED, root=str(root), _ansible_check_mode=True, _ansible_diff=True)
+    assert code == 0 and "/" + RECORD in check["files"] and not (root / RECORD).exists()
+    diff = [d for d in check["diff"] if d["after_header"] == str(root / RECORD)]
+    assert diff[0]["before"] == "" and "\nwritten=%s\n" % " ".join(WANTED[4:]) in diff[0]["after"]
+    code, done = run(capsys, args=WANTED, root=str(root))
+    assert (root / RECORD).read_text() == diff[0]["after"]
+    assert stat.S_IMODE((root / RECORD).stat().st_mode) == 0o644
+    code, fewer = run(capsys, args=FULL, root=str(root), _ansible_diff=True)
+    assert "\nwritten=\nhistory=hugepagesz=1G default_hugepagesz=1G\n" in (root / RECORD).read_text()
+    assert len(fewer["backup_files"]) == len(fewer["files"])  # the record is backed up like the rest
+
+
+def test_grubby_gives_each_entry_its_own_pools(tmp_path, capsys, tools):
+    root = rocky_root(tmp_path, extra="isolcpus=1-3 quiet")
+    entries = sorted((root / "boot/loader/entries").iterdir())
+    entries[0].write_text(entries[0].read_text().replace(" quiet", " hugepagesz=2M hugepages=64 quiet"))
+    before = bls_options(root)
+    code, done = run(capsys, args=WANTED, root=str(root))
+    assert code == 0 and done["changed"] is True
+    assert [c.split()[1] for c in tools() if "--update-kernel" in c] == ["--update-kernel=0", "--update-kernel=1", "--update-kernel=2"]
+    for name, options in bls_options(root).items():
+        host = ["hugepagesz=2M", "hugepages=64"] if "hugepagesz=2M" in before[name] else []
+        assert pools(options) == host + WANTED[4:], name
+    code, again = run(capsys, args=WANTED, root=str(root))
+    assert code == 0 and again["changed"] is False and again["commands"] == []
