@@ -39,18 +39,18 @@ def test_role_variables_match_their_specs_and_the_module():
     assert defaults["rke2_numa_reboot_ok"] is False
 
 
-@pytest.fixture
-def play(tmp_path):
+def make_play(tmp_path, args=tuple(ARGS), linux=""):
+    """ansible-playbook with the role on a fake Debian root whose GRUB_CMDLINE_LINUX is ``linux``."""
     root = tmp_path / "root"
     (root / "etc/default").mkdir(parents=True)
     (root / "proc").mkdir()
     (root / "etc/os-release").write_text("ID=debian\nVERSION_ID=12\n")
-    (root / "etc/default/grub").write_text('GRUB_CMDLINE_LINUX_DEFAULT="isolcpus=1-3 quiet"\nGRUB_CMDLINE_LINUX=""\n')
-    (root / "proc/cmdline").write_text("BOOT_IMAGE=/boot/vmlinuz ro quiet isolcpus=1-3\n")
+    (root / "etc/default/grub").write_text('GRUB_CMDLINE_LINUX_DEFAULT="isolcpus=1-3 quiet"\nGRUB_CMDLINE_LINUX="%s"\n' % linux)
+    (root / "proc/cmdline").write_text("BOOT_IMAGE=/boot/vmlinuz ro %s quiet isolcpus=1-3\n" % linux)
     playbook = tmp_path / "play.yml"
     playbook.write_text(yaml.safe_dump([{
         "name": "Boot params", "hosts": "localhost", "gather_facts": False,
-        "vars": {"rke2_numa_plan": {"kernel_args": ARGS}, "rke2_numa_boot_root": str(root)},
+        "vars": {"rke2_numa_plan": {"kernel_args": list(args)}, "rke2_numa_boot_root": str(root)},
         "roles": [{"role": "maitred.rke2_numa.boot_params"}],
         "post_tasks": [{"name": "Show", "ansible.builtin.debug": {"msg": "reboot_required={{ rke2_numa_reboot_required }}"}}],
     }]))
@@ -72,6 +72,11 @@ def play(tmp_path):
     return run
 
 
+@pytest.fixture
+def play(tmp_path):
+    return make_play(tmp_path)
+
+
 def test_role_check_run_run(play):
     changed, out, calls = play("--check")
     assert changed == 1 and "reboot_required=True" in out and calls == []
@@ -87,5 +92,19 @@ def test_role_check_run_run(play):
     assert changed == 0 and calls == ["update-grub "]
     booted = [line.strip() for line in grub_cfg.splitlines() if line.strip().startswith("linux") and "single" not in line][0]
     (play.root / "proc/cmdline").write_text("BOOT_IMAGE=" + booted[len("linux"):].strip() + "\n")
+    changed, out, calls = play()
+    assert changed == 0 and "reboot_required=False" in out
+
+
+def test_role_keeps_the_hosts_hugepage_pool_next_to_the_planned_one(tmp_path):
+    planned = ARGS + ["default_hugepagesz=1G", "hugepagesz=1G", "hugepages=0:16,1:16"]
+    play = make_play(tmp_path, args=planned, linux="hugepagesz=2M hugepages=1024")
+    changed, out, calls = play()
+    assert changed == 1 and calls == ["update-grub "]
+    normal, recovery = [line.split() for line in (play.root / "boot/grub/grub.cfg").read_text().splitlines() if line.strip().startswith("linux")]
+    for line in (normal, recovery):
+        hugepages = [t for t in line if t.partition("=")[0] in ("hugepagesz", "hugepages", "default_hugepagesz")]
+        assert hugepages == ["hugepagesz=2M", "hugepages=1024", "default_hugepagesz=1G", "hugepagesz=1G", "hugepages=0:16,1:16"]
+    (play.root / "proc/cmdline").write_text("BOOT_IMAGE=" + " ".join(normal[1:]) + "\n")
     changed, out, calls = play()
     assert changed == 0 and "reboot_required=False" in out
