@@ -25,7 +25,8 @@ description:
     intent that cannot fit (for example more reserved cores than a node has, or
     hugepages that do not fit a node's memory); nothing is planned then.
   - Refuses input that would make a wrong plan rather than guess - a topology without
-    usable per-node memory, node labels or taints the kubelet would refuse, pass-through
+    usable per-node memory or whose NUMA nodes list the same CPUs (a firmware bug; the
+    message names the nodes and CPUs), node labels or taints the kubelet would refuse, pass-through
     kubelet args that are not one C(name=value) word or that the kubelet would refuse,
     and a O(kubernetes_version) that is not a string.
   - Checks its own result with the kubelet's refusal rules before returning it.

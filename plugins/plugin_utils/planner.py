@@ -317,6 +317,7 @@ def host_view(topology):
         raise PlanError("topology", "unparseable cpulist or node entry: %s" % e)
     if not online:
         raise PlanError("topology", "no online CPUs: nothing to reserve or isolate")
+    refuse_overlapping_nodes(node_cpus)
     cores = {}
     for core in topology["cores"]:
         cpus = sorted(set(core))
@@ -349,6 +350,30 @@ def host_view(topology):
         "kernel_release": topology.get("kernel_release"),
         "cpus_per_core": kubelet_rules.cpus_per_core(topology),
     }
+
+
+def refuse_overlapping_nodes(node_cpus):
+    """Every CPU on one NUMA node: firmware with broken NUMA tables lists CPUs on several
+    nodes, and neither the kubelet nor this plan can tell where they are. Refused naming
+    the nodes and the CPUs they share (``node_cpus``: {node: set of CPUs})."""
+    owners = {}
+    for nid, cpus in sorted(node_cpus.items()):
+        for cpu in cpus:
+            owners.setdefault(cpu, []).append(nid)
+    shared = {}
+    for cpu, nids in owners.items():
+        if len(nids) > 1:
+            shared.setdefault(tuple(nids), set()).add(cpu)
+    if not shared:
+        return
+    parts = []
+    for nids, cpus in sorted(shared.items(), key=lambda kv: (min(kv[1]), kv[0])):
+        names = ", ".join(map(str, nids[:-1])) + " and %d" % nids[-1]
+        parts.append("NUMA nodes %s %s list CPUs %s (a firmware bug)"
+                     % (names, "both" if len(nids) == 2 else "all", format_cpulist(cpus)))
+    raise PlanError("topology", "%s; a CPU is on exactly one NUMA node, so neither the kubelet nor this plan can place "
+                    "these: fix the firmware's NUMA tables (ACPI SRAT, BIOS NUMA settings) and read the topology again"
+                    % "; ".join(parts))
 
 
 def node_memory(numa_nodes):

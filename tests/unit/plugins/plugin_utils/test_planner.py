@@ -34,6 +34,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import GIB, MIB
 
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
+from ansible_collections.maitred.rke2_numa.tests.fixtures.hwloc_dumps import HWLOC_DUMPS
 
 KB_PER_GB = gen_sysfs.KB_PER_GB
 DEFAULT_TOTAL = 2548 * MIB  # 1Gi kube-reserved + 1Gi system-reserved + 500Mi memory.available
@@ -1055,6 +1056,71 @@ def test_with_cpu_0_offline_the_lowest_online_cpu_is_housekeeping(hwloc_root):
         assert 4 in parse_cpulist(plan["reserved_cpus"]), plan["reserved_cpus"]
         assert 4 not in parse_cpulist(plan["isolated_cpus"])
         assert kubelet_rules.check(plan["kubelet_args"], plan["kernel_args"], topo) == []
+
+
+# ====================================================================== topologies the planner cannot place: a refusal, never a traceback
+
+
+@pytest.mark.parametrize(
+    "name, fragments",
+    [
+        # every node's cpulist says 0-7 (a BIOS bug)
+        ("8em64t-2s2ca2c-buggynuma", ["topology: NUMA nodes 0, 1, 2, 3, 4, 5, 6 and 7 all list CPUs 0-7 (a firmware bug)"]),
+        # nodes 3, 4 and 5 overlap: 12-23, 16-23, 20-23
+        ("fakeheterocpunuma", ["topology: NUMA nodes 4 and 5 both list CPUs 16-19 (a firmware bug)",
+                               "NUMA nodes 3, 4 and 5 all list CPUs 20-23 (a firmware bug)"]),
+    ],
+)
+@pytest.mark.parametrize("split", [True, False])
+def test_overlapping_numa_nodes_are_refused_naming_them(hwloc_root, name, fragments, split):
+    topo = read_topology(hwloc_root(name))
+    err = refused(make_plan, topo, split_reserved=split)
+    assert err.rule == "topology", str(err)
+    for fragment in fragments:
+        assert fragment in str(err), str(err)
+    assert "reserved-cores" not in str(err) and "0 cores" not in str(err)
+
+
+@pytest.mark.parametrize("name", HWLOC_DUMPS)
+@pytest.mark.parametrize("split", [True, False])
+def test_every_real_machine_is_planned_or_refused_by_a_rule(hwloc_root, name, split):
+    topo = read_topology(hwloc_root(name))
+    try:
+        plan = make_plan(topo, split_reserved=split)
+    except PlanError as err:
+        assert err.rule in ("topology", "reserved-cores", "reserved-memory"), str(err)
+        assert " 0 cores" not in str(err) and "at most -" not in str(err), str(err)
+        return
+    assert kubelet_rules.check(plan["kubelet_args"], plan["kernel_args"], topo) == []
+    boot = min(parse_cpulist(topo["cpus_online"]))
+    assert boot in parse_cpulist(plan["reserved_cpus"])
+
+
+def test_two_nodes_listing_the_same_cpus(machine):
+    topo = machine(**SMALL)
+    topo["numa_nodes"][1]["cpus"] = "2-7,12-15"  # node 0 is 0-3,8-11
+    err = refused(make_plan, topo)
+    assert str(err).startswith("topology: NUMA nodes 0 and 1 both list CPUs 2-3 (a firmware bug); ")
+
+
+@pytest.mark.parametrize("gpus", [{0: 1, 1: 0}, {0: 0, 1: 1}, {0: 1, 1: 1}])
+@pytest.mark.parametrize("empty", [0, 1])
+@pytest.mark.parametrize("options", [
+    {}, {"split_reserved": False}, {"split_reserved": False, "reserved_cores": 2},
+    {"split_reserved": False, "memory_manager_policy": "None"},
+    {"split_reserved": False, "hugepages_per_node": 1, "hugepages_nodes": "all"},
+    {"split_reserved": False, "pod_shapes": [{"cpu": 2, "memory": "1Gi"}]},
+], ids=lambda o: ",".join(sorted(o)) or "defaults")
+def test_a_cpu_node_without_memory_is_planned_or_refused(machine, gpus, empty, options):
+    topo = machine(**dict(SMALL, gpus_per_node=gpus))
+    topo["numa_nodes"][empty]["memory_kb"] = 0
+    try:
+        plan = make_plan(topo, **options)
+    except PlanError as err:
+        assert err.rule in ("reserved-memory", "hugepages"), str(err)
+        return
+    assert str(empty) not in plan["reserved_memory"]
+    assert kubelet_rules.check(plan["kubelet_args"], plan["kernel_args"], topo) == []
 
 
 # ====================================================================== input that would make a wrong plan
