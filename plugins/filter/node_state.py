@@ -9,7 +9,7 @@ import base64
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, topology_at_next_start
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import ConfigError, effective_config
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import verify
 
@@ -17,6 +17,11 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import ve
 def kubelet_reset_reasons(plan, topology, state):
     """Why the kubelet would refuse its checkpoints under ``plan`` (``state``: kubelet_state_info's result)."""
     return reset_reasons(plan, topology, state["cpu_manager"], state["memory_manager"])
+
+
+def kubelet_start_topology(topology, plan):
+    """The topology the kubelet will see at its next start under ``plan`` (runtime hugepages allocated)."""
+    return topology_at_next_start(topology, plan)
 
 
 def rke2_kubelet_args(slurped):
@@ -45,6 +50,7 @@ class FilterModule(object):
     def filters(self):
         return {
             "kubelet_reset_reasons": kubelet_reset_reasons,
+            "kubelet_start_topology": kubelet_start_topology,
             "rke2_kubelet_args": rke2_kubelet_args,
             "verify_plan": verify_plan,
         }

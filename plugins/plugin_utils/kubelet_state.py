@@ -42,6 +42,31 @@ def expected_machine_state(topology, reserved_memory):
     return state
 
 
+def topology_at_next_start(topology, plan):
+    """The topology the kubelet will read at its next start, once the plan's runtime hugepages are
+    allocated (the hugepages role writes each planned node's nr_hugepages before rke2-agent starts).
+
+    The Memory Manager builds its expected machine state from the hugepages
+    cadvisor reads at kubelet start (policy_static.go getDefaultMachineState),
+    so the reset decision must be judged on this, not on the topology read
+    before the pages changed. Kernel-cmdline pages need a reboot first: until
+    then the kubelet side does not run, and after it the topology is read anew.
+    """
+    hugepages = plan.get("hugepages") or {}
+    if hugepages.get("method") != "runtime" or not hugepages.get("per_node"):
+        return topology
+    size = str(hugepages["size_kb"])
+    nodes = []
+    for node in topology["numa_nodes"]:
+        pages = hugepages["per_node"].get(str(node["id"]))
+        if pages is not None:
+            sizes = dict(node.get("hugepages") or {})
+            sizes[size] = dict(sizes.get(size) or {}, total=int(pages))
+            node = dict(node, hugepages=sizes)
+        nodes.append(node)
+    return dict(topology, numa_nodes=nodes)
+
+
 def _checkpoint_tables(machine_state):
     out = {}
     for nid, node in (machine_state or {}).items():

@@ -391,7 +391,7 @@ def check_effective_kubelet_args(files, planned, ours, managed=MANAGED_KUBELET_F
                             " (use kubelet-arg+ there)" % (name, ", ".join(replaced) or "another file"))
         else:
             problems.append("%s would be %s, not the plan's %s: %s set%s it too (%s)" % (
-                name, _show(value), _show(wanted.get(name, (None,))[0]), ", ".join(others or where),
+                name, show_flag_value(value, name), show_flag_value(wanted.get(name, (None,))[0], name), ", ".join(others or where),
                 "" if len(others) > 1 else "s",
                 "reserved-memory entries add up across flags" if name in ACCUMULATED_FLAGS else
                 "the kubelet merges the keys of repeated %s flags" % name if name in MAP_FLAGS else
@@ -402,9 +402,10 @@ def check_effective_kubelet_args(files, planned, ours, managed=MANAGED_KUBELET_F
     return warnings
 
 
-def _show(value):
+def show_flag_value(value, name=None):
+    """A kubelet flag value as kubelet_flag_values reads it, written back as on the command line."""
     if isinstance(value, dict):
-        return ",".join("%s=%s" % kv for kv in sorted(value.items()))
+        return ",".join("%s%s%s" % (k, MAP_FLAGS.get(name, "="), v) for k, v in sorted(value.items()))
     if isinstance(value, list):
         return ";".join(value)
     return str(value)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_cmdline import parse_arg, split_cmdline
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import parse_kubelet_args
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import kubelet_flag_values, show_flag_value
 
 
 def cmdline_args(cmdline):
@@ -64,7 +65,10 @@ def check_hugepages(plan, topology):
     return findings
 
 
-def check_checkpoints(plan, cpu_state, memory_state):
+def check_checkpoints(plan, topology, cpu_state, memory_state):
+    """The checkpoints exist with the planned policies, and the kubelet would accept them at its next
+    start on this topology (the reset decision's rule: a node whose hugepages changed under an
+    unchanged config runs now and crash-loops at its next restart)."""
     findings = []
     inputs = plan["reset_inputs"]
     for what, state, want in (("cpu_manager_state", cpu_state, inputs["cpu_manager_policy"]),
@@ -73,17 +77,23 @@ def check_checkpoints(plan, cpu_state, memory_state):
             findings.append(("error", "%s does not exist: the kubelet has not started with the plan" % what))
         elif state.get("policy") != want:
             findings.append(("error", "%s policy is %s, the plan wants %s" % (what, state.get("policy"), want)))
+    if not findings:
+        findings += [("error", "the kubelet would refuse its checkpoints at its next start: %s" % reason)
+                     for reason in reset_reasons(plan, topology, cpu_state, memory_state)]
     return findings
 
 
 def check_config(plan, effective_kubelet_args):
-    running = parse_kubelet_args(arg.lstrip("-") for arg in effective_kubelet_args)
+    """The planned flags as the kubelet will read RKE2's args (repeated map flags merged, reserved-memory added up)."""
+    running = kubelet_flag_values(("", arg.lstrip("-")) for arg in effective_kubelet_args)
+    wanted = kubelet_flag_values(("", arg) for arg in plan["kubelet_args"])
     findings = []
-    for arg in plan["kubelet_args"]:
-        name, dummy, value = arg.partition("=")
-        if running.get(name) != value:
-            now = "missing" if name not in running else "%s=%s" % (name, running[name])
-            findings.append(("error", "kubelet flag %s is %s in RKE2's config" % (arg, now)))
+    for name, (value, dummy) in wanted.items():
+        if name not in running:
+            findings.append(("error", "kubelet flag %s=%s is missing in RKE2's config" % (name, show_flag_value(value, name))))
+        elif running[name][0] != value:
+            findings.append(("error", "kubelet flag %s=%s is %s=%s in RKE2's config"
+                             % (name, show_flag_value(value, name), name, show_flag_value(running[name][0], name))))
     return findings
 
 
@@ -95,7 +105,7 @@ def check_gpus(topology):
 def verify(plan, topology, cpu_state, memory_state, effective_kubelet_args):
     """All checks; returns {"ok": bool, "errors": [...], "warnings": [...]}."""
     findings = (check_cmdline(plan, topology) + check_isolation(plan, topology) + check_hugepages(plan, topology)
-                + check_checkpoints(plan, cpu_state, memory_state) + check_config(plan, effective_kubelet_args)
+                + check_checkpoints(plan, topology, cpu_state, memory_state) + check_config(plan, effective_kubelet_args)
                 + check_gpus(topology))
     errors = [m for level, m in findings if level == "error"]
     return {"ok": not errors, "errors": errors, "warnings": [m for level, m in findings if level == "warning"]}

@@ -165,3 +165,29 @@ def test_a_64k_kernel_checkpoint_is_kept():
     assert sorted(expected_machine_state(GH200_TOPO, {"0": reserved})["0"]) == [
         "hugepages-16Gi", "hugepages-2Mi", "hugepages-512Mi", "memory"]
     assert reset_reasons(plan, GH200_TOPO, cpu(default="0-71"), mem(state=checkpoint)) == []
+
+
+def test_a_runtime_hugepages_change_under_unchanged_kubelet_args_is_judged_at_the_next_start():
+    """The kubelet started with 2 x 1G per node and wrote that machine state; the plan now allocates 4
+    at runtime, with the same kubelet args. Judged on the topology read before the pages change, the
+    checkpoint looks fine; at the kubelet's next start the Memory Manager refuses it."""
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import topology_at_next_start
+    now = dict(TOPO, numa_nodes=[dict(n, hugepages={"2048": {"total": 0}, "1048576": {"total": 2}}) for n in TOPO["numa_nodes"]])
+    plan = make_plan(now, hugepages_per_node=4, hugepages_nodes="all", hugepages_method="runtime")
+    assert plan["kubelet_args"] == make_plan(now, hugepages_per_node=2, hugepages_nodes="all",
+                                             hugepages_method="runtime")["kubelet_args"]
+    running = mem(state=machine_state(hugepages_1g=2))
+    assert reset_reasons(plan, now, cpu(), running) == []
+    at_start = topology_at_next_start(now, plan)
+    assert [n["hugepages"]["1048576"]["total"] for n in at_start["numa_nodes"]] == [4, 4]
+    assert [n["hugepages"]["1048576"]["total"] for n in now["numa_nodes"]] == [2, 2]  # not changed in place
+    assert reset_reasons(plan, at_start, cpu(), running) == [
+        "[memorymanager] the expected machine state is different from the real one"]
+    # once the kubelet has started on the new pages, its new checkpoint is accepted
+    assert reset_reasons(plan, at_start, cpu(), mem(state=machine_state(hugepages_1g=4))) == []
+
+
+def test_cmdline_hugepages_wait_for_the_reboot():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import topology_at_next_start
+    assert PLAN["hugepages"]["method"] == "cmdline"
+    assert topology_at_next_start(TOPO, PLAN) is TOPO

@@ -95,3 +95,25 @@ def test_filters_wrap_the_rules():
     assert kubelet_reset_reasons(PLAN, TOPO, dict(STATE, cpu_manager={"exists": False}, memory_manager=stale)) == [
         "[memorymanager] the expected machine state is different from the real one"]
     assert verify_plan(PLAN, booted(TOPO), STATE, PLAN["kubelet_args"])["ok"]
+
+
+def test_checkpoints_with_the_right_policies_that_the_kubelet_would_refuse_fail_verify():
+    """Policy names match, but the memory manager's machine state was written for other hugepages:
+    the node runs now and crash-loops at its next kubelet restart."""
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import expected_machine_state
+    gib = 1024 ** 3
+    tables = expected_machine_state(TOPO, {"0": 0})
+    stale = {"0": {"memoryMap": dict((name, {"total": t, "systemReserved": r, "allocatable": a})
+                                     for name, (t, r, a) in tables["0"].items())}}
+    stale["0"]["memoryMap"]["hugepages-1Gi"] = {"total": 1 * gib, "systemReserved": 0, "allocatable": 1 * gib}
+    memory = dict(STATE["memory_manager"], machine_state=stale)
+    report = verify(PLAN, booted(TOPO), STATE["cpu_manager"], memory, PLAN["kubelet_args"])
+    assert "the kubelet would refuse its checkpoints at its next start: [memorymanager] the expected machine state" \
+           " is different from the real one" in report["errors"]
+
+
+def test_repeated_map_flags_are_merged_as_the_kubelet_merges_them():
+    kube_reserved = [a for a in PLAN["kubelet_args"] if a.startswith("kube-reserved=")][0]
+    args = ["kube-reserved=cpu=1,pid=100"] + PLAN["kubelet_args"]
+    report = verify(PLAN, booted(TOPO), STATE["cpu_manager"], STATE["memory_manager"], args)
+    assert any(e.startswith("kubelet flag %s is kube-reserved=" % kube_reserved) and "pid=100" in e for e in report["errors"])
