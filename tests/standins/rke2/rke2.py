@@ -1101,6 +1101,10 @@ class Agent:
         }
         self.eviction_defaults = env("RKE2_STANDIN_EVICTION_DEFAULTS", "rke2")
         self.seed_pods = env("RKE2_STANDIN_SEED_PODS", "true").lower() not in ("0", "false", "no")
+        # A fault for tests: with this kubelet flag, the kubelet fails after its checkpoints are written
+        # and healthz has answered, as when the container manager cannot start (kubelet.go exits).
+        self.fail_after_start = env("RKE2_STANDIN_FAIL_AFTER_START", "")
+        self.fail_after_start_flag = env("RKE2_STANDIN_FAIL_AFTER_START_FLAG", "")
         self.stop = threading.Event()
         self.server = None
         self.node_name = None
@@ -1234,6 +1238,10 @@ class Agent:
                 except (OSError, ValueError) as exc:
                     _refuse_run("failed to get machine info: %s" % exc)
                 result = start_kubelet(cfg, topology, kubelet_dir, self.options)
+                if self.fail_after_start and (not self.fail_after_start_flag or self.fail_after_start_flag in args):
+                    err = "Failed to start ContainerManager: " + self.fail_after_start
+                    raise KubeletRefusal(err, [klog("E", "kubelet.go:1649", "Failed to start ContainerManager",
+                                                    err=self.fail_after_start)])
             except KubeletRefusal as refusal:
                 self.refused(refusal, args)
                 continue

@@ -686,3 +686,21 @@ def test_invalid_config_yaml_stops_rke2(tmp_path, machine):
 def test_the_script_runs_through_its_shell_header():
     out = subprocess.run([os.path.join(STANDINS, "rke2", "rke2"), "--version"], capture_output=True, text=True, timeout=10, check=True)
     assert out.stdout.startswith("rke2 version v1.33")
+
+
+def test_a_kubelet_that_fails_after_its_checkpoints_answers_healthz_first(tmp_path, machine):
+    """The fault the health window is for: with the planned static policy the kubelet writes its
+    checkpoints, answers healthz, and then the container manager fails; RKE2 restarts it."""
+    config = "kubelet-arg:\n" + "".join("- %s\n" % a[2:] for a in GOOD)
+    agent = Running(tmp_path, machine[0], config)
+    agent.env.update(RKE2_STANDIN_HEALTHZ_BLIP_SECONDS="0.5", RKE2_STANDIN_FAIL_AFTER_START="root container [kubepods] doesn't exist",
+                     RKE2_STANDIN_FAIL_AFTER_START_FLAG="--cpu-manager-policy=static")
+    agent.start()
+    try:
+        assert wait_for(lambda: healthz(agent.port) == (200, "ok"), timeout=10), "healthz answers before the failure"
+        assert wait_for(lambda: agent.kubelet_log().count("Failed to start ContainerManager") >= 2, timeout=10)
+        assert agent.proc.poll() is None and agent.node().get("ready") is False
+        with open(str(tmp_path / "kubelet" / "cpu_manager_state")) as f:
+            assert json.load(f)["policyName"] == "static", "the checkpoints were written before the failure"
+    finally:
+        agent.stop()
