@@ -10,7 +10,9 @@ The result is the ``topology`` dict of the collection's public contract
 smt_active, pci_devices, cmdline, isolated, ...).
 
 Sources: Documentation/ABI/stable/sysfs-devices-system-cpu,
-Documentation/ABI/stable/sysfs-devices-node, Documentation/ABI/testing/sysfs-bus-pci.
+Documentation/ABI/stable/sysfs-devices-node, Documentation/ABI/testing/sysfs-bus-pci,
+Documentation/admin-guide/mm/numaperf.rst (access0/initiators), the NVIDIA driver's
+procfs (nv-procfs.c: numa_status) and hwloc's linux backend (GPUMemory nodes).
 """
 
 from __future__ import annotations
@@ -314,7 +316,76 @@ def _node_dict(nid, cpus, memory_kb, hugepages, distance):
         "has_memory": memory_kb > 0,
         "hugepages": hugepages,
         "distance": distance,
+        "gpu_memory": False,  # set by mark_gpu_memory_nodes
+        "gpu_memory_source": None,
     }
+
+
+def _node_list_file(path):
+    """A node list file (``has_generic_initiator``) as a set of node ids; empty when missing or unparseable."""
+    try:
+        return set(parse_cpulist(_read(path) or "", limit=NODE_ID_LIMIT))
+    except CpusetError:
+        return set()
+
+
+def nvidia_numa_status_nodes(root):
+    """{node id: GPU PCI address} from the NVIDIA driver's ``proc/driver/nvidia/gpus/<address>/numa_status``.
+
+    The driver writes that file only when it onlines (or may online) the GPU's
+    coherent memory as a NUMA node - POWER9 with NVLink 2.0, Grace Hopper and Grace
+    Blackwell without CDMM - and its ``Node:`` line names the node. This is how
+    hwloc's linux backend finds its ``GPUMemory`` NUMA nodes.
+    """
+    base = os.path.join(root, "proc", "driver", "nvidia", "gpus")
+    found = {}
+    for address in sorted(_listdir(base)):
+        m = re.search(r"^Node:\s*(\d+)\s*$", _read(os.path.join(base, address, "numa_status")) or "", re.M)
+        if m:
+            found.setdefault(int(m.group(1)), address)
+    return found
+
+
+def mark_gpu_memory_nodes(root, nodes, pci_devices):
+    """Mark the CPU-less NUMA nodes that hold a coherent GPU's memory (``gpu_memory``), saying
+    from which evidence (``gpu_memory_source``), in this order:
+
+    - ``nvidia_numa_status``: the NVIDIA driver names the node in a GPU's ``numa_status``
+      (``nvidia_numa_status_nodes``; hwloc's rule);
+    - ``gpu_numa_node``: a GPU's own PCI ``numa_node`` is the CPU-less node (the firmware
+      puts the GPU in its memory's proximity domain);
+    - ``generic_initiator``, on a host with a GPU: the kernel lists the node in
+      ``node/has_generic_initiator`` (ACPI SRAT Generic Initiator Affinity: the node's
+      initiator is a device, not a CPU - how Grace firmware describes each GPU's memory
+      partitions, 8 per GPU for MIG, most of them empty until MIG uses them), or the node's
+      nearest initiators (``access0/initiators``, from ACPI HMAT) are such device nodes.
+
+    A CPU-less node is not GPU memory by itself: CXL memory, NVDIMMs, Xeon Max HBM and
+    KNL MCDRAM are CPU-less nodes too, and distances or a memory-side cache say only
+    where memory is, not whose. Nodes with CPUs are never marked.
+    """
+    node_dir = os.path.join(root, "sys", "devices", "system", "node")
+    cpuless = set(n["id"] for n in nodes if not n["has_cpu"])
+    sources = {}
+    for nid in nvidia_numa_status_nodes(root):
+        if nid in cpuless:
+            sources.setdefault(nid, "nvidia_numa_status")
+    gpus = [d for d in pci_devices if d["kind"] == "gpu"]
+    for dev in gpus:
+        if dev["numa_node_source"] == "numa_node" and dev["numa_node"] in cpuless:
+            sources.setdefault(dev["numa_node"], "gpu_numa_node")
+    if gpus:
+        # device-only initiator nodes: a node with CPUs initiates for its CPUs as well
+        devices = _node_list_file(os.path.join(node_dir, "has_generic_initiator")) & cpuless
+        for nid in sorted(cpuless):
+            access0 = os.path.join(node_dir, "node%d" % nid, "access0", "initiators")
+            nearest = set(int(m.group(1)) for m in (_NODE_DIR.match(name) for name in _listdir(access0)) if m)
+            if nid in devices or (nearest and nearest <= devices):
+                sources.setdefault(nid, "generic_initiator")
+    for node in nodes:
+        node["gpu_memory"] = node["id"] in sources
+        node["gpu_memory_source"] = sources.get(node["id"])
+    return nodes
 
 
 def classify_pci(vendor, pci_class):
@@ -431,6 +502,8 @@ def read_topology(root="/"):
         warnings.append("%s: unparseable, ignored: %s" % (os.path.join(cpu_dir, "nohz_full"), e))
         nohz_full = []
     sizes = [s for s, _name in _numbered(os.path.join(root, "sys", "kernel", "mm", "hugepages"), _HUGEPAGES_DIR)]
+    pci_devices = read_pci_devices(root, online, node_cpus, warnings)
+    mark_gpu_memory_nodes(root, nodes, pci_devices)
     return {
         "numa_nodes": nodes,
         "cpus_online": format_cpulist(online),
@@ -439,7 +512,7 @@ def read_topology(root="/"):
         "cores": cores,
         "packages": read_packages(cpu_dir, online),
         "smt_active": smt_active,
-        "pci_devices": read_pci_devices(root, online, node_cpus, warnings),
+        "pci_devices": pci_devices,
         "memory_kb": meminfo.get("MemTotal", sum(n["memory_kb"] for n in nodes)),
         "hugepage_sizes_kb": sizes,
         "default_hugepage_kb": meminfo.get("Hugepagesize"),

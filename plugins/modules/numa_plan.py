@@ -24,6 +24,11 @@ description:
   - Refuses, as a failed task whose message names the rule and the numbers, an
     intent that cannot fit (for example more reserved cores than a node has, or
     hugepages that do not fit a node's memory); nothing is planned then.
+  - Refuses a host with more than 16 NUMA nodes, CPU-less ones included (rule C(many-numa-nodes)), since the
+    Topology Manager's hint providers enumerate every subset of the nodes, 2^N masks, at every pod
+    admission. The message says how many nodes are a coherent GPU's memory and the ways out -
+    NVIDIA's CDMM driver mode, or O(allow_many_numa_nodes) with NUMA alignment off. A host with
+    9 to 16 nodes (GH200 has 9 or 10) is planned with C(max-allowable-numa-nodes) instead.
   - Refuses input that would make a wrong plan rather than guess - a topology without
     usable per-node memory or whose NUMA nodes list the same CPUs (a firmware bug; the
     message names the nodes and CPUs), node labels or taints the kubelet would refuse, pass-through
@@ -198,9 +203,22 @@ options:
         the split housekeeping cores stand in the way). When false, each such shape is a warning.
     type: bool
     default: false
+  allow_many_numa_nodes:
+    description:
+      - Plan a host with more than 16 NUMA nodes (CPU-less ones included, as the kubelet counts
+        them; a GB200 tray without CDMM has 34) with NUMA alignment of pods turned off. Takes effect
+        only together with O(topology_manager_policy=none) and O(memory_manager_policy=None) (the
+        static Memory Manager enumerates the same 2^N node masks when the Topology Manager gives it
+        no hint); the plan then carries a warning that NUMA alignment of pods is off.
+      - When false (the default) such a host is refused, naming the 2^N cost, how many of its nodes
+        are GPU memory, and NVIDIA's CDMM driver mode (GPU memory not exposed as NUMA nodes) as the
+        way to keep NUMA alignment.
+    type: bool
+    default: false
 notes:
   - Sources of the rules - the kubelet (pkg/kubelet/cm/{cpumanager,memorymanager,topologymanager}),
-    the kubernetes.io CPU/Memory/Topology Manager task pages, kernel-parameters.txt and hugetlbpage.rst.
+    the kubernetes.io CPU/Memory/Topology Manager task pages, KEP-4622 (max-allowable-numa-nodes),
+    kernel-parameters.txt and hugetlbpage.rst.
 seealso:
   - module: maitred.rke2_numa.topology_info
 """

@@ -45,7 +45,8 @@ notes:
     C(numa_node) is null and a warning says so (the device plugin then gives
     the kubelet no topology hint for it).
   - CPUs and NUMA nodes are reported as the kernel lists them, which is what the
-    kubelet sees. CPU-less memory nodes (GPU HBM, CXL) are nodes with C(has_cpu=false).
+    kubelet sees. CPU-less memory nodes (GPU HBM, CXL) are nodes with C(has_cpu=false);
+    those that hold a coherent GPU's memory have C(gpu_memory=true).
   - Fails, naming the file, rather than report a wrong topology - a NUMA node whose
     C(meminfo) cannot be read or has no C(Node N MemTotal) line (a node without memory
     says 0 there and is read as such), an unparseable CPU list, or a CPU or node id
@@ -103,9 +104,28 @@ topology:
           description: The node's SLIT distance row, or null when the kernel gives none.
           type: list
           elements: int
+        gpu_memory:
+          description:
+            - Whether the node is a CPU-less node that holds a coherent GPU's memory (GH200, GB200 and GB300
+              without NVIDIA's CDMM driver mode, POWER9 with NVLink), empty MIG partition nodes included.
+              Nodes with CPUs are never GPU memory.
+            - Marked only on evidence from sysfs (see C(gpu_memory_source)); other CPU-less nodes (CXL,
+              NVDIMM, on-package HBM) are not GPU memory.
+          type: bool
+        gpu_memory_source:
+          description:
+            - Why the node is GPU memory, or null when it is not.
+            - V(nvidia_numa_status) - the NVIDIA driver names it in C(/proc/driver/nvidia/gpus/<address>/numa_status)
+              (as hwloc does for its C(GPUMemory) nodes);
+              V(gpu_numa_node) - a GPU's own PCI C(numa_node) is this CPU-less node;
+              V(generic_initiator) - on a host with a GPU, the kernel lists the node in
+              C(node/has_generic_initiator) (ACPI SRAT Generic Initiator), or its nearest
+              initiators (C(access0/initiators)) are such device-only nodes.
+          type: str
       sample:
         - {id: 0, cpus: "0-55,112-167", cpu_count: 112, has_cpu: true, memory_kb: 1056589312,
-           has_memory: true, hugepages: {"2048": {total: 0, free: 0}}, distance: [10, 21]}
+           has_memory: true, hugepages: {"2048": {total: 0, free: 0}}, distance: [10, 21],
+           gpu_memory: false, gpu_memory_source: null}
     cpus_online:
       description: Online CPUs as a kernel cpulist.
       type: str

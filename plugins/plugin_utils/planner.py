@@ -50,6 +50,12 @@ HUGEPAGE_METHODS = ("auto", "cmdline", "runtime")
 MAX_NUMA_NODES_DEFAULT = 8
 # topology-manager-policy-options=max-allowable-numa-nodes is usable (beta, on by default) from 1.31.
 MAX_NUMA_OPTION_SINCE = (1, 31)
+# Above this many NUMA nodes (every node the kubelet sees, CPU-less ones too) no NUMA-aligned plan is
+# made: at every pod admission each Topology Manager hint provider enumerates every subset of the
+# nodes (kubelet pkg/kubelet/cm/topologymanager/bitmask IterateBitMasks), 2^N masks, and KEP-4622
+# (max-allowable-numa-nodes) calls the default limit of 8 a stop-gap against this "state explosion".
+# 16 keeps GH200 (9-10 nodes) and 8-node x86 machines in, and GB200 trays in NUMA mode (34) out.
+MANY_NUMA_NODES = 16
 # The kernel takes per-node hugepages on the command line (hugepages=0:N,1:M) from 5.16.
 NODE_HUGEPAGES_KERNEL = (5, 16)
 EVICTION_SIGNALS = ("memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree")
@@ -82,6 +88,7 @@ DEFAULTS = {
     "node_taints": [],
     "pod_shapes": [],
     "strict_fit": False,
+    "allow_many_numa_nodes": False,
 }
 
 # The options of the numa_plan action (documented in plugins/modules/numa_plan.py).
@@ -111,6 +118,7 @@ ARGUMENT_SPEC = {
     "node_taints": {"type": "list", "elements": "str", "default": []},
     "pod_shapes": {"type": "list", "elements": "dict", "default": []},
     "strict_fit": {"type": "bool", "default": False},
+    "allow_many_numa_nodes": {"type": "bool", "default": False},
 }
 
 
@@ -285,6 +293,8 @@ def normalize_options(options):
         _choice(flag, "isolcpus_flags item", ISOLCPUS_FLAGS)
     o["split_reserved"] = bool(o["split_reserved"])
     o["strict_fit"] = bool(o["strict_fit"])
+    if not isinstance(o["allow_many_numa_nodes"], bool):  # an opt-out of a safety rule is never guessed from "no"
+        raise PlanError("options", "allow_many_numa_nodes must be true or false, got %r" % (o["allow_many_numa_nodes"],))
     o["kube_reserved"] = _memory_map(o["kube_reserved"], "kube_reserved")
     o["system_reserved"] = _memory_map(o["system_reserved"], "system_reserved")
     o["eviction_hard"] = _eviction(o["eviction_hard"])
@@ -341,6 +351,7 @@ def host_view(topology):
         "node_ids": sorted(node_cpus),
         "cpu_nodes": sorted(nid for nid, cpus in node_cpus.items() if cpus),
         "node_cpus": node_cpus,
+        "gpu_memory_nodes": sorted(int(n["id"]) for n in topology["numa_nodes"] if n.get("gpu_memory") is True),
         "cores": cores,
         "boot_core": boot,
         "boot_node": next((nid for nid, cs in cores.items() if boot in cs), None),
@@ -649,6 +660,55 @@ def topology_manager_args(policy, scope, node_count, version):
     return args
 
 
+def many_numa_nodes(view, topology_policy, memory_policy, allow, context=""):
+    """Rule 7: above MANY_NUMA_NODES NUMA nodes (all of them, CPU-less ones too, as the kubelet
+    counts them) refuse, naming the cost and the ways out, unless the operator turns NUMA
+    alignment off: ``allow_many_numa_nodes`` with Topology Manager policy none (the kubelet then
+    asks no hint provider) and Memory Manager policy None (the static Memory Manager enumerates
+    the same masks itself when the Topology Manager gives it no hint: memorymanager
+    policy_static.go, getDefaultHint -> calculateHints -> IterateBitMasks). Returns the plan's
+    warnings; ``context`` prefixes a refusal (what the kubelet args were judged after).
+    """
+    count = len(view["node_ids"])
+    if count <= MANY_NUMA_NODES:
+        return []
+    cpu_nodes = len(view["cpu_nodes"])
+    gpu_memory = view.get("gpu_memory_nodes") or []
+    if allow and topology_policy == "none" and memory_policy == "None":
+        return ["allow_many_numa_nodes: this host has %d NUMA nodes%s, more than %d: planned with "
+                "topology-manager-policy=none and memory-manager-policy=None, so NUMA alignment of pods is off (no "
+                "pod gets its CPUs, memory and GPUs from one NUMA node on purpose); NVIDIA's CDMM driver mode "
+                "(Coherent Driver-based Memory Management) would keep GPU memory out of the NUMA nodes and let the "
+                "Topology Manager align pods again"
+                % (count, " (%d of them GPU memory nodes)" % len(gpu_memory) if gpu_memory else "", MANY_NUMA_NODES)]
+    if allow and topology_policy != "none":
+        missing = (" allow_many_numa_nodes takes effect only with topology_manager_policy none, and the policy is %s, "
+                   "whose hint providers enumerate the masks." % topology_policy)
+    elif allow:
+        missing = (" allow_many_numa_nodes is set with topology_manager_policy none, but memory_manager_policy Static "
+                   "enumerates the same masks for every Guaranteed container when the Topology Manager gives it no hint "
+                   "(memorymanager policy_static.go getDefaultHint).")
+    else:
+        missing = ""
+    if gpu_memory:
+        found = " %d of these are GPU memory nodes (%s)." % (len(gpu_memory), format_cpulist(gpu_memory))
+        cdmm = "NVIDIA's CDMM driver mode, the way for this host"
+    else:
+        found = ""
+        cdmm = "if the CPU-less nodes are a coherent GPU's memory, NVIDIA's CDMM driver mode"
+    raise PlanError("many-numa-nodes", (
+        "%sthis host has %d NUMA nodes (%d with CPUs, %d without), more than %d: the kubelet counts every NUMA node, "
+        "CPU-less ones too, and at every pod admission each hint provider of the Topology Manager (CPU, Memory and "
+        "Device Manager) enumerates every subset of them, 2^%d = %d masks per hint provider (kubelet topologymanager "
+        "bitmask.IterateBitMasks; KEP-4622 calls the Topology Manager's limit of 8 a stop-gap against this state "
+        "explosion), so pods stall at admission.%s%s Ways out: (1) %s - CDMM (Coherent Driver-based Memory "
+        "Management, NVIDIA driver R580+) keeps the GPU memory of GH200/GB200/GB300 out of the kernel's NUMA nodes, "
+        "so the kubelet sees the CPU nodes only: switch the driver to it, reboot and read the topology again; or "
+        "(2) plan without NUMA alignment of pods: topology_manager_policy: none and memory_manager_policy: None "
+        "together with allow_many_numa_nodes: true (role variable rke2_numa_allow_many_numa_nodes)")
+        % (context, count, cpu_nodes, count - cpu_nodes, MANY_NUMA_NODES, count, 2 ** count, found, missing, cdmm))
+
+
 # ----------------------------------------------------------------- tables and fits
 
 
@@ -765,6 +825,8 @@ def make_plan(topology, **options):
     o = normalize_options(options)
     view = host_view(topology)
     warnings = []
+    numa_warnings = many_numa_nodes(view, o["topology_manager_policy"], o["memory_manager_policy"],
+                                    o["allow_many_numa_nodes"])
     static_cpu = o["cpu_manager_policy"] == "static"
 
     counts = reserved_core_counts(view, o["reserved_cores"], o["reserved_cores_per_node"], o["split_reserved"])
@@ -806,6 +868,14 @@ def make_plan(topology, **options):
                                          ("kernel: ", "the planned kernel args no longer fit the kubelet args"))
                if any(r.startswith(prefix) for r in refused)]
         raise PlanError("kubelet-rules", "with extra_kubelet_args %s: %s" % (" and ".join(who), "; ".join(refused)))
+    if set(overridden) & {"topology-manager-policy", "memory-manager-policy"}:  # judged as the kubelet will run
+        flags = kubelet_rules.parse_kubelet_args(kubelet_args)
+        numa_warnings = many_numa_nodes(
+            view, flags.get("topology-manager-policy", "none"), flags.get("memory-manager-policy", "None"),
+            o["allow_many_numa_nodes"], context="with extra_kubelet_args (topology-manager-policy=%s, "
+            "memory-manager-policy=%s): " % (flags.get("topology-manager-policy", "none"),
+                                             flags.get("memory-manager-policy", "None")))
+    warnings.extend(numa_warnings)
     for name in overridden:
         warnings.append("extra_kubelet_args replaces the planned %s" % name)
     warnings.extend(kubelet_rules.warnings(kubelet_args, topology))

@@ -144,3 +144,27 @@ def test_empty_reservations_are_passed_as_given(inventory, tmp_path):
     assert "kube-reserved=memory=1Gi" not in plan["kubelet_args"]
     assert plan["kernel_args"][0].startswith("isolcpus=1-55,")
     assert plan["reserved_cpus"] == "0,56,112,168"
+
+
+def test_many_numa_nodes_fail_the_host_unless_opted_out(tmp_path):
+    # a GB200 tray in NUMA mode: 2 CPU nodes + 4 GPUs x 8 GPU memory nodes = 34
+    spec = gen_sysfs.make_spec(sockets=2, cores_per_socket=4, threads=1, gpus_per_node=2, gpu_memory_nodes=8,
+                               gpu_memory_kb=180 * gen_sysfs.KB_PER_GB)
+    root = gen_sysfs.write_tree(spec, str(tmp_path / "gb200"))
+    inv = tmp_path / "inventory.yml"
+    inv.write_text(yaml.safe_dump({"gpu": {"vars": {"ansible_connection": "local",
+                                                    "ansible_python_interpreter": sys.executable},
+                                           "hosts": {"gb200": {"rke2_numa_sysfs_root": root}}}}))
+    result = play(str(inv))
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out
+    assert "many-numa-nodes: this host has 34 NUMA nodes" in out and "32 of these are GPU memory nodes" in out, out
+    assert re.search(r"^gb200 +: ok=\d+ +changed=0 +unreachable=0 +failed=1", result.stdout, re.M)
+    opt_out = {"rke2_numa_allow_many_numa_nodes": True, "rke2_numa_topology_manager_policy": "none",
+               "rke2_numa_memory_manager_policy": "None", "rke2_numa_plan_dir": str(tmp_path / "plans")}
+    result = play(str(inv), "-e", json.dumps(opt_out))
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert "NUMA alignment of pods is off" in out
+    plan = json.loads((tmp_path / "plans" / "gb200.json").read_text())
+    assert "topology-manager-policy=none" in plan["kubelet_args"]

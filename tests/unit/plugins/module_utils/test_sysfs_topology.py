@@ -67,6 +67,9 @@ def lstopo(root):
                   for o in objects if o.get("type") == "NUMANode"},
         "cores": sorted(sorted(_mask(o.get("cpuset"))) for o in objects if o.get("type") == "Core"),
         "pus": {int(o.get("os_index")) for o in objects if o.get("type") == "PU"},
+        # hwloc's linux backend marks the nodes the NVIDIA driver names in numa_status
+        "gpu_memory": {int(o.get("os_index")) for o in objects
+                       if o.get("type") == "NUMANode" and o.get("subtype") == "GPUMemory"},
     }
 
 
@@ -109,6 +112,10 @@ def compare_with_lstopo(name, root):
         assert hw["cores"] != sorted(topo["cores"])
     else:
         assert hw["cores"] == sorted(topo["cores"])
+    marked = {n["id"]: n["gpu_memory_source"] for n in topo["numa_nodes"] if n["gpu_memory"]}
+    assert hw["gpu_memory"] <= set(marked), "hwloc's GPUMemory nodes"
+    # beyond hwloc's rule (the NVIDIA driver's numa_status) only on other evidence
+    assert all(marked[nid] != "nvidia_numa_status" for nid in set(marked) - hw["gpu_memory"])
     packaged = sorted(c for p in topo["packages"] for c in parse_cpulist(p["cpus"]))
     assert packaged == sorted(parse_cpulist(topo["cpus_online"])), "packages must partition the online CPUs"
     return topo
@@ -161,6 +168,60 @@ def test_grace_hopper_cpuless_nodes(samples_dir):
     assert nodes[1]["memory_kb"] == 96 * 1024 * 1024 and not nodes[2]["has_memory"]
     assert topo["smt_active"] is False and len(topo["cores"]) == 72
     assert topo["hugepage_sizes_kb"] == [2048, 524288, 16777216]
+
+
+def test_nvidia_gpu_memory_nodes_are_marked(hwloc_root):
+    # POWER9 + 6 V100 over NVLink 2.0: each GPU's HBM is a CPU-less node (250-255) that the
+    # NVIDIA driver names in /proc/driver/nvidia/gpus/<address>/numa_status
+    topo = compare_with_lstopo("nvidiagpunumanodes", hwloc_root("nvidiagpunumanodes"))
+    marks = dict((n["id"], (n["gpu_memory"], n["gpu_memory_source"])) for n in topo["numa_nodes"])
+    assert marks == dict([(0, (False, None)), (8, (False, None))]
+                         + [(nid, (True, "nvidia_numa_status")) for nid in range(250, 256)])
+
+
+@pytest.mark.parametrize("name", ["nvidia-dgx-gb10", "fakememinitiators-1np2c+1npp+gi", "memorysidecaches",
+                                  "32em64t-2n8c+dax+nvme+mic+dimms", "fakeheteromemtiers"])
+def test_cpuless_nodes_without_gpu_evidence_are_not_gpu_memory(hwloc_root, name):
+    # GB10 runs its GPU memory driver-managed (one node); the others have CPU-less HBM, NVDIMM,
+    # CXL or generic-initiator memory but no GPU: none of it is a GPU's memory
+    topo = read_topology(hwloc_root(name))
+    assert [n["id"] for n in topo["numa_nodes"] if n["gpu_memory"]] == []
+    assert all(n["gpu_memory_source"] is None for n in topo["numa_nodes"])
+
+
+def _gb200(tmp_path, evidence):
+    # 2 Grace CPU nodes + 4 GPUs x 8 CPU-less nodes (HBM on the first of each, the rest for MIG)
+    spec = gen_sysfs.make_spec(sockets=2, cores_per_socket=4, threads=1, gpus_per_node=2, gpu_memory_nodes=8,
+                               gpu_memory_kb=180 * gen_sysfs.KB_PER_GB, gpu=gen_sysfs.GPU_GH200,
+                               gpu_memory_evidence=evidence)
+    return gen_sysfs.write_tree(spec, str(tmp_path / "gb200"))
+
+
+@pytest.mark.parametrize(
+    "evidence, marked",
+    [
+        (("numa_status", "generic_initiator"),
+         dict((nid, "nvidia_numa_status" if nid in (2, 10, 18, 26) else "generic_initiator") for nid in range(2, 34))),
+        (("numa_status",), dict((nid, "nvidia_numa_status") for nid in (2, 10, 18, 26))),
+        (("generic_initiator",), dict((nid, "generic_initiator") for nid in range(2, 34))),
+        (("numa_node",), dict((nid, "gpu_numa_node") for nid in (2, 10, 18, 26))),
+        ((), {}),
+    ],
+    ids=["driver-and-srat", "driver", "srat", "gpu-numa-node", "none"],
+)
+def test_coherent_gpu_memory_nodes_are_marked_from_sysfs(tmp_path, evidence, marked):
+    root = _gb200(tmp_path, evidence)
+    topo = compare_with_lstopo("gb200", root)
+    assert len(topo["numa_nodes"]) == 34
+    assert dict((n["id"], n["gpu_memory_source"]) for n in topo["numa_nodes"] if n["gpu_memory"]) == marked
+    assert not [n for n in topo["numa_nodes"] if n["has_cpu"] and n["gpu_memory"]]
+
+
+def test_generic_initiators_without_a_gpu_are_not_gpu_memory(tmp_path):
+    root = _gb200(tmp_path, ("generic_initiator",))
+    for address in ("0000:18:00.0", "0000:28:00.0", "0000:38:00.0", "0000:48:00.0"):
+        os.unlink(os.path.join(root, "sys/bus/pci/devices", address))
+    assert [n["id"] for n in read_topology(root)["numa_nodes"] if n["gpu_memory"]] == []
 
 
 def test_offline_cpus_are_reported_not_counted(samples_dir):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 
+import yaml
+
 import pytest
 
 from ansible.module_utils.testing import patch_module_args
@@ -71,3 +73,16 @@ def test_unusable_files_fail_the_task_naming_the_file(tmp_path, capsys, path, te
     assert code == 1 and result["failed"] is True
     assert result["msg"].startswith("cannot read the topology: ") and fragment in result["msg"]
     assert "Traceback" not in result["msg"] and "topology" not in result
+
+
+def test_gpu_memory_nodes_are_returned_and_documented(tmp_path, capsys):
+    spec = gen_sysfs.make_spec(sockets=1, cores_per_socket=2, threads=1, gpus_per_node=1, gpu_memory_nodes=2,
+                               gpu_memory_kb=1024 * 1024)
+    code, result = run(capsys, sysfs_root=gen_sysfs.write_tree(spec, str(tmp_path / "r")))
+    assert code == 0
+    nodes = result["topology"]["numa_nodes"]
+    assert [(n["id"], n["gpu_memory"], n["gpu_memory_source"]) for n in nodes] == [
+        (0, False, None), (1, True, "nvidia_numa_status"), (2, True, "generic_initiator")]
+    documented = yaml.safe_load(topology_info.RETURN)["topology"]["contains"]["numa_nodes"]["contains"]
+    assert set(nodes[0]) == set(documented)
+    assert documented["gpu_memory"]["type"] == "bool" and documented["gpu_memory_source"]["type"] == "str"

@@ -525,6 +525,92 @@ def test_cpuless_nodes_count_toward_the_limit(machine):
     assert not [a for a in plan["kubelet_args"] if a.startswith("topology-manager-policy-options=")]
 
 
+# A GB200 tray in NUMA mode: 2 Grace CPUs (one NUMA node each) and 4 Blackwell GPUs, each GPU's
+# memory exposed as 8 CPU-less NUMA nodes (the first holds its HBM, the rest wait for MIG): 34 nodes.
+GB200 = {"sockets": 2, "cores_per_socket": 4, "threads": 1, "gpus_per_node": 2, "gpu_memory_nodes": 8,
+         "gpu_memory_kb": 180 * KB_PER_GB}
+OPT_OUT = {"allow_many_numa_nodes": True, "topology_manager_policy": "none", "memory_manager_policy": "None"}
+
+
+def test_many_numa_nodes_are_refused_naming_the_cost_and_the_ways_out(machine):
+    topo = machine(**GB200)
+    assert len(topo["numa_nodes"]) == 34
+    err = refused(make_plan, topo)
+    assert err.rule == "many-numa-nodes"
+    for fragment in ("this host has 34 NUMA nodes (2 with CPUs, 32 without)", "more than 16",
+                     "2^34 = 17179869184 masks per hint provider", "at every pod admission",
+                     "bitmask.IterateBitMasks", "KEP-4622",
+                     "32 of these are GPU memory nodes (2-33)", "CDMM", "Coherent Driver-based Memory Management",
+                     "topology_manager_policy: none", "memory_manager_policy: None", "allow_many_numa_nodes: true",
+                     "NUMA alignment of pods"):
+        assert fragment in str(err), (fragment, str(err))
+    # not the 1.31 rule: the node count is the problem, whatever the version
+    assert refused(make_plan, topo, kubernetes_version="1.30").rule == "many-numa-nodes"
+
+
+def test_many_numa_nodes_with_the_opt_in_and_policy_none_are_planned_with_a_warning(machine):
+    topo = machine(**GB200)
+    plan = make_plan(topo, **OPT_OUT)
+    assert "topology-manager-policy=none" in plan["kubelet_args"]
+    assert "memory-manager-policy=None" in plan["kubelet_args"]
+    assert not [a for a in plan["kubelet_args"] if a.startswith("topology-manager-policy-options=")]
+    assert kubelet_rules.check(plan["kubelet_args"], plan["kernel_args"], topo) == []
+    warning = [w for w in plan["warnings"] if "allow_many_numa_nodes" in w]
+    assert len(warning) == 1, plan["warnings"]
+    for fragment in ("34 NUMA nodes", "NUMA alignment of pods is off", "32 of them GPU memory nodes", "CDMM"):
+        assert fragment in warning[0], (fragment, warning[0])
+
+
+@pytest.mark.parametrize(
+    "options, fragments",
+    [
+        # the opt-in alone does not change the policy: the explosion would stay
+        ({"allow_many_numa_nodes": True}, ["allow_many_numa_nodes takes effect only with topology_manager_policy none",
+                                           "single-numa-node"]),
+        ({"allow_many_numa_nodes": True, "topology_manager_policy": "best-effort", "memory_manager_policy": "None"},
+         ["only with topology_manager_policy none", "best-effort"]),
+        # policy none without the opt-in: the operator has not said NUMA alignment may go
+        ({"topology_manager_policy": "none", "memory_manager_policy": "None"}, ["allow_many_numa_nodes: true"]),
+        # the static Memory Manager enumerates the same masks when the Topology Manager gives it no hint
+        ({"allow_many_numa_nodes": True, "topology_manager_policy": "none"},
+         ["memory_manager_policy Static", "getDefaultHint", "memory_manager_policy: None"]),
+        # an override that brings the Topology Manager back is judged as the kubelet will run it
+        (dict(OPT_OUT, extra_kubelet_args=["topology-manager-policy=single-numa-node",
+                                           "topology-manager-policy-options=max-allowable-numa-nodes=34"]),
+         ["with extra_kubelet_args", "2^34"]),
+    ],
+    ids=["opt-in-alone", "opt-in-best-effort", "none-without-opt-in", "static-memory-manager", "override"],
+)
+def test_many_numa_nodes_refusals_name_what_is_missing(machine, options, fragments):
+    err = refused(make_plan, machine(**GB200), **options)
+    assert err.rule == "many-numa-nodes"
+    for fragment in fragments:
+        assert fragment in str(err), (fragment, str(err))
+
+
+@pytest.mark.parametrize("name, nodes, planned", [("fakecpuid1f-64intel64-2p4d2n2c2t", 16, True),
+                                                  ("128ia64-17n4s2c", 17, False),
+                                                  ("256ia64-64n2s2c", 64, False)])
+def test_the_many_numa_nodes_threshold_on_real_machines(hwloc_root, name, nodes, planned):
+    topo = read_topology(hwloc_root(name))
+    assert len(topo["numa_nodes"]) == nodes
+    if planned:
+        plan = make_plan(topo)
+        assert "topology-manager-policy-options=max-allowable-numa-nodes=%d" % nodes in plan["kubelet_args"]
+        return
+    err = refused(make_plan, topo)
+    assert err.rule == "many-numa-nodes" and "%d NUMA nodes" % nodes in str(err) and "2^%d" % nodes in str(err)
+    assert "GPU memory nodes" not in str(err)  # no GPU here: CDMM is named, not recommended for these nodes
+    assert make_plan(topo, **OPT_OUT)["kubelet_args"]
+
+
+def test_gh200_is_planned_as_before(samples):
+    # 9 NUMA nodes (CPU + HBM + 7 MIG nodes): above 8, well below 16
+    plan = make_plan(samples["grace-hopper"])
+    assert "topology-manager-policy-options=max-allowable-numa-nodes=9" in plan["kubelet_args"]
+    assert not [w for w in plan["warnings"] if "NUMA nodes" in w]
+
+
 @pytest.mark.parametrize(
     "text, version",
     [("1.33", (1, 33)), ("v1.31.4+rke2r1", (1, 31)), (" 1.30.0 ", (1, 30)), ("v2.0", (2, 0))],
@@ -1088,7 +1174,8 @@ def test_every_real_machine_is_planned_or_refused_by_a_rule(hwloc_root, name, sp
     try:
         plan = make_plan(topo, split_reserved=split)
     except PlanError as err:
-        assert err.rule in ("topology", "reserved-cores", "reserved-memory"), str(err)
+        assert err.rule in ("topology", "reserved-cores", "reserved-memory", "many-numa-nodes"), str(err)
+        assert err.rule != "many-numa-nodes" or len(topo["numa_nodes"]) > 16, str(err)
         assert " 0 cores" not in str(err) and "at most -" not in str(err), str(err)
         return
     assert kubelet_rules.check(plan["kubelet_args"], plan["kernel_args"], topo) == []

@@ -27,7 +27,8 @@ MEMORY_MIB = {"0": 0, "256Mi": 256, "512Mi": 512, "500Mi": 500, "100Mi": 100, "1
 HUGEPAGE_MIB = {"1G": 1024, "2M": 2}
 # Every rule a refusal may name. "kubelet-rules" is not among them: it means the
 # planner built something the kubelet would refuse, which is a planner bug.
-KNOWN_RULES = {"options", "topology", "reserved-cores", "reserved-memory", "hugepages", "numa-node-limit", "pod-shapes"}
+KNOWN_RULES = {"options", "topology", "reserved-cores", "reserved-memory", "hugepages", "numa-node-limit", "pod-shapes",
+               "many-numa-nodes"}
 
 # Thousands of small files per example: tmpfs when there is one (much faster than a disk-backed /tmp).
 FAST_TMP = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
@@ -81,6 +82,7 @@ def intents(draw, cpu_nodes=1):
         "eviction_hard": {"memory.available": draw(st.sampled_from(["500Mi", "100Mi", "1Gi"]))},
         "node_labels": draw(st.sampled_from([[], ["gpu=true"]])),
         "extra_kubelet_args": draw(st.sampled_from([[], ["max-pods=110"]])),
+        "allow_many_numa_nodes": draw(st.sampled_from([False, False, False, True])),
     }
     if draw(st.booleans()):
         # mostly around the node count (one housekeeping core each, a few extra), sometimes anything
@@ -303,6 +305,9 @@ def check_refusal(machine, options, err):
         assert cores_refusal_expected(machine, options), message
     elif err.rule == "numa-node-limit":
         assert len(machine["node_ids"]) > 8 and options["kubernetes_version"] == "1.30", message
+    elif err.rule == "many-numa-nodes":
+        assert len(machine["node_ids"]) > 16 and not opted_out(options), message
+        assert "2^%d = %d masks" % (len(machine["node_ids"]), 2 ** len(machine["node_ids"])) in message, message
     elif err.rule == "hugepages":
         need = options["hugepages_per_node"] * HUGEPAGE_MIB[options["hugepages_size"]]
         targets = hugepage_targets(machine, options)
@@ -315,6 +320,12 @@ def check_refusal(machine, options, err):
         assert min(machine["memory_mib"][n] for n in machine["cpu_nodes"]) < reservation_mib(options), message
     else:
         raise AssertionError("unexpected refusal for valid options on a readable machine: %s" % message)
+
+
+def opted_out(options):
+    """Rule 7 above 16 NUMA nodes: planned only with NUMA alignment off, on the operator's word."""
+    return (options["allow_many_numa_nodes"] and options["topology_manager_policy"] == "none"
+            and options["memory_manager_policy"] == "None")
 
 
 @st.composite
@@ -341,6 +352,8 @@ def test_every_plan_keeps_every_rule(case):
     assert not cores_refusal_expected(machine, options)
     assert not (len(machine["node_ids"]) > 8 and options["kubernetes_version"] == "1.30"
                 and options["topology_manager_policy"] != "none")
+    assert len(machine["node_ids"]) <= 16 or opted_out(options)
+    assert any("NUMA alignment of pods is off" in w for w in plan["warnings"]) == (len(machine["node_ids"]) > 16)
     check_plan(machine, topology, options, plan)
     assert make_plan(topology, **options) == plan  # deterministic
 
