@@ -148,8 +148,8 @@ class ActionModule(ActionBase):
                 dropins.append(target)
                 dropins.sort(key=os.path.basename)
                 report = {}
+            ours = before if new_text is None else new_text
             for dropin in dropins:
-                ours = before if new_text is None else new_text
                 files.append((dropin, ours if dropin == target else self._read(dropin, task_vars)))
             report["elsewhere"] = check_effective_kubelet_args(files, args["kubelet_args"], target, managed)
             report["dropins"] = dropins
