@@ -168,17 +168,46 @@ def kubelet_arg_error(arg):
     return None
 
 
-def parse_kubelet_args(args):
-    """``name=value`` strings -> {name: value}; the last wins, except
-    reserved-memory, which the kubelet accumulates across repeated flags."""
+# Kubelet flags whose repeats merge (component-base cliflag MapStringString,
+# LangleSeparatedMapStringString, ConfigurationMap): the first occurrence
+# replaces the built-in map, later ones add or replace keys. reserved-memory
+# accumulates every occurrence. Any other flag: the last occurrence wins.
+MAP_FLAGS = {"kube-reserved": "=", "system-reserved": "=", "eviction-hard": "<", "eviction-soft": "<",
+             "eviction-minimum-reclaim": "=", "eviction-soft-grace-period": "=", "feature-gates": "=",
+             "cpu-manager-policy-options": "=", "topology-manager-policy-options": "=", "qos-reserved": "="}
+ACCUMULATED_FLAGS = ("reserved-memory",)
+
+
+def kubelet_flag_values(sources):
+    """[(source, 'name=value')] in the order the kubelet gets them -> {name: (value, [sources])}, read as
+    the kubelet reads repeated flags: a map flag is a dict, reserved-memory a list of entries, else the last."""
     out = {}
-    for arg in args:
+    for source, arg in sources:
         name, dummy, value = arg.partition("=")
-        if name == "reserved-memory" and name in out:
-            out[name] = out[name] + ";" + value
-        else:
-            out[name] = value
+        old, where = out.get(name, (None, []))
+        if name in MAP_FLAGS:
+            sep = MAP_FLAGS[name]
+            pairs = dict(p.split(sep, 1) if sep in p else (p, "") for p in value.split(",") if p.strip())
+            value = dict(old or {}, **pairs)
+        elif name in ACCUMULATED_FLAGS:
+            value = (old or []) + [e for e in value.split(";") if e.strip()]
+        out[name] = (value, where + [source])
     return out
+
+
+def show_flag_value(value, name=None):
+    """A kubelet flag value as kubelet_flag_values reads it, written back as on the command line."""
+    if isinstance(value, dict):
+        return ",".join("%s%s%s" % (k, MAP_FLAGS.get(name, "="), v) for k, v in sorted(value.items()))
+    if isinstance(value, list):
+        return ";".join(value)
+    return str(value)
+
+
+def parse_kubelet_args(args):
+    """``name=value`` strings -> {name: value} as the kubelet reads them (kubelet_flag_values),
+    each value written back as one flag value."""
+    return {name: show_flag_value(value, name) for name, (value, dummy) in kubelet_flag_values(("", a) for a in args).items()}
 
 
 def _pairs(value, sep="="):

@@ -31,6 +31,13 @@ import re
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (
+    ACCUMULATED_FLAGS,
+    MAP_FLAGS,
+    kubelet_flag_values,
+    show_flag_value,
+)
+
 # kubelet flags the plan owns; rke2_config replaces them by name and keeps the rest.
 MANAGED_KUBELET_FLAGS = (
     "cpu-manager-policy", "cpu-manager-policy-options", "topology-manager-policy",
@@ -336,33 +343,6 @@ def kubelet_arg_sources(files):
             for flag in _as_list(value, "kubelet-arg", path)]
 
 
-# Kubelet flags whose repeats merge (component-base cliflag MapStringString,
-# LangleSeparatedMapStringString, ConfigurationMap): the first occurrence
-# replaces the built-in map, later ones add or replace keys. reserved-memory
-# accumulates every occurrence. Any other flag: the last occurrence wins.
-MAP_FLAGS = {"kube-reserved": "=", "system-reserved": "=", "eviction-hard": "<", "eviction-soft": "<",
-             "eviction-minimum-reclaim": "=", "eviction-soft-grace-period": "=", "feature-gates": "=",
-             "cpu-manager-policy-options": "=", "topology-manager-policy-options": "=", "qos-reserved": "="}
-ACCUMULATED_FLAGS = ("reserved-memory",)
-
-
-def kubelet_flag_values(sources):
-    """[(source, 'name=value')] in the order the kubelet gets them -> {name: (value, [sources])}, read as
-    the kubelet reads repeated flags: a map flag is a dict, reserved-memory a list of entries, else the last."""
-    out = {}
-    for source, arg in sources:
-        name, dummy, value = arg.partition("=")
-        old, where = out.get(name, (None, []))
-        if name in MAP_FLAGS:
-            sep = MAP_FLAGS[name]
-            pairs = dict(p.split(sep, 1) if sep in p else (p, "") for p in value.split(",") if p.strip())
-            value = dict(old or {}, **pairs)
-        elif name in ACCUMULATED_FLAGS:
-            value = (old or []) + [e for e in value.split(";") if e.strip()]
-        out[name] = (value, where + [source])
-    return out
-
-
 def check_effective_kubelet_args(files, planned, ours, managed=MANAGED_KUBELET_FLAGS):
     """What RKE2 will really pass must be the plan: refuse naming the file and the flag when not.
 
@@ -400,15 +380,6 @@ def check_effective_kubelet_args(files, planned, ours, managed=MANAGED_KUBELET_F
         raise ConfigError("the kubelet flags RKE2 would pass do not hold the plan: %s: nothing written"
                           % "; ".join(problems))
     return warnings
-
-
-def show_flag_value(value, name=None):
-    """A kubelet flag value as kubelet_flag_values reads it, written back as on the command line."""
-    if isinstance(value, dict):
-        return ",".join("%s%s%s" % (k, MAP_FLAGS.get(name, "="), v) for k, v in sorted(value.items()))
-    if isinstance(value, list):
-        return ";".join(value)
-    return str(value)
 
 
 def healthz_url(config):

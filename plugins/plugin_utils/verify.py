@@ -14,7 +14,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import pa
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_cmdline import parse_arg, split_cmdline
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import kubelet_flag_values, show_flag_value
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import kubelet_flag_values, show_flag_value
 
 
 def cmdline_args(cmdline):

@@ -77,6 +77,14 @@ def test_a_good_plan_passes():
     assert check(GOOD_KUBELET, GOOD_KERNEL, TOPO) == []
 
 
+def test_map_flags_repeated_are_merged_as_the_kubelet_merges_them():
+    """kube-reserved split over two flags: the kubelet reserves both keys, so the reserved-memory sum holds."""
+    split = replace(GOOD_KUBELET, "kube-reserved") + ["kube-reserved=memory=1Gi", "kube-reserved=cpu=500m"]
+    assert check(split, GOOD_KERNEL, TOPO) == []
+    lost = replace(GOOD_KUBELET, "kube-reserved") + ["kube-reserved=memory=1Gi", "kube-reserved=memory=2Gi"]
+    assert any("determined by Node Allocatable" in e for e in check(lost, GOOD_KERNEL, TOPO))
+
+
 def test_no_flags_at_all_pass():
     # kubelet defaults: cpu policy none, topology none, memory None; no kernel isolation.
     assert check([], [], TOPO) == []
@@ -90,6 +98,10 @@ def test_no_flags_at_all_pass():
     [
         (["a=1", "b=x=y"], {"a": "1", "b": "x=y"}),
         (["a=1", "a=2"], {"a": "2"}),
+        # map flags merge their keys across repeats, as the kubelet's MapStringString does
+        (["kube-reserved=memory=1Gi", "kube-reserved=cpu=1"], {"kube-reserved": "cpu=1,memory=1Gi"}),
+        (["eviction-hard=memory.available<1Gi", "eviction-hard=nodefs.available<5%,memory.available<500Mi"],
+         {"eviction-hard": "memory.available<500Mi,nodefs.available<5%"}),
         (["reserved-memory=0:memory=1Gi", "reserved-memory=1:memory=2Gi"], {"reserved-memory": "0:memory=1Gi;1:memory=2Gi"}),
         (["flag"], {"flag": ""}),
     ],
