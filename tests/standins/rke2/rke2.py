@@ -374,8 +374,11 @@ def _parse_reserved_memory(value):
     return out
 
 
-def parse_kubelet_flags(args, eviction_defaults="rke2"):
+def parse_kubelet_flags(args, eviction_defaults="rke2", node_ip=""):
     """Apply ``--name=value`` flags over the configuration RKE2 gives the kubelet.
+
+    RKE2 binds healthz to ::1 instead of 127.0.0.1 when the first of its
+    ``node-ip`` addresses is IPv6 (k3s pkg/daemons/agent/agent_linux.go).
 
     Map flags: the first occurrence replaces the configured map, later ones add
     keys; --reserved-memory accumulates; anything else: the last one wins.
@@ -391,6 +394,8 @@ def parse_kubelet_flags(args, eviction_defaults="rke2"):
     if eviction_defaults == "rke2":
         for name, value in RKE2_KUBELET_CONFIG.items():
             cfg[name] = dict(value) if isinstance(value, dict) else value
+        if ":" in str(node_ip).split(",", maxsplit=1)[0]:
+            cfg["healthz-bind-address"] = "::1"
     seen = set()
     for arg in args:
         name, dummy, value = arg[2:].partition("=")
@@ -1084,6 +1089,10 @@ class HealthServer(http.server.ThreadingHTTPServer):
     allow_reuse_address = True
 
 
+class HealthServer6(HealthServer):
+    address_family = socket.AF_INET6
+
+
 class Agent:
     """`rke2 agent`: loads the configuration once, then runs (and restarts) its kubelet."""
 
@@ -1100,6 +1109,7 @@ class Agent:
             "verify_checksum": env("RKE2_STANDIN_VERIFY_CHECKSUM", "true").lower() not in ("0", "false", "no"),
         }
         self.eviction_defaults = env("RKE2_STANDIN_EVICTION_DEFAULTS", "rke2")
+        self.node_ip = ""
         self.seed_pods = env("RKE2_STANDIN_SEED_PODS", "true").lower() not in ("0", "false", "no")
         # A fault for tests: with this kubelet flag, the kubelet fails after its checkpoints are written
         # and healthz has answered, as when the container manager cannot start (kubelet.go exits).
@@ -1164,7 +1174,7 @@ class Agent:
         if port == 0 or self.server is not None:
             return True
         try:
-            self.server = HealthServer((address, port), HealthHandler)
+            self.server = (HealthServer6 if ":" in address else HealthServer)((address, port), HealthHandler)
         except OSError as exc:
             self.kubelet_lines([klog("E", "server.go:1262", "Failed to start healthz server", err="listen tcp %s:%d: %s" % (address, port, exc))])
             return False
@@ -1210,6 +1220,7 @@ class Agent:
         labels = [str(item) for item in _as_list(self.config.get("node-label") or [])]
         if labels:
             flag_defaults["node-labels"] = ",".join(labels)
+        self.node_ip = ",".join(str(ip) for ip in _as_list(self.config.get("node-ip") or []))
         args = kubelet_args(_as_list(self.config.get("kubelet-arg") or []), flag_defaults)
         self.journal("info", "Running kubelet " + " ".join(args))
         self.write_status(node=self.node_name, config_files=files, kubelet_args=args, kubelet_log=self.kubelet_log, healthy=False)
@@ -1231,7 +1242,7 @@ class Agent:
             self.kubelet_lines([klog("I", "server.go:527", "Kubelet version", kubeletVersion=KUBELET_VERSION),
                                 klog("I", "server.go:529", "Golang settings", GOGC="", GOMAXPROCS="", GOTRACEBACK="")])
             try:
-                cfg = parse_kubelet_flags(args, self.eviction_defaults)
+                cfg = parse_kubelet_flags(args, self.eviction_defaults, self.node_ip)
                 kubelet_dir = cfg["root-dir"] or env("RKE2_STANDIN_KUBELET_DIR", DEFAULT_KUBELET_DIR)
                 try:
                     topology = read_topology(self.sysfs_root)
@@ -1263,7 +1274,7 @@ class Agent:
         self.set_node(ready=False)
         if self.blip_seconds > 0 and not refusal.err.startswith(("failed to run Kubelet", "failed to parse", "failed to validate")):
             # The real kubelet's healthz comes up before the container manager starts: a short "ok".
-            cfg = parse_kubelet_flags(args, self.eviction_defaults)
+            cfg = parse_kubelet_flags(args, self.eviction_defaults, self.node_ip)
             port = int(env("RKE2_STANDIN_HEALTHZ_PORT", str(cfg["healthz-port"]))) if cfg["healthz-port"] else 0
             if self.serve_healthz(cfg["healthz-bind-address"], port):
                 self.stop.wait(self.blip_seconds)

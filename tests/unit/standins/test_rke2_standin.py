@@ -563,9 +563,9 @@ def free_port():
         return sock.getsockname()[1]
 
 
-def healthz(port):
+def healthz(port, host="127.0.0.1"):
     try:
-        with urllib.request.urlopen("http://127.0.0.1:%d/healthz" % port, timeout=1) as response:
+        with urllib.request.urlopen("http://%s:%d/healthz" % (host, port), timeout=1) as response:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, ""
@@ -644,6 +644,20 @@ def test_agent_serves_healthz_while_healthy_and_stops_on_sigterm(tmp_path, machi
     assert agent.node()["ready"] is False
     assert "Running kubelet --config-dir=" in journal and "--reserved-cpus=0,8" in journal
     assert "secret" not in journal
+
+
+def test_an_ipv6_node_ip_binds_healthz_to_the_ipv6_loopback(tmp_path, machine):
+    """k3s binds the kubelet's healthz to ::1 when the (first) node-ip is IPv6 (agent_linux.go)."""
+    config = "token: secret\nnode-ip: fd00:10::5,10.0.0.5\nkubelet-arg:\n" + "".join("- %s\n" % a[2:] for a in GOOD)
+    agent = Running(tmp_path, machine[0], config).start()
+    try:
+        assert wait_for(lambda: healthz(agent.port, "[::1]") == (200, "ok"))
+        assert healthz(agent.port) == (None, ""), "nothing on 127.0.0.1"
+    finally:
+        agent.stop()
+    cfg = rke2.parse_kubelet_flags([], node_ip="10.0.0.5,fd00:10::5")
+    assert cfg["healthz-bind-address"] == "127.0.0.1"
+    assert rke2.parse_kubelet_flags(["--healthz-bind-address=0.0.0.0"], node_ip="fd00::5")["healthz-bind-address"] == "0.0.0.0"
 
 
 def test_crash_loop_keeps_the_agent_up_until_the_checkpoint_goes(tmp_path, machine):
