@@ -414,6 +414,10 @@ def cmd_version(options):
 
 def run(argv):
     positional, options = parse_args(argv)
+    kubeconfig = options.get("--kubeconfig")
+    if kubeconfig and not os.path.exists(kubeconfig):
+        # client-go's loader: an explicit kubeconfig that does not exist is an error.
+        raise KubectlError("error: stat %s: no such file or directory" % kubeconfig)
     if not positional:
         raise KubectlError("error: the stand-in needs a command: cordon, uncordon, drain, get, wait, version")
     verb, rest = positional[0], positional[1:]

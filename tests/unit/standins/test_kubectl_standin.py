@@ -175,6 +175,13 @@ def test_wait_for_ready(cluster, capsys):
     assert 0.15 < time.time() - started < 3
 
 
+def test_a_kubeconfig_that_does_not_exist_is_an_error(cluster, capsys, tmp_path):
+    missing = str(tmp_path / "rke2.yaml")
+    assert run(capsys, "--kubeconfig", missing, "get", "node", "n1") == (1, "", "error: stat %s: no such file or directory\n" % missing)
+    open(missing, "w").close()
+    assert run(capsys, "--kubeconfig=" + missing, "get", "node", "n1", "-o", "name") == (0, "node/n1\n", "")
+
+
 def test_wait_for_not_ready(cluster, capsys):
     assert run(capsys, "wait", "--for=condition=Ready=Unknown", "node/n2", "--timeout=1s")[0] == 0
 
@@ -186,7 +193,9 @@ def test_get_name_table_and_list(cluster, capsys):
     assert table[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
     assert table[1].split()[:2] == ["n1", "Ready"]
     assert table[2].split()[:2] == ["n2", "NotReady,SchedulingDisabled"]
-    listing = json.loads(run(capsys, "get", "nodes", "-o", "json", "--kubeconfig", "/etc/rancher/rke2/rke2.yaml")[1])
+    kubeconfig = os.path.join(str(cluster), "rke2.yaml")
+    open(kubeconfig, "w").close()
+    listing = json.loads(run(capsys, "get", "nodes", "-o", "json", "--kubeconfig", kubeconfig)[1])
     assert listing["kind"] == "List" and [i["metadata"]["name"] for i in listing["items"]] == ["n1", "n2"]
 
 
