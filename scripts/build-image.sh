@@ -31,12 +31,14 @@ LABEL=io.maitred.rke2-numa.recipe
 #   python3-yaml           the RKE2 stand-in (tests/standins/) reads its config with it
 #   curl ca-certificates   what RKE2's install and health checks call
 #   procps                 ps/pgrep/pkill, for checks on the stand-in's processes
-#   grub2-common           update-grub, grub-mkconfig and Debian's default
-#                          /etc/default/grub (about 20 MB with grub-common);
-#                          boot-parameter tests edit that file. grub-pc, whose
+#   grub2-common grub-pc-bin  Debian's real update-grub / grub-mkconfig and
+#                          /etc/grub.d/, the BIOS platform files and the default
+#                          /etc/default/grub (about 25 MB); the scenarios run the
+#                          real update-grub (grub-probe diverted, see
+#                          extensions/molecule/shared/node.yml). grub-pc, whose
 #                          postinst would install the file, would also install a
 #                          bootloader: the file is copied below instead.
-PKGS=systemd,systemd-sysv,python3,python3-yaml,curl,ca-certificates,procps,grub2-common
+PKGS=systemd,systemd-sysv,python3,python3-yaml,curl,ca-certificates,procps,grub2-common,grub-pc-bin
 
 die() { echo "build-image: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root (debootstrap and podman import need it)"

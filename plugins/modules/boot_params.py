@@ -91,12 +91,18 @@ options:
   root:
     description:
       - Directory that holds the system to configure. Everything is read and written under it -
-        C(<root>/proc/cmdline), C(<root>/etc/os-release), C(<root>/etc/default/grub.d/),
+        C(<root>/proc/cmdline) (unless O(proc_root) is set), C(<root>/etc/os-release), C(<root>/etc/default/grub.d/),
         C(<root>/etc/default/grub), C(<root>/etc/kernel/cmdline) - so that tests and containers can use a copy.
       - The boot loader commands are found on E(PATH) and act on the running system; with a root other than C(/)
         set O(update_bootloader=false) unless stand-ins are on E(PATH).
     type: path
     default: /
+  proc_root:
+    description:
+      - Directory whose C(proc/cmdline) and C(proc/mounts) show the running kernel, when that is not O(root) - an
+        image tree written from its host, or a test whose running kernel is a copied tree.
+      - Defaults to O(root).
+    type: path
   method:
     description:
       - How to change the boot configuration.
@@ -280,6 +286,7 @@ ARGUMENT_SPEC = dict(
     managed=dict(type="list", elements="str", default=list(kc.MANAGED_KERNEL_ARGS)),
     state=dict(type="str", choices=["present", "absent"], default="present"),
     root=dict(type="path", default="/"),
+    proc_root=dict(type="path"),
     method=dict(type="str", choices=["auto"] + list(kc.METHODS), default="auto"),
     update_bootloader=dict(type="bool", default=True),
 )
@@ -422,12 +429,13 @@ def _grubby_info(module, update_bootloader, fail=None):
     return kc.parse_grubby_info(_run(module, [grubby, "--info=ALL"], "cannot read the kernel entries", fail))
 
 
-def detect_method(root):
-    """The method for the system under root, from its os-release (and whether it is transactional)."""
+def detect_method(root, proc_root):
+    """The method for the system under root, from its os-release (and whether it is transactional:
+    the mounts of the running system under proc_root)."""
     os_release = _read(_path(root, kc.OS_RELEASE))
     if os_release is None:
         raise kc.CmdlineError("cannot tell the distribution: %s does not exist; set method" % _path(root, kc.OS_RELEASE))
-    transactional = kc.is_transactional(_read(_path(root, kc.PROC_MOUNTS)), os.path.exists(_path(root, kc.TRANSACTIONAL_UPDATE)))
+    transactional = kc.is_transactional(_read(_path(proc_root, kc.PROC_MOUNTS)), os.path.exists(_path(root, kc.TRANSACTIONAL_UPDATE)))
     return kc.detect_method(kc.parse_os_release(os_release), transactional)
 
 
@@ -501,13 +509,14 @@ def main():
                            required_if=[("state", "present", ("args",))])
     p = module.params
     root = p["root"]
+    proc_root = p["proc_root"] or root
     try:
         managed = kc.validate_names(p["managed"])
         wanted = [] if p["state"] == "absent" else kc.validate_args(p["args"], managed)
-        cmdline = _read(_path(root, kc.PROC_CMDLINE))
+        cmdline = _read(_path(proc_root, kc.PROC_CMDLINE))
         if cmdline is None:
-            raise kc.CmdlineError("cannot read the running kernel command line %s" % _path(root, kc.PROC_CMDLINE))
-        method = detect_method(root) if p["method"] == "auto" else p["method"]
+            raise kc.CmdlineError("cannot read the running kernel command line %s" % _path(proc_root, kc.PROC_CMDLINE))
+        method = detect_method(root, proc_root) if p["method"] == "auto" else p["method"]
         change = plan_change(module, method, root, wanted, managed)
     except kc.CmdlineError as e:
         module.fail_json(msg=to_native(e))

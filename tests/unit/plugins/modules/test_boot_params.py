@@ -279,6 +279,22 @@ def test_missing_proc_cmdline_fails(tmp_path, capsys, tools):
     assert code == 1 and result["msg"] == "cannot read the running kernel command line %s/proc/cmdline" % root
 
 
+def test_the_running_kernel_is_read_from_proc_root(tmp_path, capsys, tools):
+    """A system whose boot files are in one tree while its running kernel shows in another (an image
+    tree on a host, a container whose /proc cannot be written): cmdline and mounts come from proc_root."""
+    root = make_root(tmp_path, "debian", grub=DEBIAN_GRUB)
+    (root / "proc/cmdline").unlink()
+    kernel = tmp_path / "kernel"
+    (kernel / "proc").mkdir(parents=True)
+    (kernel / "proc/cmdline").write_text("BOOT_IMAGE=/boot/vmlinuz ro quiet %s\n" % " ".join(WANTED))
+    code, result = run(capsys, args=WANTED, root=str(root), proc_root=str(kernel), update_bootloader=False)
+    assert code == 0 and result["changed"] and not result["reboot_required"], result
+    assert result["running"] == WANTED
+    (kernel / "proc/cmdline").unlink()
+    code, result = run(capsys, args=WANTED, root=str(root), proc_root=str(kernel))
+    assert code == 1 and result["msg"] == "cannot read the running kernel command line %s/proc/cmdline" % kernel
+
+
 # ----------------------------------------------------------------- RHEL family
 
 
