@@ -153,9 +153,7 @@ class ActionModule(ActionBase):
                 files.append((dropin, ours if dropin == target else self._read(dropin, task_vars)))
             report["elsewhere"] = check_effective_kubelet_args(files, args["kubelet_args"], target, managed)
             report["dropins"] = dropins
-            effective = effective_config(files)
-            url = healthz_url(effective)
-            node_name = str(effective.get("node-name") or "").lower()
+            url = healthz_url(effective_config(files))
         except ConfigError as e:
             raise AnsibleActionFail(str(e))
 
@@ -183,7 +181,7 @@ class ActionModule(ActionBase):
         for warning in report["elsewhere"]:
             self._display.warning(warning)
         result.update(changed=changed, content_changed=new_text is not None, path=target, real_path=real,
-                      healthz_url=url, node_name=node_name,
+                      healthz_url=url,
                       created=changed and st is None,
                       previous=previous, mode=args["mode"], report=report)
         return result

@@ -152,13 +152,6 @@ healthz_url:
   returned: always
   type: str
   sample: http://127.0.0.1:10248/healthz
-node_name:
-  description:
-    - C(node-name) from the effective config in lower case, as RKE2 names the Node; empty when RKE2 uses
-      the host name.
-  returned: always
-  type: str
-  sample: gpu-worker-01
 report:
   description:
     - In merge mode - C(normalised) (managed flags that appeared more than once), C(replaced)

@@ -210,11 +210,3 @@ def test_the_healthz_url_is_returned_for_an_ipv6_node(tmp_path, config):
     assert out.returncode == 0, out.stdout + out.stderr
     assert result_of(out)["healthz_url"] == "http://[::1]:10248/healthz"
 
-
-def test_the_node_name_is_returned_as_rke2_names_the_node(tmp_path, config):
-    out = run(tmp_path, "--check", path=str(config))
-    assert result_of(out)["node_name"] == "", "no node-name: RKE2 uses the host name"
-    config.write_text(config.read_text() + "node-name: GPU-Worker-01\n")
-    out = run(tmp_path, "--check", path=str(config))
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert result_of(out)["node_name"] == "gpu-worker-01"
