@@ -9,6 +9,7 @@ import base64
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import assess
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, topology_at_next_start
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import ConfigError, effective_config
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import verify
@@ -44,6 +45,14 @@ def verify_plan(plan, topology, state, kubelet_args):
     return verify(plan, topology, state["cpu_manager"], state["memory_manager"], kubelet_args)
 
 
+def node_compliance(plan, state, config_mode="merge", dropin_path=None):
+    """{compliant, reasons, actions, plan_fingerprint, warnings} for ``state`` (node_state_info's result)."""
+    try:
+        return assess(plan, state, config_mode, dropin_path)
+    except Exception as e:  # a rule's refusal (a kernel arg the plan should not hold...): the host fails, naming it
+        raise AnsibleFilterError("cannot decide compliance: %s" % e)
+
+
 class FilterModule(object):
     """maitred.rke2_numa node state filters."""
 
@@ -51,6 +60,7 @@ class FilterModule(object):
         return {
             "kubelet_reset_reasons": kubelet_reset_reasons,
             "kubelet_start_topology": kubelet_start_topology,
+            "node_compliance": node_compliance,
             "rke2_kubelet_args": rke2_kubelet_args,
             "verify_plan": verify_plan,
         }

@@ -279,6 +279,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import kernel_cmdline as kc
 
 ARGUMENT_SPEC = dict(
@@ -292,17 +293,8 @@ ARGUMENT_SPEC = dict(
 )
 
 
-def _path(root, rel):
-    return os.path.join(root, rel)
-
-
-def _read(path):
-    """File text, or None when it does not exist."""
-    try:
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        return None
+_path = bc.path_under
+_read = bc.read_text
 
 
 def _missing_dirs(folder):
@@ -429,35 +421,6 @@ def _grubby_info(module, update_bootloader, fail=None):
     return kc.parse_grubby_info(_run(module, [grubby, "--info=ALL"], "cannot read the kernel entries", fail))
 
 
-def detect_method(root, proc_root):
-    """The method for the system under root, from its os-release (and whether it is transactional:
-    the mounts of the running system under proc_root)."""
-    os_release = _read(_path(root, kc.OS_RELEASE))
-    if os_release is None:
-        raise kc.CmdlineError("cannot tell the distribution: %s does not exist; set method" % _path(root, kc.OS_RELEASE))
-    transactional = kc.is_transactional(_read(_path(proc_root, kc.PROC_MOUNTS)), os.path.exists(_path(root, kc.TRANSACTIONAL_UPDATE)))
-    return kc.detect_method(kc.parse_os_release(os_release), transactional)
-
-
-def plan_change(module, method, root, wanted, managed):
-    """Read what the method needs under root and compute the change (kernel_cmdline does the thinking)."""
-    if method == "grub_d":
-        grub_d = _path(root, kc.GRUB_D)
-        others = []
-        if os.path.isdir(grub_d):
-            others = [(n, _read(os.path.join(grub_d, n)) or "") for n in sorted(os.listdir(grub_d))
-                      if n.endswith(".cfg") and n != kc.DROPIN_NAME]
-        return kc.plan_grub_d(_read(_path(root, kc.DEFAULT_GRUB)), others, _read(_path(root, kc.DROPIN)), wanted, managed)
-    record = _read(_path(root, kc.RECORD))
-    if method == "grubby":
-        entries = _grubby_info(module, module.params["update_bootloader"])
-        change = kc.plan_grubby(entries, _read(_path(root, kc.KERNEL_CMDLINE)), wanted, managed, record)
-    else:
-        change = kc.plan_transactional(_read(_path(root, kc.DEFAULT_GRUB)), _read(_path(root, kc.KERNEL_CMDLINE)), wanted, managed, record)
-    change["record"] = record
-    return change
-
-
 def diffs(root, change):
     out = [{"before_header": _path(root, f["path"]), "after_header": _path(root, f["path"]),
             "before": f["before"] or "", "after": f["after"]} for f in change["files"]]
@@ -516,8 +479,9 @@ def main():
         cmdline = _read(_path(proc_root, kc.PROC_CMDLINE))
         if cmdline is None:
             raise kc.CmdlineError("cannot read the running kernel command line %s" % _path(proc_root, kc.PROC_CMDLINE))
-        method = detect_method(root, proc_root) if p["method"] == "auto" else p["method"]
-        change = plan_change(module, method, root, wanted, managed)
+        method = bc.detect_method(root, proc_root) if p["method"] == "auto" else p["method"]
+        inputs = bc.read_boot_inputs(method, root, lambda: _grubby_info(module, p["update_bootloader"]))
+        change = bc.plan_from_inputs(inputs, wanted, managed)
     except kc.CmdlineError as e:
         module.fail_json(msg=to_native(e))
     except (IOError, OSError) as e:

@@ -51,63 +51,15 @@ memory_manager:
   type: dict
 """
 
-import json
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
-    CpusetError,
-    format_cpulist,
-    parse_cpulist,
-)
-
-
-def _load(path):
-    """Return (exists, data or None, error or None)."""
-    if not os.path.exists(path):
-        return False, None, None
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except (IOError, OSError, ValueError) as e:
-        return True, None, "cannot read %s: %s" % (path, e)
-    if not isinstance(data, dict) or "policyName" not in data:
-        return True, None, "%s is not a kubelet checkpoint (no policyName)" % path
-    return True, data, None
-
-
-def cpu_manager(path):
-    exists, data, error = _load(path)
-    out = {"exists": exists, "valid": data is not None, "policy": None, "default_cpu_set": "", "assigned_cpus": "", "error": error}
-    if data is None:
-        return out
-    try:
-        assigned = set()
-        for containers in (data.get("entries") or {}).values():
-            for cpus in containers.values():
-                assigned.update(parse_cpulist(cpus))
-        out.update(policy=data["policyName"], default_cpu_set=format_cpulist(parse_cpulist(data.get("defaultCpuSet", ""))),
-                   assigned_cpus=format_cpulist(assigned))
-    except (CpusetError, AttributeError, TypeError) as e:
-        out.update(valid=False, error="%s: %s" % (path, e))
-    return out
-
-
-def memory_manager(path):
-    exists, data, error = _load(path)
-    out = {"exists": exists, "valid": data is not None, "policy": None, "machine_state": None, "error": error}
-    if data is not None:
-        out.update(policy=data["policyName"], machine_state=data.get("machineState") or {})
-    return out
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_checkpoints import read_checkpoints
 
 
 def main():
     module = AnsibleModule(argument_spec=dict(kubelet_dir=dict(type="path", default="/var/lib/kubelet")),
                            supports_check_mode=True)
-    base = module.params["kubelet_dir"]
-    module.exit_json(changed=False, cpu_manager=cpu_manager(os.path.join(base, "cpu_manager_state")),
-                     memory_manager=memory_manager(os.path.join(base, "memory_manager_state")))
+    module.exit_json(changed=False, **read_checkpoints(module.params["kubelet_dir"]))
 
 
 if __name__ == "__main__":

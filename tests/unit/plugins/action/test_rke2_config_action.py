@@ -209,4 +209,3 @@ def test_the_healthz_url_is_returned_for_an_ipv6_node(tmp_path, config):
     out = run(tmp_path, "--check", path=str(config))
     assert out.returncode == 0, out.stdout + out.stderr
     assert result_of(out)["healthz_url"] == "http://[::1]:10248/healthz"
-

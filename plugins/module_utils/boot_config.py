@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a host's boot configuration holds, read in one place (module_utils: runs on the host).
+
+``read_boot_inputs`` reads everything a boot-parameter method needs under a
+root (files only, plus the kernel entries ``grubby --info=ALL`` reports);
+``plan_from_inputs`` (pure, also usable on the controller) computes the change
+that would make the boot configuration hold the wanted arguments
+(kernel_cmdline does the thinking). The boot_params module writes that change;
+node_state_info returns the inputs so that the controller can judge
+compliance without a second round trip.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils import kernel_cmdline as kc
+
+
+def path_under(root, rel):
+    return os.path.join(root, rel)
+
+
+def read_text(path):
+    """File text, or None when it does not exist."""
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return None
+
+
+def detect_method(root, proc_root):
+    """The method for the system under root, from its os-release (and whether it is transactional:
+    the mounts of the running system under proc_root)."""
+    os_release = read_text(path_under(root, kc.OS_RELEASE))
+    if os_release is None:
+        raise kc.CmdlineError("cannot tell the distribution: %s does not exist; set method" % path_under(root, kc.OS_RELEASE))
+    transactional = kc.is_transactional(read_text(path_under(proc_root, kc.PROC_MOUNTS)),
+                                        os.path.exists(path_under(root, kc.TRANSACTIONAL_UPDATE)))
+    return kc.detect_method(kc.parse_os_release(os_release), transactional)
+
+
+def read_boot_inputs(method, root, grubby_entries=None):
+    """The files (and grubby's entries) ``method`` plans from, as a JSON-able dict.
+
+    ``grubby_entries``: a callable returning parse_grubby_info's list (grubby needs a command).
+    """
+    inputs = {"method": method}
+    if method == "grub_d":
+        grub_d = path_under(root, kc.GRUB_D)
+        others = []
+        if os.path.isdir(grub_d):
+            others = [[n, read_text(os.path.join(grub_d, n)) or ""] for n in sorted(os.listdir(grub_d))
+                      if n.endswith(".cfg") and n != kc.DROPIN_NAME]
+        inputs.update(default_grub=read_text(path_under(root, kc.DEFAULT_GRUB)), others=others,
+                      dropin=read_text(path_under(root, kc.DROPIN)))
+        return inputs
+    inputs.update(record=read_text(path_under(root, kc.RECORD)), kernel_cmdline=read_text(path_under(root, kc.KERNEL_CMDLINE)))
+    if method == "grubby":
+        inputs["entries"] = grubby_entries() if grubby_entries else []
+    else:
+        inputs["default_grub"] = read_text(path_under(root, kc.DEFAULT_GRUB))
+    return inputs
+
+
+def plan_from_inputs(inputs, wanted, managed):
+    """The change (kernel_cmdline's plan_*) that makes the configuration in ``inputs`` hold ``wanted``."""
+    method = inputs["method"]
+    if method == "grub_d":
+        return kc.plan_grub_d(inputs["default_grub"], [tuple(o) for o in inputs["others"]], inputs["dropin"], wanted, managed)
+    if method == "grubby":
+        change = kc.plan_grubby(inputs["entries"], inputs["kernel_cmdline"], wanted, managed, inputs["record"])
+    else:
+        change = kc.plan_transactional(inputs["default_grub"], inputs["kernel_cmdline"], wanted, managed, inputs["record"])
+    change["record"] = inputs["record"]
+    return change

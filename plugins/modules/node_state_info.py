@@ -1,0 +1,205 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: node_state_info
+short_description: Read everything the compliance decision needs from an RKE2 GPU worker, in one call
+version_added: 0.1.0
+description:
+  - Reads, in one module call, what the controller needs to decide whether a node already runs its plan
+    (the C(maitred.rke2_numa.check) and C(maitred.rke2_numa.rolling) playbooks) - the NUMA topology with
+    the running kernel command line and hugepage pools, the kubelet's CPU and Memory Manager checkpoints,
+    the boot configuration the boot-parameter method plans from, and the C(kubelet-arg), C(node-label),
+    C(node-taint) and C(node-ip) entries of RKE2's C(config.yaml) and C(config.yaml.d/*.yaml|*.yml).
+  - The RKE2 config files are parsed on the host and only those keys leave it - the join token and every
+    other key never appear in the result. A file that cannot be parsed is reported by line and column
+    only, never with its text.
+  - Only reads. Needs PyYAML on the host for the RKE2 config (Debian C(python3-yaml), RHEL C(python3-pyyaml)).
+author:
+  - maitred.rke2_numa contributors (@maitred)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  sysfs_root:
+    description: Where the running kernel's C(sys/) and C(proc/) are (a copied tree in tests).
+    type: path
+    default: /
+  boot_root:
+    description: Directory that holds the boot configuration (C(etc/default/grub), C(etc/kernel/cmdline), ...).
+    type: path
+    default: /
+  boot_method:
+    description: As M(maitred.rke2_numa.boot_params) O(maitred.rke2_numa.boot_params#module:method).
+    type: str
+    choices: [auto, grub_d, grubby, transactional_update]
+    default: auto
+  kubelet_dir:
+    description: The kubelet's root directory.
+    type: path
+    default: /var/lib/kubelet
+  config_path:
+    description: RKE2's config file; drop-ins are read from C(<config_path>.d).
+    type: path
+    default: /etc/rancher/rke2/config.yaml
+"""
+
+EXAMPLES = r"""
+- name: Read the node's state for the compliance check
+  maitred.rke2_numa.node_state_info:
+  register: __state
+"""
+
+RETURN = r"""
+topology:
+  description: As M(maitred.rke2_numa.topology_info) returns it (with C(cmdline) and per-node hugepage pools).
+  returned: always
+  type: dict
+kubelet_state:
+  description: C(cpu_manager) and C(memory_manager) as M(maitred.rke2_numa.kubelet_state_info) returns them.
+  returned: always
+  type: dict
+boot:
+  description:
+    - C(method) and the files (and C(grubby --info=ALL) entries) that method plans from; the controller computes
+      from them whether M(maitred.rke2_numa.boot_params) would change anything. C(error) when they cannot be read.
+  returned: always
+  type: dict
+rke2:
+  description:
+    - C(files) - RKE2's config files in the order RKE2 reads them, each with C(path), C(exists), C(mode), C(owner),
+      C(group), C(link) (the target of a symlink), C(values) (only C(kubelet-arg), C(node-label), C(node-taint),
+      C(node-ip) and their C(+) forms) and C(error).
+  returned: always
+  type: dict
+  sample: {files: [{path: /etc/rancher/rke2/config.yaml, exists: true, mode: "0600", owner: root, group: root, link: null,
+                    values: {kubelet-arg: [max-pods=250]}, error: null}]}
+"""
+
+import grp
+import os
+import pwd
+import stat
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
+from ansible_collections.maitred.rke2_numa.plugins.module_utils import kernel_cmdline as kc
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_checkpoints import read_checkpoints
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import TopologyError, read_topology
+
+try:
+    import yaml
+    HAS_YAML = True
+except ImportError:  # pragma: no cover - reported by the module
+    HAS_YAML = False
+
+# The only RKE2 config keys that leave the host (with their "+" forms: k3s configfilearg appends them).
+RKE2_KEYS = ("kubelet-arg", "node-label", "node-taint", "node-ip")
+
+
+def rke2_config_files(config_path):
+    """config.yaml, then config.yaml.d/*.yaml and *.yml in name order (k3s configfilearg)."""
+    files = [config_path]
+    folder = config_path + ".d"
+    if os.path.isdir(folder):
+        files += [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith((".yaml", ".yml"))]
+    return files
+
+
+def _owner(uid, gid):
+    try:
+        owner = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        owner = str(uid)
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except KeyError:
+        group = str(gid)
+    return owner, group
+
+
+def read_rke2_file(path):
+    """The file's metadata and its RKE2_KEYS entries; never any other key, never its text."""
+    out = {"path": path, "exists": os.path.exists(path), "mode": None, "owner": None, "group": None,
+           "link": os.readlink(path) if os.path.islink(path) else None, "values": {}, "error": None}
+    if not out["exists"]:
+        return out
+    st = os.stat(path)
+    out["mode"] = "%04o" % stat.S_IMODE(st.st_mode)
+    out["owner"], out["group"] = _owner(st.st_uid, st.st_gid)
+    try:
+        with open(path, "rb") as handle:
+            data = yaml.safe_load(handle.read().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        out["error"] = "%s is not UTF-8 (byte %d)" % (path, e.start)
+        return out
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = " at line %d, column %d" % (mark.line + 1, mark.column + 1) if mark is not None else ""
+        out["error"] = "%s is not valid YAML%s: %s" % (path, where, getattr(e, "problem", None) or "parse error")
+        return out
+    except (IOError, OSError) as e:
+        out["error"] = "cannot read %s: %s" % (path, e.strerror)
+        return out
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        out["error"] = "%s is not a YAML mapping" % path
+        return out
+    out["values"] = {k: v for k, v in data.items() if isinstance(k, str) and k.rstrip("+") in RKE2_KEYS}
+    return out
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            sysfs_root=dict(type="path", default="/"),
+            boot_root=dict(type="path", default="/"),
+            boot_method=dict(type="str", choices=["auto"] + list(kc.METHODS), default="auto"),
+            kubelet_dir=dict(type="path", default="/var/lib/kubelet"),
+            config_path=dict(type="path", default="/etc/rancher/rke2/config.yaml"),
+        ),
+        supports_check_mode=True,
+    )
+    if not HAS_YAML:
+        module.fail_json(msg=missing_required_lib("PyYAML", reason="to read RKE2's config on the host"))
+    p = module.params
+    try:
+        topology = read_topology(p["sysfs_root"])
+    except TopologyError as e:
+        module.fail_json(msg="cannot read the topology: %s" % e)
+
+    def grubby_entries():
+        grubby = module.get_bin_path("grubby")
+        if grubby is None:
+            module.warn("grubby not found: the kernel entries were not read")
+            return []
+        rc, out, err = module.run_command([grubby, "--info=ALL"])
+        if rc != 0:
+            raise kc.CmdlineError("cannot read the kernel entries: grubby exited %d: %s" % (rc, err.strip()))
+        return kc.parse_grubby_info(out)
+
+    try:
+        method = bc.detect_method(p["boot_root"], p["sysfs_root"]) if p["boot_method"] == "auto" else p["boot_method"]
+        boot = bc.read_boot_inputs(method, p["boot_root"], grubby_entries)
+        boot["error"] = None
+    except (kc.CmdlineError, IOError, OSError) as e:
+        boot = {"method": None, "error": str(e)}
+    module.exit_json(changed=False, topology=topology, kubelet_state=read_checkpoints(p["kubelet_dir"]), boot=boot,
+                     rke2={"files": [read_rke2_file(f) for f in rke2_config_files(p["config_path"])]})
+
+
+if __name__ == "__main__":
+    main()

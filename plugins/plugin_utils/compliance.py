@@ -1,0 +1,136 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Is a node compliant with its plan, and if not, what must the rolling play do? (controller side)
+
+Input: the plan (planner.make_plan) and node_state_info's result. A node is
+compliant when it runs its plan (the verify rules, checkpoints the kubelet
+accepts included) and its boot configuration and RKE2 config files already
+hold it, so that nothing the apply chain would do changes anything. The
+rules are the ones the apply chain and verify use (kernel_cmdline's plan_*,
+rke2_config's merge, kubelet_state's reset rule, verify), called here on the
+state read in one module call; none is re-implemented.
+"""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
+from ansible_collections.maitred.rke2_numa.plugins.module_utils import kernel_cmdline as kc
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, topology_at_next_start
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
+    ConfigError,
+    dropin_config,
+    effective_config,
+    merged_config,
+)
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import verify
+
+# The order the rolling play takes them in; drain first and verify/uncordon/label last whenever
+# anything is to be done.
+ACTIONS = ("drain", "boot_params", "reboot", "hugepages", "rke2_config", "reset", "restart", "verify", "uncordon", "label")
+SECURE = {"mode": "0600", "owner": "root", "group": "root"}
+
+
+def _text(values):
+    """A YAML text holding only the keys node_state_info returned (what rke2_config's rules read)."""
+    plain = json.loads(json.dumps(values))  # plain types: Ansible hands the filter its own container types
+    return yaml.safe_dump(plain, default_flow_style=False, sort_keys=False) if plain else ""
+
+
+def _files(state):
+    """[(path, text)] of RKE2's config files that exist, in RKE2's reading order; errors raise ConfigError."""
+    out = []
+    for f in state["rke2"]["files"]:
+        if f.get("error"):
+            raise ConfigError(f["error"])
+        if f["exists"]:
+            out.append((f["path"], _text(f["values"])))
+    return out
+
+
+def boot_findings(plan, state, managed=kc.MANAGED_KERNEL_ARGS):
+    """(files_change, reboot, reasons) for the plan's kernel args on this boot configuration."""
+    boot = state["boot"]
+    if boot.get("error"):
+        return True, False, ["boot configuration: %s" % boot["error"]]
+    wanted = kc.validate_args(plan["kernel_args"], list(managed))
+    change = bc.plan_from_inputs(boot, wanted, list(managed))
+    own = kc.running_ownership(wanted, list(managed), change["history"], change["after"])
+    running = kc.split_cmdline(state["topology"].get("cmdline") or "")
+    reboot = kc.needs_reboot(running, wanted, list(managed), own)
+    reasons = []
+    if change["files"] or change["commands"]:
+        added, removed = kc.added_removed(change["locations"], wanted)
+        what = ["add " + " ".join(added)] if added else []
+        what += ["remove " + " ".join(removed)] if removed else []
+        reasons.append("the boot configuration does not hold the plan's kernel args: %s"
+                       % ("; ".join(what) or "would rewrite " + ", ".join("/" + f["path"] for f in change["files"])))
+    if reboot:
+        reasons.append("the running kernel does not run the plan's kernel args (reboot)")
+    return bool(change["files"] or change["commands"]), reboot, reasons
+
+
+def config_findings(plan, state, mode="merge", dropin_path=None):
+    """(change, reasons): whether the rke2_config role would change the file it manages."""
+    files = state["rke2"]["files"]
+    target = files[0] if mode == "merge" else next((f for f in files if f["path"] == dropin_path), None)
+    reasons = []
+    if target is None or not target["exists"]:
+        reasons.append("%s does not exist yet" % (dropin_path if mode != "merge" else files[0]["path"]))
+        return True, reasons
+    if target.get("error"):
+        return True, [target["error"]]
+    text = _text(target["values"])
+    if mode == "merge":
+        new, dummy = merged_config(text, target["path"], plan["kubelet_args"], plan["node_labels"], plan["node_taints"])
+        changed = new is not None
+    else:
+        wanted = yaml.safe_load(dropin_config(plan["kubelet_args"], plan["node_labels"], plan["node_taints"]) or "{}")
+        changed = wanted != json.loads(json.dumps(target["values"] or {}))
+    if changed:
+        reasons.append("%s does not hold the plan's kubelet args, labels and taints" % target["path"])
+    actual = {k: target[k] for k in SECURE}
+    if actual != SECURE:
+        reasons.append("%s is %s %s:%s, not 0600 root:root (it holds the join token)"
+                       % (target["path"], actual["mode"], actual["owner"], actual["group"]))
+    return bool(reasons), reasons
+
+
+def assess(plan, state, config_mode="merge", dropin_path=None):
+    """{"compliant", "reasons", "actions", "plan_fingerprint", "warnings"} for one node."""
+    topology = state["topology"]
+    reasons, actions = [], set()
+    files_change, reboot, boot_reasons = boot_findings(plan, state)
+    reasons += boot_reasons
+    if files_change:
+        actions.add("boot_params")
+    if reboot:
+        actions.add("reboot")
+    try:
+        config_change, config_reasons = config_findings(plan, state, config_mode, dropin_path)
+        value = effective_config(_files(state)).get("kubelet-arg", [])
+        effective = ["--" + str(a) for a in ([value] if isinstance(value, str) else value)]
+    except ConfigError as e:
+        config_change, config_reasons, effective = True, [str(e)], []
+    reasons += config_reasons
+    if config_change:
+        actions.add("rke2_config")
+    report = verify(plan, topology, state["kubelet_state"]["cpu_manager"], state["kubelet_state"]["memory_manager"], effective)
+    hugepages = [e for e in report["errors"] if " pages, the plan wants " in e]
+    reasons += [e for e in report["errors"] if e not in reasons]
+    if hugepages and plan["hugepages"].get("method") == "runtime":
+        actions.add("hugepages")
+    if reset_reasons(plan, topology_at_next_start(topology, plan), state["kubelet_state"]["cpu_manager"],
+                     state["kubelet_state"]["memory_manager"]):
+        actions.add("reset")
+    elif config_change:
+        actions.add("restart")
+    compliant = not reasons
+    if not compliant:
+        actions.update(("drain", "verify", "uncordon", "label"))
+    return {"compliant": compliant, "reasons": reasons, "actions": [a for a in ACTIONS if a in actions],
+            "plan_fingerprint": plan["fingerprint"], "warnings": report["warnings"]}

@@ -1,0 +1,77 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""playbooks/check.yml end to end on node filesystem copies (ansible_connection=local): one compliant
+node, one fresh, one waiting for its reboot. Reports per host and for the fleet; changes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import TOKEN, comply, make_node
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLAYBOOK = os.path.join(REPO, "playbooks", "check.yml")
+SPEC = dict(sockets=2, cores_per_socket=4, threads=2, gpus_per_node=1)
+
+
+def tree(root):
+    out = {}
+    for base, dirs, files in os.walk(str(root)):
+        for name in files:
+            path = os.path.join(base, name)
+            with open(path, "rb") as handle:
+                out[path] = (handle.read(), os.stat(path).st_mode)
+    return out
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    base = tmp_path_factory.mktemp("fleet")
+    nodes = {}
+    for name in ("gpu-a", "gpu-b", "gpu-c"):
+        nodes[name] = make_node(base / name, **SPEC)
+    plan = make_plan(read_topology(str(nodes["gpu-a"])))
+    comply(nodes["gpu-a"], plan)
+    comply(nodes["gpu-c"], plan, booted=False)
+    hosts = {name: {"rke2_numa_sysfs_root": str(root), "rke2_numa_boot_root": str(root),
+                    "rke2_numa_kubelet_dir": str(root / "var/lib/kubelet"),
+                    "rke2_numa_config_path": str(root / "etc/rancher/rke2/config.yaml")} for name, root in nodes.items()}
+    inv = {"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}, "hosts": hosts}}
+    path = base / "inventory.yml"
+    path.write_text(yaml.safe_dump(inv))
+    return str(path), nodes, plan
+
+
+def play(inventory, *extra):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, PLAYBOOK] + list(extra)
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize("extra", [[], ["--check"]], ids=["run", "check"])
+def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_path, extra):
+    inventory, nodes, plan = fleet
+    before = {name: tree(root) for name, root in nodes.items()}
+    out = play(inventory, "-e", "rke2_numa_report_dir=%s" % tmp_path, "-vvv", *extra)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert TOKEN not in out.stdout + out.stderr, "the join token never leaves the node"
+    assert "changed=0" in out.stdout and "changed=1" not in out.stdout
+    assert {name: tree(root) for name, root in nodes.items()} == before
+    reports = {name: json.loads((tmp_path / (name + ".json")).read_text()) for name in nodes}
+    assert reports["gpu-a"] == {"host": "gpu-a", "compliant": True, "reasons": [], "actions": [], "plan_fingerprint": plan["fingerprint"],
+                                "warnings": []}
+    assert reports["gpu-b"]["actions"] == ["drain", "boot_params", "reboot", "rke2_config", "reset", "verify", "uncordon", "label"]
+    assert reports["gpu-c"]["actions"] == ["drain", "reboot", "verify", "uncordon", "label"]
+    assert json.loads((tmp_path / "fleet.json").read_text()) == {
+        "hosts": 3, "compliant": ["gpu-a"], "not_compliant": ["gpu-b", "gpu-c"], "not_checked": [], "reboot": ["gpu-b", "gpu-c"]}
+    assert "1 of 3 compliant; to reconfigure: gpu-b, gpu-c (2 need a reboot)" in out.stdout

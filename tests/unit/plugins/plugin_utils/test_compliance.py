@@ -1,0 +1,120 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""node_state_info on a node's filesystem copy, and the compliance decision on what it read.
+
+The node is made compliant with the collection's own write rules (the grub
+drop-in kernel_cmdline plans, the config.yaml merge) and the rke2 stand-in's
+kubelet, which writes the checkpoints the real kubelet would; then one thing
+at a time is put out of line.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.maitred.rke2_numa.plugins.modules import node_state_info
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import assess
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import TOKEN, comply, make_node
+
+
+@pytest.fixture
+def node(tmp_path, capsys):
+    """A fresh RKE2 GPU worker (2 x 4 cores, SMT, 2 GPUs) on a filesystem copy, and its plan."""
+    root = make_node(tmp_path / "node", sockets=2, cores_per_socket=4, threads=2, gpus_per_node=1)
+
+    def state():
+        with patch_module_args(dict(sysfs_root=str(root), boot_root=str(root), boot_method="auto",
+                                    kubelet_dir=str(root / "var/lib/kubelet"),
+                                    config_path=str(root / "etc/rancher/rke2/config.yaml"))):
+            with pytest.raises(SystemExit) as exc:
+                node_state_info.main()
+        out = capsys.readouterr().out
+        assert exc.value.code == 0, out
+        assert TOKEN not in out and "server" not in json.loads(out)["rke2"]["files"][0]["values"]
+        result = json.loads(out)
+        for f in result["rke2"]["files"]:  # the tests do not run as root everywhere: the owner is the module's truth
+            if f["exists"] and f["mode"] == "0600":
+                f.update(owner="root", group="root")
+        return result
+
+    topology = state()["topology"]
+    plan = make_plan(topology)
+    return root, plan, state
+
+
+ALL_ACTIONS = ["drain", "boot_params", "reboot", "rke2_config", "reset", "verify", "uncordon", "label"]
+
+
+def test_a_fresh_node_needs_everything_and_the_token_never_leaves_it(node):
+    root, plan, state = node
+    result = assess(plan, state())
+    assert not result["compliant"] and result["actions"] == ALL_ACTIONS, result
+    assert any(r.startswith("the boot configuration does not hold the plan's kernel args: add isolcpus=") for r in result["reasons"])
+    assert "the running kernel does not run the plan's kernel args (reboot)" in result["reasons"]
+    assert result["plan_fingerprint"] == plan["fingerprint"]
+
+
+def test_a_node_that_runs_its_plan_is_compliant(node):
+    root, plan, state = node
+    comply(root, plan)
+    result = assess(plan, state())
+    assert result == {"compliant": True, "reasons": [], "actions": [], "plan_fingerprint": plan["fingerprint"], "warnings": []}
+
+
+def test_a_pending_reboot_is_a_reboot_only(node):
+    root, plan, state = node
+    comply(root, plan, booted=False)
+    result = assess(plan, state())
+    assert result["actions"] == ["drain", "reboot", "verify", "uncordon", "label"], result
+    assert any("is not on the running cmdline" in r for r in result["reasons"])
+
+
+def test_a_config_without_a_planned_flag_is_a_config_change_and_a_restart(node):
+    root, plan, state = node
+    comply(root, plan)
+    path = root / "etc/rancher/rke2/config.yaml"
+    path.write_text(path.read_text().replace('  - "topology-manager-scope=pod"\n', ""))
+    result = assess(plan, state())
+    assert result["actions"] == ["drain", "rke2_config", "restart", "verify", "uncordon", "label"], result
+    assert "kubelet flag topology-manager-scope=pod is missing in RKE2's config" in result["reasons"]
+
+
+def test_a_drop_in_that_breaks_the_plan_counts(node):
+    root, plan, state = node
+    comply(root, plan)
+    (root / "etc/rancher/rke2/config.yaml.d").mkdir()
+    (root / "etc/rancher/rke2/config.yaml.d/60-gpu-operator.yaml").write_text("kubelet-arg+:\n  - cpu-manager-policy=none\n")
+    result = assess(plan, state())
+    assert not result["compliant"]
+    assert "kubelet flag cpu-manager-policy=static is cpu-manager-policy=none in RKE2's config" in result["reasons"]
+
+
+def test_a_world_readable_config_is_not_compliant(node):
+    root, plan, state = node
+    comply(root, plan)
+    (root / "etc/rancher/rke2/config.yaml").chmod(0o644)
+    result = assess(plan, state())
+    assert result["actions"] == ["drain", "rke2_config", "restart", "verify", "uncordon", "label"], result
+    assert any("not 0600 root:root (it holds the join token)" in r for r in result["reasons"])
+
+
+def test_checkpoints_the_kubelet_would_refuse_need_a_reset(node):
+    root, plan, state = node
+    comply(root, plan, kubelet=False)  # the none/None checkpoints of the fresh node stay
+    result = assess(plan, state())
+    assert "reset" in result["actions"] and not result["compliant"], result
+
+
+def test_an_unparseable_config_is_reported_without_its_text(node):
+    root, plan, state = node
+    comply(root, plan)
+    (root / "etc/rancher/rke2/config.yaml").write_text("token: %s\nkubelet-arg: [\n" % TOKEN)
+    result = assess(plan, state())
+    assert not result["compliant"] and "rke2_config" in result["actions"]
+    assert any("is not valid YAML at line" in r for r in result["reasons"]) and TOKEN not in json.dumps(result)
