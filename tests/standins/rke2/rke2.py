@@ -1101,6 +1101,8 @@ class Agent:
         self.dropin_dir = env("RKE2_STANDIN_CONFIG_DIR", self.config_path + ".d")
         self.sysfs_root = env("RKE2_STANDIN_SYSFS_ROOT", "/")
         self.state_dir = env("RKE2_STANDIN_STATE_DIR", DEFAULT_STATE_DIR)
+        # The cluster's side (nodes/<name>.json): shared by every node of a test cluster and the API stand-in.
+        self.cluster_dir = env("RKE2_STANDIN_CLUSTER_DIR", self.state_dir)
         self.restart_seconds = float(env("RKE2_STANDIN_KUBELET_RESTART_SECONDS", "5"))
         self.blip_seconds = float(env("RKE2_STANDIN_HEALTHZ_BLIP_SECONDS", "0"))
         self.stale_ready_seconds = float(env("RKE2_STANDIN_STALE_READY_SECONDS", "0"))
@@ -1147,7 +1149,7 @@ class Agent:
         os.replace(tmp, path)
 
     def set_node(self, ready=None, register=False):
-        with locked_node(self.state_dir, self.node_name) as box:
+        with locked_node(self.cluster_dir, self.node_name) as box:
             node = box["node"]
             if node is None:
                 node = new_node(self.node_name, self.seed_pods)

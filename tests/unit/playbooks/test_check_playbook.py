@@ -75,3 +75,33 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
     assert json.loads((tmp_path / "fleet.json").read_text()) == {
         "hosts": 3, "compliant": ["gpu-a"], "not_compliant": ["gpu-b", "gpu-c"], "not_checked": [], "reboot": ["gpu-b", "gpu-c"]}
     assert "1 of 3 compliant; to reconfigure: gpu-b, gpu-c (2 need a reboot)" in out.stdout
+
+
+ROLLING = os.path.join(REPO, "playbooks", "rolling.yml")
+
+
+def test_rolling_over_a_compliant_fleet_changes_nothing_and_calls_no_kubectl(tmp_path):
+    nodes = {}
+    for name in ("gpu-a", "gpu-b"):
+        nodes[name] = make_node(tmp_path / name, **SPEC)
+        comply(nodes[name], make_plan(read_topology(str(nodes[name]))))
+    kubectl = tmp_path / "kubectl"
+    calls = tmp_path / "kubectl.calls"
+    kubectl.write_text("#!/bin/sh\necho \"$*\" >> %s\nexit 1\n" % calls)
+    kubectl.chmod(0o755)
+    hosts = {name: {"rke2_numa_sysfs_root": str(root), "rke2_numa_boot_root": str(root),
+                    "rke2_numa_kubelet_dir": str(root / "var/lib/kubelet"),
+                    "rke2_numa_config_path": str(root / "etc/rancher/rke2/config.yaml")} for name, root in nodes.items()}
+    inv = {"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                            "rke2_numa_kubectl": str(kubectl)}, "hosts": hosts}}
+    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inv))
+    before = {name: tree(root) for name, root in nodes.items()}
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
+    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inventory.yml"),
+                          ROLLING], env=env, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "changed=1" not in out.stdout and not calls.exists()
+    assert {name: tree(root) for name, root in nodes.items()} == before
+    assert "skipping: no hosts matched" in out.stdout
+    assert '"compliant (skipped): gpu-a, gpu-b",' in out.stdout and '"reconfigured: none",' in out.stdout, out.stdout
