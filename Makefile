@@ -46,9 +46,12 @@ ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.build
 # that proves it is there: hwloc-nox (lstopo, the unit tests' reference),
 # shellcheck (ansible-test sanity checks the scripts with it when it is
 # there), and for Molecule podman, runc (crun 1.8.1 refuses this host's hybrid
-# cgroup layout) and debootstrap (the offline test image).
-APT_PKGS := hwloc-nox shellcheck podman runc debootstrap
-DEP_CMDS := lstopo-no-graphics shellcheck podman runc debootstrap
+# cgroup layout) and debootstrap (the offline test image), and kubectl (the
+# unit tests run the real client against the API stand-in; Debian's
+# kubernetes-client where the machine has no kubectl of its own).
+# command:package pairs: only the packages of missing commands are installed.
+DEP_PAIRS := lstopo-no-graphics:hwloc-nox shellcheck:shellcheck podman:podman runc:runc debootstrap:debootstrap kubectl:kubernetes-client
+APT_PKGS := $(foreach p,$(DEP_PAIRS),$(word 2,$(subst :, ,$(p))))
 
 # ---------------------------------------------------------------- paths
 BUILD := .build
@@ -86,13 +89,14 @@ help:
 	@echo "make bench       python bench/bench.py"
 	@echo "make clean       remove $(BUILD) and caches;  make distclean: also $(VENV)*"
 
-# Installs $(APT_PKGS) when a command of $(DEP_CMDS) is missing (as root, with
-# apt-get); otherwise says what to install and fails. Before the first venv it
+# Installs the package of each command of $(DEP_PAIRS) that is missing (as
+# root, with apt-get); otherwise says what to install and fails. Before the first venv it
 # also checks that $(PYTHON) can make one: Debian's python3 cannot without
 # python3-venv (no ensurepip), which is then installed too.
 deps:
-	@missing=""; pkgs="$(APT_PKGS)"; \
-	for c in $(DEP_CMDS); do command -v "$$c" >/dev/null 2>&1 || missing="$$missing $$c"; done; \
+	@missing=""; pkgs=""; \
+	for pair in $(DEP_PAIRS); do c=$${pair%%:*}; \
+	  command -v "$$c" >/dev/null 2>&1 || { missing="$$missing $$c"; pkgs="$$pkgs $${pair#*:}"; }; done; \
 	if [ ! -f $(VENV)/.stamp ]; then \
 	  tmp=$$(mktemp -d); \
 	  $(PYTHON) -m venv "$$tmp/v" >/dev/null 2>&1 || { missing="$$missing venv-for-$(PYTHON)"; pkgs="$$pkgs python3-venv"; }; \

@@ -12,6 +12,10 @@
 2. The reader's own work on the largest sample tree, in process (median).
 3. The planner: numa_plan's pure function over 1,000 hosts (the sample
    topologies in turn), in process: the controller time of planning a fleet.
+4. Skipping a compliant fleet: playbooks/rolling.yml over 12 node filesystem
+   copies that already run their plan (ansible_connection=local; kubectl
+   answers the one Node list with no cordoned node) against playbooks/plan.yml
+   over the same copies, alternating; medians and the ratio (target <= 1.3).
 
 Run from the repo root with the venv active: python bench/bench.py [--rounds N] [--hosts N]
 """
@@ -34,6 +38,7 @@ sys.path.insert(0, BUILD)
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology  # noqa: E402
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan  # noqa: E402
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs  # noqa: E402
+from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node  # noqa: E402
 
 PROBES = {
     "a_topology_info": "maitred.rke2_numa.topology_info:\n        sysfs_root: \"{{ rke2_numa_sysfs_root }}\"",
@@ -82,6 +87,7 @@ def main(argv=None):
     parser.add_argument("--hosts", type=int, default=24)
     parser.add_argument("--forks", type=int, default=5)
     parser.add_argument("--plan-hosts", type=int, default=1000)
+    parser.add_argument("--fleet", type=int, default=12)
     args = parser.parse_args(argv)
     if args.hosts < 20:
         parser.error("--hosts must be at least 20")
@@ -135,7 +141,42 @@ def main(argv=None):
         runs.append(time.process_time() - start)
     print("numa_plan for %d hosts: median %.2f s of controller CPU time (target < 10 s)"
           % (args.plan_hosts, statistics.median(runs)))
+    bench_rolling(args)
     return 0
+
+
+def bench_rolling(args):
+    import pathlib  # pylint: disable=import-outside-toplevel
+    with tempfile.TemporaryDirectory() as workdir:
+        base = pathlib.Path(workdir)
+        hosts = {}
+        for i in range(args.fleet):
+            root = make_node(base / ("gpu-%02d" % i), sockets=2, cores_per_socket=8, threads=2, gpus_per_node=4)
+            comply(root, make_plan(read_topology(str(root))))
+            hosts["gpu-%02d" % i] = root
+        kubectl = base / "kubectl"
+        kubectl.write_text('#!/bin/sh\ncase "$*" in *"get nodes -o json") echo \'{"items": []}\' ;; *) exit 1 ;; esac\n')
+        kubectl.chmod(0o755)
+        inventory = base / "inventory.yml"
+        with open(str(inventory), "w") as f:
+            f.write("gpu:\n  vars:\n    ansible_connection: local\n    ansible_python_interpreter: %s\n    rke2_numa_kubectl: %s\n  hosts:\n"
+                    % (sys.executable, kubectl))
+            for name, root in hosts.items():
+                f.write("    %s:\n      rke2_numa_sysfs_root: %s\n      rke2_numa_boot_root: %s\n      rke2_numa_kubelet_dir: %s\n"
+                        "      rke2_numa_config_path: %s\n" % (name, root, root, root / "var/lib/kubelet", root / "etc/rancher/rke2/config.yaml"))
+        books = {"rolling": os.path.join(REPO, "playbooks", "rolling.yml"), "plan": os.path.join(REPO, "playbooks", "plan.yml")}
+        times = {name: [] for name in books}
+        run(books["plan"], str(inventory), args.forks)  # warm caches
+        for i in range(args.rounds):
+            for name in (sorted(books) if i % 2 == 0 else sorted(books, reverse=True)):
+                elapsed, out = run(books[name], str(inventory), args.forks)
+                if name == "rolling":
+                    assert "compliant (skipped): " + ", ".join(sorted(hosts)) in out, out[-2000:]
+                times[name].append(elapsed)
+        med = {name: statistics.median(values) for name, values in times.items()}
+        print("compliant fleet of %d nodes, %d rounds, forks %d (median wall seconds): rolling %.2f, plan %.2f"
+              % (args.fleet, args.rounds, args.forks, med["rolling"], med["plan"]))
+        print("ratio rolling/plan: %.2f  (target <= 1.30)" % (med["rolling"] / med["plan"]))
 
 
 if __name__ == "__main__":

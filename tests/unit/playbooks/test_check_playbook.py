@@ -80,14 +80,15 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
 ROLLING = os.path.join(REPO, "playbooks", "rolling.yml")
 
 
-def test_rolling_over_a_compliant_fleet_changes_nothing_and_calls_no_kubectl(tmp_path):
+def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_read(tmp_path):
     nodes = {}
     for name in ("gpu-a", "gpu-b"):
         nodes[name] = make_node(tmp_path / name, **SPEC)
         comply(nodes[name], make_plan(read_topology(str(nodes[name]))))
     kubectl = tmp_path / "kubectl"
     calls = tmp_path / "kubectl.calls"
-    kubectl.write_text("#!/bin/sh\necho \"$*\" >> %s\nexit 1\n" % calls)
+    # A kubectl that can only list Nodes (none of them cordoned by an earlier roll): any other call fails.
+    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\ncase "$*" in *"get nodes -o json") echo \'{"items": []}\' ;; *) exit 1 ;; esac\n' % calls)
     kubectl.chmod(0o755)
     hosts = {name: {"rke2_numa_sysfs_root": str(root), "rke2_numa_boot_root": str(root),
                     "rke2_numa_kubelet_dir": str(root / "var/lib/kubelet"),
@@ -101,7 +102,8 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_calls_no_kubectl(tmp
     out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inventory.yml"),
                           ROLLING], env=env, capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "changed=1" not in out.stdout and not calls.exists()
+    assert "changed=1" not in out.stdout
+    assert calls.read_text().splitlines() == ["--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes -o json"], "one read, no change"
     assert {name: tree(root) for name, root in nodes.items()} == before
     assert "skipping: no hosts matched" in out.stdout
     assert '"compliant (skipped): gpu-a, gpu-b",' in out.stdout and '"reconfigured: none",' in out.stdout, out.stdout
