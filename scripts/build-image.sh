@@ -38,7 +38,9 @@ LABEL=io.maitred.rke2-numa.recipe
 #                          extensions/molecule/shared/node.yml). grub-pc, whose
 #                          postinst would install the file, would also install a
 #                          bootloader: the file is copied below instead.
-PKGS=systemd,systemd-sysv,python3,python3-yaml,curl,ca-certificates,procps,grub2-common,grub-pc-bin
+#   kubernetes-client      Debian's kubectl (1.20): the rolling scenario's kubectl
+#                          host runs it against the API stand-in (tests/standins/kubeapi)
+PKGS=systemd,systemd-sysv,python3,python3-yaml,curl,ca-certificates,procps,grub2-common,grub-pc-bin,kubernetes-client
 
 die() { echo "build-image: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root (debootstrap and podman import need it)"

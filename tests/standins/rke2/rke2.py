@@ -26,7 +26,7 @@ exec python3 "$0" "$@"
 #   allocatable, the Topology, CPU and Memory Managers' refusals and their
 #   checkpoints (cpu_manager_state, memory_manager_state) with the kubelet's own
 #   error strings, healthz on 127.0.0.1:10248 only while it runs.
-# - The Node object, as a file the kubectl stand-in shares.
+# - The Node object, as a file the API stand-in (kubeapi) serves.
 #
 # Standalone on purpose: Python 3.8+ standard library and PyYAML only, and no
 # import of the collection, so it stays an independent description of what
@@ -1001,7 +1001,7 @@ def _start_memory_manager(path, policy, topology, system_reserved, verify):
     return data
 
 
-# ---------------------------------------------------------------- the Node object (shared with the kubectl stand-in)
+# ---------------------------------------------------------------- the Node object (served by the API stand-in)
 
 @contextlib.contextmanager
 def locked_node(state_dir, name):

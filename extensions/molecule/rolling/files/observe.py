@@ -1,0 +1,63 @@
+"""Sum up the rolling scenario's observations (tasks/observe.yml feeds it JSON on stdin).
+
+Out (JSON): nodes.<name> = {unschedulable, plan, cordoned, failed};
+mutations = [{node, verb, time}] - the API calls that changed a Node or
+evicted/deleted a pod, in the order they arrived (the API stand-in's log);
+starts.<name> = the node's rke2-agent start times (epoch seconds);
+config.<name> = config.yaml's checksum;
+runs = the mutations grouped into consecutive runs on one node, each with
+{node, first, last, calls, starts_inside}: a node is rolled in one run, and
+its agent restart (the reset) falls inside it.
+"""
+import datetime
+import json
+import sys
+
+
+def epoch(text):
+    text = text.strip().rstrip("Z")
+    if "." in text:  # date +%N gives nanoseconds; fromisoformat takes microseconds
+        head, frac = text.split(".", 1)
+        text = "%s.%s" % (head, frac[:6])
+    moment = datetime.datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return moment.timestamp()
+
+
+def main():
+    data = json.load(sys.stdin)
+    nodes = {}
+    for item in data["nodes"]["items"]:
+        meta = item["metadata"]
+        annotations = meta.get("annotations") or {}
+        nodes[meta["name"]] = {"unschedulable": bool(item["spec"].get("unschedulable")),
+                               "plan": (meta.get("labels") or {}).get("rke2-numa.maitred.io/plan"),
+                               "cordoned": annotations.get("rke2-numa.maitred.io/cordoned"),
+                               "failed": annotations.get("rke2-numa.maitred.io/failed")}
+    mutations = []
+    for line in data["log"].splitlines():
+        if not line.strip():
+            continue
+        entry = json.loads(line)
+        summary = entry.get("summary") or {}
+        verb = summary.get("verb")
+        if verb not in ("patch", "evict", "delete") or not 200 <= int(entry.get("code", 0)) < 300 or summary.get("dryRun"):
+            continue
+        node = summary.get("node")
+        mutations.append({"node": node, "verb": verb, "time": epoch(entry["time"])})
+    mutations.sort(key=lambda m: m["time"])  # written when answered: concurrent evictions may be out of order
+    starts = {w: [epoch(t) for t in text.splitlines() if t.strip()] for w, text in data["starts"].items()}
+    runs = []
+    for m in mutations:
+        if runs and runs[-1]["node"] == m["node"]:
+            runs[-1].update(last=m["time"], calls=runs[-1]["calls"] + 1)
+        else:
+            runs.append({"node": m["node"], "first": m["time"], "last": m["time"], "calls": 1})
+    for run in runs:
+        run["starts_inside"] = len([t for t in starts.get(run["node"], []) if run["first"] <= t <= run["last"]])
+    json.dump({"nodes": nodes, "mutations": mutations, "runs": runs, "starts": starts, "config": data["config"]}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

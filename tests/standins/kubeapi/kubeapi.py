@@ -1,0 +1,1681 @@
+#!/bin/sh
+""":"
+exec python3 "$0" "$@"
+":"""
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+#
+# Stand-in for the Kubernetes API server, at the HTTP level: the real kubectl
+# runs cordon, uncordon, drain, wait, get, label and annotate against it. It
+# serves what those commands ask for, shaped as the API reference describes:
+# discovery (/api, /apis and the resource lists, legacy form: kubectl falls
+# back to it from aggregated discovery), Nodes (get, list, watch, patch),
+# Pods (get, list, watch, delete, the policy/v1 eviction subresource with
+# PodDisruptionBudget refusals), the DaemonSets, ReplicaSets,
+# PodDisruptionBudgets and Namespaces the pods imply, meta.k8s.io/v1 Tables
+# for kubectl get, and Status objects for every error. README.md next to this
+# file has the details.
+#
+# The cluster is the folder the rke2 stand-ins write: one file per
+# Node, <state dir>/nodes/<name>.json, read fresh on every request (the rke2
+# stand-in changes readiness under our feet) and read-modify-written under the
+# same per-node lock file; <state dir>/daemonsets.json may declare DaemonSets
+# (e.g. kured's, with its lock annotation). Every request is one JSON line in
+# <state dir>/kubeapi.log, so tests can assert the order of calls across nodes.
+#
+#   kubeapi.py serve --state-dir DIR [--address 127.0.0.1] [--port 6443|0] [--port-file FILE] [--log FILE]
+#   kubeapi.py kubeconfig --server http://127.0.0.1:PORT
+#
+# The first lines make the file both a shell script and Python (see the rke2
+# stand-in). Python 3.8+ standard library only; no import of the collection
+# nor of the other stand-ins.
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import datetime
+import fcntl
+import hashlib
+import http.server
+import json
+import os
+import re
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+import urllib.parse
+import uuid
+
+DEFAULT_STATE_DIR = "/var/lib/rke2-standin"
+VERSION = "v1.33.1+rke2r1"
+KUBELET_VERSION = VERSION
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+POLL_SECONDS = 0.1
+UID_NAMESPACE = uuid.UUID("0f6d3a52-1c1e-4d8e-9a55-6b6e2a1d4c11")
+
+# Taints the node controllers own: derived from spec.unschedulable and the Ready condition, never stored.
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+DERIVED_TAINTS = (UNSCHEDULABLE_TAINT, UNREACHABLE_TAINT, "node.kubernetes.io/not-ready")
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+OWNER_API_VERSIONS = {"DaemonSet": "apps/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "Deployment": "apps/v1",
+                      "Job": "batch/v1", "CronJob": "batch/v1", "Node": "v1", "ReplicationController": "v1"}
+PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json")
+
+
+# ---------------------------------------------------------------- errors: Status objects
+
+class ApiError(Exception):
+    """An error the API server answers with a Status object (kind Status, apiVersion v1, status Failure)."""
+
+    def __init__(self, code, reason, message, details=None):
+        super().__init__(message)
+        self.code, self.reason, self.message, self.details = code, reason, message, details
+
+    def status(self):
+        doc = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": self.message,
+               "reason": self.reason}
+        if self.details is not None:
+            doc["details"] = self.details
+        doc["code"] = self.code
+        return doc
+
+
+def not_found_path():
+    return ApiError(404, "NotFound", "the server could not find the requested resource", {})
+
+
+def not_found(kind, name):
+    return ApiError(404, "NotFound", '%s "%s" not found' % (kind.qualified, name), kind.details(name))
+
+
+def bad_request(message):
+    return ApiError(400, "BadRequest", message)
+
+
+def method_not_allowed():
+    return ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {})
+
+
+def conflict(kind, name):
+    return ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": the object has been modified; please apply your '
+                    "changes to the latest version and try again" % (kind.qualified, name), kind.details(name))
+
+
+def invalid(kind, name, causes):
+    """422 Invalid; causes are (field, message, reason) as the API's field.ErrorList renders them."""
+    texts = ["%s: %s" % (field, message) for field, message, dummy in causes]
+    summary = texts[0] if len(texts) == 1 else "[%s]" % ", ".join(texts)
+    listed = [{"reason": reason, "message": message, "field": field} for field, message, reason in causes]
+    details = dict(kind.details(name), kind=kind.kind, causes=listed)
+    return ApiError(422, "Invalid", '%s "%s" is invalid: %s' % (kind.kind, name, summary), details)
+
+
+# ---------------------------------------------------------------- time
+
+def _iso(epoch=None):
+    moment = datetime.datetime.fromtimestamp(time.time() if epoch is None else epoch, datetime.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _epoch(text):
+    """RFC 3339 (as the stand-ins write it) -> seconds since the epoch; None when absent or unreadable."""
+    if not text:
+        return None
+    text = str(text).strip().replace("Z", "+00:00")
+    text = re.sub(r"(\.\d{6})\d+", r"\1", text)
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return moment.timestamp()
+
+
+def human_duration(seconds):
+    """An age as kubectl's tables show it: 45s, 5m30s, 3h10m, 2d4h, 40d, 2y10d."""
+    sec = int(seconds)
+    if sec < -1:
+        return "<invalid>"
+    if sec < 0:
+        return "0s"
+    if sec < 120:
+        return "%ds" % sec
+    minutes = sec // 60
+    if minutes < 10:
+        return "%dm%ds" % (minutes, sec % 60) if sec % 60 else "%dm" % minutes
+    if minutes < 180:
+        return "%dm" % minutes
+    hours = sec // 3600
+    if hours < 8:
+        return "%dh%dm" % (hours, minutes % 60) if minutes % 60 else "%dh" % hours
+    if hours < 48:
+        return "%dh" % hours
+    if hours < 24 * 8:
+        return "%dd%dh" % (hours // 24, hours % 24) if hours % 24 else "%dd" % (hours // 24)
+    if hours < 24 * 365 * 2:
+        return "%dd" % (hours // 24)
+    years, days = hours // 24 // 365, hours // 24 % 365
+    if hours < 24 * 365 * 8 and days:
+        return "%dy%dd" % (years, days)
+    return "%dy" % years
+
+
+def _age(timestamp, now):
+    created = _epoch(timestamp)
+    return "<unknown>" if created is None else human_duration(now - created)
+
+
+# ---------------------------------------------------------------- the state folder (shared with the rke2 stand-in)
+
+NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+
+
+class Store:
+    """<state dir>/nodes/<name>.json, each read-modify-written under nodes/.<name>.lock as the rke2 stand-in does."""
+
+    def __init__(self, directory):
+        self.directory = directory
+        self.nodes_dir = os.path.join(directory, "nodes")
+
+    def path(self, name):
+        return os.path.join(self.nodes_dir, name + ".json")
+
+    @contextlib.contextmanager
+    def locked(self, name):
+        """box["node"] is the record (None when absent); it is written back when changed."""
+        os.makedirs(self.nodes_dir, exist_ok=True)
+        path = self.path(name)
+        with open(os.path.join(self.nodes_dir, "." + name + ".lock"), "a", encoding="utf-8") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                try:
+                    with open(path, encoding="utf-8") as handle:
+                        node = json.load(handle)
+                except (OSError, ValueError):
+                    node = None
+                box = {"node": node}
+                before = json.dumps(node, sort_keys=True)
+                yield box
+                if box["node"] is not None and json.dumps(box["node"], sort_keys=True) != before:
+                    tmp = "%s.tmp.%d.%d" % (path, os.getpid(), threading.get_ident())
+                    with open(tmp, "w", encoding="utf-8") as handle:
+                        json.dump(box["node"], handle, indent=2, sort_keys=True)
+                        handle.write("\n")
+                    os.replace(tmp, path)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def names(self):
+        try:
+            entries = os.listdir(self.nodes_dir)
+        except OSError:
+            return []
+        return sorted(n[:-5] for n in entries if n.endswith(".json") and not n.startswith(".") and NAME_RE.match(n[:-5]))
+
+    def exists(self, name):
+        return bool(NAME_RE.match(name)) and os.path.exists(self.path(name))
+
+    def read(self, name):
+        """The record as it is now (pods whose deletion has finished are dropped, and the file says so)."""
+        if not self.exists(name):
+            return None
+        with self.locked(name) as box:
+            if box["node"] is not None:
+                finish_deletions(box["node"])
+            return copy.deepcopy(box["node"])
+
+    def nodes(self):
+        return [node for node in (self.read(name) for name in self.names()) if node is not None]
+
+    def declared(self, plural):
+        """<state dir>/<plural>.json: objects a test declares beside what the nodes imply (a list; absent: none)."""
+        try:
+            with open(os.path.join(self.directory, plural + ".json"), encoding="utf-8") as handle:
+                records = json.load(handle)
+        except (OSError, ValueError):
+            return []
+        return records if isinstance(records, list) else []
+
+
+def finish_deletions(node, now=None):
+    """Pods accepted for deletion linger deleteSeconds (their containers stopping); then they are gone."""
+    now = time.time() if now is None else now
+    pods = node.get("pods") or []
+    kept = [p for p in pods if not (p.get("deleteAt") is not None and float(p["deleteAt"]) <= now)]
+    if len(kept) != len(pods):
+        node["pods"] = kept
+
+
+def ready_status(node, now=None):
+    """The Ready condition's status, the rule of the node lifecycle controller: True while the kubelet posts Ready; after it
+    stops, True for staleReadySeconds more (the node controller's grace period), then Unknown."""
+    if node.get("ready"):
+        return "True"
+    since, grace = node.get("notReadySince"), float(node.get("staleReadySeconds") or 0)
+    if since is not None and grace > 0 and (time.time() if now is None else now) - float(since) < grace:
+        return "True"
+    return "Unknown"
+
+
+def uid_for(resource, namespace, name):
+    return str(uuid.uuid5(UID_NAMESPACE, "%s/%s/%s" % (resource, namespace or "", name)))
+
+
+# ---------------------------------------------------------------- objects, as the API server renders them
+
+def node_object(node, now=None):
+    name = node["name"]
+    status = ready_status(node, now)
+    meta = {"name": name, "uid": uid_for("nodes", "", name)}
+    if node.get("created"):
+        meta["creationTimestamp"] = node["created"]
+    labels = {str(k): "" if v is None else str(v) for k, v in (node.get("labels") or {}).items()}
+    if labels:
+        meta["labels"] = labels
+    annotations = {str(k): "" if v is None else str(v) for k, v in (node.get("annotations") or {}).items()}
+    if annotations:
+        meta["annotations"] = annotations
+    spec = {"providerID": "rke2://" + name}
+    taints = [dict(t) for t in node.get("taints") or [] if isinstance(t, dict) and t.get("key") not in DERIVED_TAINTS]
+    if node.get("unschedulable"):
+        spec["unschedulable"] = True
+        taint = {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}
+        if node.get("cordonedAt"):
+            taint["timeAdded"] = node["cordonedAt"]
+        taints.append(taint)
+    if status == "Unknown":
+        taints += [{"key": UNREACHABLE_TAINT, "effect": "NoSchedule"}, {"key": UNREACHABLE_TAINT, "effect": "NoExecute"}]
+    if taints:
+        spec["taints"] = taints
+
+    def condition(kind, value, reason, message):
+        entry = {"type": kind, "status": value}
+        if node.get("lastHeartbeatTime"):
+            entry["lastHeartbeatTime"] = node["lastHeartbeatTime"]
+        if node.get("lastTransitionTime"):
+            entry["lastTransitionTime"] = node["lastTransitionTime"]
+        entry.update(reason=reason, message=message)
+        return entry
+
+    if status == "True":
+        conditions = [condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+                      condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                      condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+                      condition("Ready", "True", "KubeletReady", "kubelet is posting ready status")]
+    else:
+        conditions = [condition(kind, "Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status.")
+                      for kind in ("MemoryPressure", "DiskPressure", "PIDPressure", "Ready")]
+    node_info = {"machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "", "osImage": "", "containerRuntimeVersion": "",
+                 "kubeletVersion": node.get("kubeletVersion") or KUBELET_VERSION, "kubeProxyVersion": "",
+                 "operatingSystem": "linux", "architecture": "amd64"}
+    return {"kind": "Node", "apiVersion": "v1", "metadata": meta, "spec": spec,
+            "status": {"conditions": conditions, "addresses": [{"type": "Hostname", "address": name}],
+                       "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}}, "nodeInfo": node_info}}
+
+
+def owner_name(node, pod):
+    """The controller's name: ownerName when the record has one, else the pod name less its last part
+    (rke2-canal-n1 -> rke2-canal), as controllers name their pods; a static pod's owner is its Node."""
+    if pod.get("ownerName"):
+        return str(pod["ownerName"])
+    if pod.get("owner") == "Node":
+        return node["name"]
+    base, sep, dummy = str(pod["name"]).rpartition("-")
+    return base if sep and base else str(pod["name"])
+
+
+def pod_object(node, pod):
+    namespace, name = str(pod["namespace"]), str(pod["name"])
+    created = pod.get("created") or node.get("created")
+    meta = {"name": name, "namespace": namespace, "uid": str(pod.get("uid") or uid_for("pods", namespace, node["name"] + "/" + name))}
+    if created:
+        meta["creationTimestamp"] = created
+    if pod.get("labels"):
+        meta["labels"] = {str(k): str(v) for k, v in pod["labels"].items()}
+    if pod.get("mirror"):
+        digest = hashlib.md5(("%s/%s" % (namespace, name)).encode()).hexdigest()  # nosec - a config hash, not security
+        meta["annotations"] = {MIRROR_ANNOTATION: digest, "kubernetes.io/config.hash": digest, "kubernetes.io/config.source": "file"}
+    owner = pod.get("owner")
+    if owner:
+        reference = {"apiVersion": OWNER_API_VERSIONS.get(owner, "v1"), "kind": owner, "name": owner_name(node, pod),
+                     "controller": True}
+        if owner == "Node":
+            reference["uid"] = uid_for("nodes", "", node["name"])
+        else:
+            reference["uid"] = uid_for(owner.lower() + "s", namespace, reference["name"])
+            reference["blockOwnerDeletion"] = True
+        meta["ownerReferences"] = [reference]
+    if pod.get("deletionTimestamp"):
+        meta["deletionTimestamp"] = pod["deletionTimestamp"]
+        meta["deletionGracePeriodSeconds"] = int(pod.get("deletionGracePeriodSeconds") or 0)
+    spec = {"nodeName": node["name"], "containers": [{"name": "app", "image": PAUSE_IMAGE}], "restartPolicy": "Always",
+            "schedulerName": "default-scheduler", "terminationGracePeriodSeconds": 30}
+    if pod.get("emptyDir"):
+        spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+        spec["containers"][0]["volumeMounts"] = [{"name": "scratch", "mountPath": "/scratch"}]
+    phase = pod.get("phase") or "Running"
+    running = phase == "Running"
+    status = {"phase": phase, "startTime": created,
+              "conditions": [{"type": "Ready", "status": "True" if running else "False"}],
+              "containerStatuses": [{"name": "app", "image": PAUSE_IMAGE, "imageID": "", "ready": running, "started": running,
+                                     "restartCount": 0, "state": {"running": {"startedAt": created}} if running else
+                                     {"terminated": {"exitCode": 0 if phase == "Succeeded" else 1, "reason": "Completed"
+                                                     if phase == "Succeeded" else "Error"}}}]}
+    return {"kind": "Pod", "apiVersion": "v1", "metadata": meta, "spec": spec, "status": status}
+
+
+def _common_labels(pods):
+    common = None
+    for pod in pods:
+        labels = {str(k): str(v) for k, v in (pod.get("labels") or {}).items()}
+        common = labels if common is None else {k: v for k, v in common.items() if labels.get(k) == v}
+    return common or {}
+
+
+def _owned(nodes, kind):
+    """(namespace, owner name) -> [(node, pod)] for the pods a controller of this kind owns."""
+    groups = {}
+    for node in nodes:
+        for pod in node.get("pods") or []:
+            if pod.get("owner") == kind:
+                groups.setdefault((str(pod["namespace"]), owner_name(node, pod)), []).append((node, pod))
+    return groups
+
+
+def _earliest(entries):
+    stamps = sorted(s for s in ((p.get("created") or n.get("created")) for n, p in entries) if s)
+    return stamps[0] if stamps else None
+
+
+def daemonset_objects(nodes, declared=()):
+    """The DaemonSets that own pods, and those <state dir>/daemonsets.json declares (with their labels and
+    annotations, e.g. kured's lock; a declared DaemonSet may have no pod)."""
+    out = []
+    owned = _owned(nodes, "DaemonSet")
+    records = {}
+    for record in declared:
+        if isinstance(record, dict) and record.get("name"):
+            records[(str(record.get("namespace") or "default"), str(record["name"]))] = record
+            owned.setdefault((str(record.get("namespace") or "default"), str(record["name"])), [])
+    for (namespace, name), entries in sorted(owned.items()):
+        selector = _common_labels([p for dummy, p in entries])
+        count, ready = len(entries), sum(1 for n, dummy in entries if ready_status(n) == "True")
+        meta = {"name": name, "namespace": namespace, "uid": uid_for("daemonsets", namespace, name), "generation": 1}
+        record = records.get((namespace, name)) or {}
+        created = record.get("created") or _earliest(entries)
+        if created:
+            meta["creationTimestamp"] = created
+        for field in ("labels", "annotations"):
+            if record.get(field):
+                meta[field] = {str(k): str(v) for k, v in record[field].items()}
+        out.append({"kind": "DaemonSet", "apiVersion": "apps/v1", "metadata": meta,
+                    "spec": {"selector": {"matchLabels": selector},
+                             "template": {"metadata": {"labels": selector}, "spec": {"containers": [{"name": "app", "image": PAUSE_IMAGE}]}},
+                             "updateStrategy": {"type": "RollingUpdate"}},
+                    "status": {"currentNumberScheduled": count, "desiredNumberScheduled": count, "numberMisscheduled": 0,
+                               "numberReady": ready, "numberAvailable": ready, "updatedNumberScheduled": count, "observedGeneration": 1}})
+    return out
+
+
+def replicaset_objects(nodes):
+    out = []
+    for (namespace, name), entries in sorted(_owned(nodes, "ReplicaSet").items()):
+        selector = _common_labels([p for dummy, p in entries])
+        count = len(entries)
+        meta = {"name": name, "namespace": namespace, "uid": uid_for("replicasets", namespace, name), "generation": 1}
+        if _earliest(entries):
+            meta["creationTimestamp"] = _earliest(entries)
+        out.append({"kind": "ReplicaSet", "apiVersion": "apps/v1", "metadata": meta,
+                    "spec": {"replicas": count, "selector": {"matchLabels": selector},
+                             "template": {"metadata": {"labels": selector}, "spec": {"containers": [{"name": "app", "image": PAUSE_IMAGE}]}}},
+                    "status": {"replicas": count, "fullyLabeledReplicas": count, "readyReplicas": count, "availableReplicas": count,
+                               "observedGeneration": 1}})
+    return out
+
+
+def pdb_entries(nodes):
+    """(namespace, PodDisruptionBudget name) -> [(node, pod)] for pods whose `pdb` forbids their eviction."""
+    groups = {}
+    for node in nodes:
+        for pod in node.get("pods") or []:
+            if pod.get("pdb") and not pod.get("deletionTimestamp"):
+                groups.setdefault((str(pod["namespace"]), str(pod["pdb"])), []).append((node, pod))
+    return groups
+
+
+def pdb_objects(nodes):
+    out = []
+    for (namespace, name), entries in sorted(pdb_entries(nodes).items()):
+        count = len(entries)
+        meta = {"name": name, "namespace": namespace, "uid": uid_for("poddisruptionbudgets", namespace, name), "generation": 1}
+        if _earliest(entries):
+            meta["creationTimestamp"] = _earliest(entries)
+        out.append({"kind": "PodDisruptionBudget", "apiVersion": "policy/v1", "metadata": meta,
+                    "spec": {"maxUnavailable": 0, "selector": {"matchLabels": _common_labels([p for dummy, p in entries])}},
+                    "status": {"observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": count, "desiredHealthy": count,
+                               "expectedPods": count,
+                               "conditions": [{"type": "DisruptionAllowed", "status": "False", "reason": "InsufficientPods",
+                                               "message": "", "observedGeneration": 1}]}})
+    return out
+
+
+def pod_objects(nodes):
+    return [pod_object(node, pod) for node in nodes for pod in node.get("pods") or []]
+
+
+SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+
+
+def namespace_objects(nodes, declared=()):
+    """The namespaces every cluster has, those of the pods, and those of the declared DaemonSets (kubectl 1.30+
+    asks for the namespace when a namespaced object is not found, to say which of the two is missing)."""
+    names = set(SYSTEM_NAMESPACES)
+    names.update(str(p["namespace"]) for n in nodes for p in n.get("pods") or [])
+    names.update(str(r.get("namespace") or "default") for r in declared if isinstance(r, dict))
+    stamps = sorted(n["created"] for n in nodes if n.get("created"))
+    out = []
+    for name in sorted(names):
+        meta = {"name": name, "uid": uid_for("namespaces", "", name), "labels": {"kubernetes.io/metadata.name": name}}
+        if stamps:
+            meta["creationTimestamp"] = stamps[0]
+        out.append({"kind": "Namespace", "apiVersion": "v1", "metadata": meta, "spec": {"finalizers": ["kubernetes"]},
+                    "status": {"phase": "Active"}})
+    return out
+
+
+# ---------------------------------------------------------------- resource versions
+
+class Versions:
+    """resourceVersion: one counter for the server; an object gets a new version when its rendering changes
+    (a write to its file, or the Ready condition going Unknown when the grace period ends)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.counter = int(time.time() * 1000)  # keeps growing across restarts of the server
+        self.seen = {}
+
+    def stamp(self, key, obj):
+        meta = obj["metadata"]
+        meta.pop("resourceVersion", None)
+        digest = hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+        with self.lock:
+            entry = self.seen.get(key)
+            if entry is None or entry[0] != digest:
+                self.counter += 1
+                entry = (digest, self.counter, entry[2] if entry else self.counter)
+                self.seen[key] = entry
+        meta["resourceVersion"] = str(entry[1])
+        return obj
+
+    def created(self, key):
+        with self.lock:
+            entry = self.seen.get(key)
+        return entry[2] if entry else 0
+
+    def bump(self):
+        with self.lock:
+            self.counter += 1
+            return self.counter
+
+    def current(self):
+        with self.lock:
+            return self.counter
+
+
+# ---------------------------------------------------------------- the resources served
+
+def _fields_common(obj):
+    meta = obj["metadata"]
+    return {"metadata.name": meta.get("name", ""), "metadata.namespace": meta.get("namespace", "")}
+
+
+def _fields_node(obj):
+    fields = _fields_common(obj)
+    del fields["metadata.namespace"]
+    fields["spec.unschedulable"] = "true" if obj["spec"].get("unschedulable") else "false"
+    return fields
+
+
+def _fields_pod(obj):
+    fields = _fields_common(obj)
+    fields.update({"spec.nodeName": obj["spec"].get("nodeName", ""), "spec.restartPolicy": obj["spec"].get("restartPolicy", ""),
+                   "spec.schedulerName": obj["spec"].get("schedulerName", ""), "spec.serviceAccountName": "",
+                   "spec.hostNetwork": "false", "status.phase": obj["status"].get("phase", ""), "status.podIP": "",
+                   "status.nominatedNodeName": ""})
+    return fields
+
+
+class Kind:
+    def __init__(self, group, version, plural, singular, kind, namespaced, verbs, short=(), categories=(), lister=None, fields=None):
+        self.group, self.version, self.plural, self.singular, self.kind = group, version, plural, singular, kind
+        self.namespaced, self.verbs, self.short, self.categories = namespaced, verbs, list(short), list(categories)
+        self.lister, self.fields = lister, fields or _fields_common
+        self.api_version = "%s/%s" % (group, version) if group else version
+        self.qualified = "%s.%s" % (plural, group) if group else plural
+
+    def details(self, name):
+        details = {"name": name}
+        if self.group:
+            details["group"] = self.group
+        details["kind"] = self.plural
+        return details
+
+    def resource(self):
+        entry = {"name": self.plural, "singularName": self.singular, "namespaced": self.namespaced, "kind": self.kind,
+                 "verbs": sorted(self.verbs)}
+        if self.short:
+            entry["shortNames"] = self.short
+        if self.categories:
+            entry["categories"] = self.categories
+        return entry
+
+
+KINDS = [
+    Kind("", "v1", "namespaces", "namespace", "Namespace", False, ["get", "list", "watch"], ["ns"], lister=namespace_objects),
+    Kind("", "v1", "nodes", "node", "Node", False, ["get", "list", "watch", "patch"], ["no"],
+         lister=lambda nodes: [node_object(n) for n in nodes], fields=_fields_node),
+    Kind("", "v1", "pods", "pod", "Pod", True, ["get", "list", "watch", "delete"], ["po"], ["all"], lister=pod_objects, fields=_fields_pod),
+    Kind("apps", "v1", "daemonsets", "daemonset", "DaemonSet", True, ["get", "list", "watch"], ["ds"], ["all"], lister=daemonset_objects),
+    Kind("apps", "v1", "replicasets", "replicaset", "ReplicaSet", True, ["get", "list", "watch"], ["rs"], ["all"], lister=replicaset_objects),
+    Kind("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True, ["get", "list", "watch"], ["pdb"],
+         lister=pdb_objects),
+]
+KIND_BY_PATH = {(k.group, k.version, k.plural): k for k in KINDS}
+NODES = KIND_BY_PATH[("", "v1", "nodes")]
+PODS = KIND_BY_PATH[("", "v1", "pods")]
+# Subresources in discovery: (group, version) -> entries after the resource's own.
+SUBRESOURCES = {
+    ("", "v1"): [{"name": "nodes/status", "singularName": "", "namespaced": False, "kind": "Node", "verbs": ["get"]},
+                 {"name": "pods/eviction", "singularName": "", "namespaced": True, "group": "policy", "version": "v1",
+                  "kind": "Eviction", "verbs": ["create"]}],
+}
+GROUPS = [("apps", "v1"), ("policy", "v1")]
+
+
+def resource_list(group, version):
+    entries = []
+    for kind in KINDS:
+        if (kind.group, kind.version) == (group, version):
+            entries.append(kind.resource())
+            entries += [dict(s) for s in SUBRESOURCES.get((group, version), []) if s["name"].startswith(kind.plural + "/")]
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "%s/%s" % (group, version) if group else version,
+            "resources": entries}
+
+
+def api_group(name, version):
+    gv = {"groupVersion": "%s/%s" % (name, version), "version": version}
+    return {"kind": "APIGroup", "apiVersion": "v1", "name": name, "versions": [gv], "preferredVersion": gv}
+
+
+# ---------------------------------------------------------------- selectors
+
+def _split_terms(text):
+    terms, depth, current = [], 0, ""
+    for char in text:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        if char == "," and depth == 0:
+            terms.append(current)
+            current = ""
+        else:
+            current += char
+    terms.append(current)
+    return [t.strip() for t in terms if t.strip()]
+
+
+_KEY = r"[A-Za-z0-9][-A-Za-z0-9_./]*"
+
+
+def parse_label_selector(text):
+    """key=value, key==value, key!=value, key, !key, key in (a,b), key notin (a,b): a list of (key, op, values)."""
+    requirements = []
+    for term in _split_terms(text or ""):
+        match = re.fullmatch(r"(!?)\s*(%s)" % _KEY, term)
+        if match:
+            requirements.append((match.group(2), "!" if match.group(1) else "exists", ()))
+            continue
+        match = re.fullmatch(r"(%s)\s*(==|=|!=)\s*([-A-Za-z0-9_.]*)" % _KEY, term)
+        if match:
+            requirements.append((match.group(1), "!=" if match.group(2) == "!=" else "=", (match.group(3),)))
+            continue
+        match = re.fullmatch(r"(%s)\s+(in|notin)\s*\(([^()]*)\)" % _KEY, term)
+        if match:
+            values = tuple(v.strip() for v in match.group(3).split(",") if v.strip())
+            requirements.append((match.group(1), match.group(2), values))
+            continue
+        raise bad_request("unable to parse requirement: %r" % term)
+    return requirements
+
+
+def labels_match(requirements, labels):
+    for key, op, values in requirements:
+        present, value = key in labels, labels.get(key)
+        if (op == "exists" and not present) or (op == "!" and present) or (op == "=" and value != values[0]) \
+                or (op == "!=" and present and value == values[0]) or (op == "in" and (not present or value not in values)) \
+                or (op == "notin" and present and value in values):
+            return False
+    return True
+
+
+def parse_field_selector(text):
+    requirements = []
+    for term in _split_terms(text or ""):
+        match = re.fullmatch(r"([A-Za-z0-9_.]+)\s*(==|=|!=)\s*(.*)", term)
+        if not match:
+            raise bad_request("invalid selector: '%s'; can't understand '%s'" % (text, term))
+        requirements.append((match.group(1), match.group(2) != "!=", match.group(3)))
+    return requirements
+
+
+def fields_match(kind, requirements, obj):
+    fields = kind.fields(obj)
+    for name, equal, value in requirements:
+        if name not in fields:
+            raise bad_request("field label not supported: %s" % name)
+        if (fields[name] == value) != equal:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- patches
+
+class PatchError(Exception):
+    pass
+
+
+def merge_patch(target, patch):
+    """RFC 7386 JSON merge patch."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+_DELETE = object()
+
+
+def strategic_merge_patch(target, patch):
+    """Strategic merge patch for the Node fields this server keeps: maps merge, null deletes, lists are replaced
+    (NodeSpec.taints has no patch strategy), and the directives $patch (replace, delete), $retainKeys,
+    $setElementOrder/... (order only) and $deleteFromPrimitiveList/... are honoured."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    directive = patch.get("$patch")
+    if directive == "delete":
+        return _DELETE
+    if directive == "replace":
+        return {k: strategic_merge_patch(None, v) for k, v in patch.items() if not k.startswith("$")}
+    if directive not in (None, "merge"):
+        raise PatchError("unknown patch type: %s" % directive)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if key.startswith("$deleteFromPrimitiveList/"):
+            field = key.split("/", 1)[1]
+            result[field] = [v for v in result.get(field) or [] if v not in (value or [])]
+        elif key.startswith("$"):
+            continue
+        elif value is None:
+            result.pop(key, None)
+        else:
+            merged = strategic_merge_patch(result.get(key), value)
+            if merged is _DELETE:
+                result.pop(key, None)
+            else:
+                result[key] = merged
+    retain = patch.get("$retainKeys")
+    if isinstance(retain, list):
+        result = {k: v for k, v in result.items() if k in retain}
+    return result
+
+
+def _pointer(path):
+    if not isinstance(path, str) or (path and not path.startswith("/")):
+        raise PatchError("invalid JSON pointer: %r" % (path,))
+    return [] if path == "" else [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+
+
+def _resolve(doc, parts):
+    current = doc
+    for part in parts:
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            raise PatchError("path /%s does not exist" % "/".join(parts))
+    return current
+
+
+def _add(doc, parts, value):
+    if not parts:
+        return value
+    parent, last = _resolve(doc, parts[:-1]), parts[-1]
+    if isinstance(parent, dict):
+        parent[last] = value
+    elif isinstance(parent, list) and last == "-":
+        parent.append(value)
+    elif isinstance(parent, list) and last.isdigit() and int(last) <= len(parent):
+        parent.insert(int(last), value)
+    else:
+        raise PatchError("cannot add at /%s" % "/".join(parts))
+    return doc
+
+
+def _remove(doc, parts):
+    if not parts:
+        raise PatchError("cannot remove the whole document")
+    parent, last = _resolve(doc, parts[:-1]), parts[-1]
+    if isinstance(parent, dict) and last in parent:
+        return parent.pop(last)
+    if isinstance(parent, list) and last.isdigit() and int(last) < len(parent):
+        return parent.pop(int(last))
+    raise PatchError("path /%s does not exist" % "/".join(parts))
+
+
+def json_patch(doc, operations):
+    """RFC 6902: add, remove, replace, move, copy, test."""
+    if not isinstance(operations, list):
+        raise PatchError("a JSON patch is a list of operations")
+    doc = copy.deepcopy(doc)
+    for operation in operations:
+        if not isinstance(operation, dict):
+            raise PatchError("a JSON patch operation is an object")
+        kind, path = operation.get("op"), _pointer(operation.get("path"))
+        if kind in ("add", "replace", "test") and "value" not in operation:
+            raise PatchError("%s needs a value" % kind)
+        if kind == "add":
+            doc = _add(doc, path, copy.deepcopy(operation["value"]))
+        elif kind == "remove":
+            _remove(doc, path)
+        elif kind == "replace":
+            _resolve(doc, path)
+            if path:
+                _remove(doc, path)
+            doc = _add(doc, path, copy.deepcopy(operation["value"]))
+        elif kind in ("move", "copy"):
+            source = _pointer(operation.get("from"))
+            value = _remove(doc, source) if kind == "move" else copy.deepcopy(_resolve(doc, source))
+            doc = _add(doc, path, value)
+        elif kind == "test":
+            if _resolve(doc, path) != operation["value"]:
+                raise PatchError("testing value /%s failed" % "/".join(path))
+        else:
+            raise PatchError("unexpected kind of operation: %r" % (kind,))
+    return doc
+
+
+# ---------------------------------------------------------------- validation of metadata
+
+_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_NAME_PART_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+                  "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+_PREFIX_MSG = ("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
+               "and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+               "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+              "an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+              "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+
+
+def qualified_name_errors(key):
+    parts = key.split("/")
+    if len(parts) > 2:
+        return ["a qualified name " + _NAME_PART_MSG[len("name part "):] + " with an optional DNS subdomain prefix and '/' "
+                "(e.g. 'example.com/MyName')"]
+    errors = []
+    if len(parts) == 2:
+        if not parts[0]:
+            errors.append("prefix part must be non-empty")
+        elif len(parts[0]) > 253:
+            errors.append("prefix part must be no more than 253 characters")
+        elif not _DNS_SUBDOMAIN.fullmatch(parts[0]):
+            errors.append(_PREFIX_MSG)
+    name = parts[-1]
+    if not name:
+        errors.append("name part must be non-empty")
+    else:
+        if len(name) > 63:
+            errors.append("name part must be no more than 63 characters")
+        if not _NAME_PART.fullmatch(name):
+            errors.append(_NAME_PART_MSG)
+    return errors
+
+
+def metadata_causes(labels, annotations):
+    causes = []
+    for key, value in sorted(labels.items()):
+        for message in qualified_name_errors(key):
+            causes.append(("metadata.labels", 'Invalid value: "%s": %s' % (key, message), "FieldValueInvalid"))
+        if len(value) > 63:
+            causes.append(("metadata.labels", 'Invalid value: "%s": must be no more than 63 characters' % value, "FieldValueInvalid"))
+        if not _LABEL_VALUE.fullmatch(value):
+            causes.append(("metadata.labels", 'Invalid value: "%s": %s' % (value, _VALUE_MSG), "FieldValueInvalid"))
+    for key in sorted(annotations):
+        for message in qualified_name_errors(key):
+            causes.append(("metadata.annotations", 'Invalid value: "%s": %s' % (key, message), "FieldValueInvalid"))
+    size = sum(len(k) + len(v) for k, v in annotations.items())
+    if size > 256 * 1024:
+        causes.append(("metadata.annotations", "Too long: may not be more than 262144 bytes", "FieldValueTooLong"))
+    return causes
+
+
+def _string_map(value, field):
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise bad_request("json: cannot unmarshal %s into Go struct field ObjectMeta.%s of type map[string]string"
+                          % (type(value).__name__, field))
+    return dict(value)
+
+
+def node_update(before, after):
+    """What a patched Node changes in the record; ApiError when the result is not a valid Node update.
+    The server keeps metadata.labels, metadata.annotations, spec.unschedulable and spec.taints; status is the
+    kubelet's (a patch of the main resource leaves it alone, as the real server does)."""
+    name = before["metadata"]["name"]
+    if not isinstance(after, dict) or not isinstance(after.get("metadata", {}), dict) or not isinstance(after.get("spec", {}), dict):
+        raise bad_request("the patched object is not a Node")
+    meta, spec = after.get("metadata") or {}, after.get("spec") or {}
+    if meta.get("name", name) != name:
+        raise bad_request("the name of the object (%s) does not match the name on the URL (%s)" % (meta.get("name"), name))
+    version = meta.get("resourceVersion")
+    if version not in (None, "") and str(version) != before["metadata"]["resourceVersion"]:
+        raise conflict(NODES, name)
+    labels = _string_map(meta.get("labels"), "labels")
+    annotations = _string_map(meta.get("annotations"), "annotations")
+    causes = metadata_causes(labels, annotations)
+    unschedulable = spec.get("unschedulable")
+    if unschedulable is not None and not isinstance(unschedulable, bool):
+        raise bad_request("json: cannot unmarshal %s into Go struct field NodeSpec.spec.unschedulable of type bool" % type(unschedulable).__name__)
+    taints = spec.get("taints") or []
+    if not isinstance(taints, list) or not all(isinstance(t, dict) for t in taints):
+        raise bad_request("json: cannot unmarshal spec.taints into Go struct field NodeSpec.spec.taints of type []v1.Taint")
+    for index, taint in enumerate(taints):
+        if not taint.get("key"):
+            causes.append(("spec.taints[%d].key" % index, "Required value", "FieldValueRequired"))
+        if taint.get("effect") not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            causes.append(("spec.taints[%d].effect" % index, 'Unsupported value: "%s": supported values: "NoSchedule", "PreferNoSchedule", '
+                           '"NoExecute"' % taint.get("effect", ""), "FieldValueNotSupported"))
+    old_spec = before.get("spec") or {}
+    for key in sorted(set(old_spec) | set(spec)):
+        if key not in ("unschedulable", "taints") and old_spec.get(key) != spec.get(key):
+            causes.append(("spec.%s" % key, "Forbidden: the stand-in API server keeps only spec.unschedulable and spec.taints of a Node",
+                           "FieldValueForbidden"))
+    if causes:
+        raise invalid(NODES, name, causes)
+    return {"labels": labels, "annotations": annotations, "unschedulable": bool(unschedulable),
+            "taints": [t for t in taints if t.get("key") not in DERIVED_TAINTS]}
+
+
+def _map_changes(old, new):
+    changes = {k: new.get(k) for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)}
+    return changes
+
+
+# ---------------------------------------------------------------- tables (kubectl get)
+
+def _column(name, description, priority=0, kind="string", fmt=""):
+    return {"name": name, "type": kind, "format": fmt, "description": description, "priority": priority}
+
+
+NAME_COLUMN = _column("Name", "Name must be unique within a namespace.", fmt="name")
+AGE_COLUMN = _column("Age", "CreationTimestamp is a timestamp representing the server time when this object was created.")
+
+
+def _roles(labels):
+    roles = set()
+    for key, value in labels.items():
+        if key.startswith("node-role.kubernetes.io/") and key[len("node-role.kubernetes.io/"):]:
+            roles.add(key[len("node-role.kubernetes.io/"):])
+        elif key == "kubernetes.io/role" and value:
+            roles.add(value)
+    return ",".join(sorted(roles)) or "<none>"
+
+
+def _node_row(obj, now):
+    ready = [c for c in obj["status"]["conditions"] if c["type"] == "Ready"]
+    status = [("Ready" if c["status"] == "True" else "NotReady") for c in ready] or ["Unknown"]
+    if obj["spec"].get("unschedulable"):
+        status.append("SchedulingDisabled")
+    info = obj["status"]["nodeInfo"]
+    addresses = obj["status"].get("addresses") or []
+    internal = [a["address"] for a in addresses if a["type"] == "InternalIP"]
+    external = [a["address"] for a in addresses if a["type"] == "ExternalIP"]
+    return [obj["metadata"]["name"], ",".join(status), _roles(obj["metadata"].get("labels") or {}),
+            _age(obj["metadata"].get("creationTimestamp"), now), info.get("kubeletVersion", ""),
+            internal[0] if internal else "<none>", external[0] if external else "<none>", info.get("osImage") or "<unknown>",
+            info.get("kernelVersion") or "<unknown>", info.get("containerRuntimeVersion") or "<unknown>"]
+
+
+def _pod_row(obj, now):
+    statuses = obj["status"].get("containerStatuses") or []
+    status = "Terminating" if obj["metadata"].get("deletionTimestamp") else obj["status"].get("phase", "")
+    if obj["status"].get("phase") == "Succeeded":
+        status = "Completed"
+    return [obj["metadata"]["name"], "%d/%d" % (sum(1 for s in statuses if s.get("ready")), len(obj["spec"]["containers"])), status,
+            str(sum(s.get("restartCount", 0) for s in statuses)), _age(obj["metadata"].get("creationTimestamp"), now),
+            "<none>", obj["spec"].get("nodeName") or "<none>", "<none>", "<none>"]
+
+
+def _ds_row(obj, now):
+    status = obj["status"]
+    return [obj["metadata"]["name"], status["desiredNumberScheduled"], status["currentNumberScheduled"], status["numberReady"],
+            status["updatedNumberScheduled"], status["numberAvailable"], "<none>", _age(obj["metadata"].get("creationTimestamp"), now)]
+
+
+def _rs_row(obj, now):
+    return [obj["metadata"]["name"], obj["spec"]["replicas"], obj["status"]["replicas"], obj["status"]["readyReplicas"],
+            _age(obj["metadata"].get("creationTimestamp"), now)]
+
+
+def _namespace_row(obj, now):
+    return [obj["metadata"]["name"], obj["status"]["phase"], _age(obj["metadata"].get("creationTimestamp"), now)]
+
+
+def _pdb_row(obj, now):
+    return [obj["metadata"]["name"], "N/A", str(obj["spec"]["maxUnavailable"]), obj["status"]["disruptionsAllowed"],
+            _age(obj["metadata"].get("creationTimestamp"), now)]
+
+
+TABLES = {
+    "nodes": ([NAME_COLUMN, _column("Status", "The status of the node"), _column("Roles", "The roles of the node"), AGE_COLUMN,
+               _column("Version", "Kubelet Version reported by the node."), _column("Internal-IP", "List of internal IPs for the node.", 1),
+               _column("External-IP", "List of external IPs for the node.", 1), _column("OS-Image", "OS image reported by the node.", 1),
+               _column("Kernel-Version", "Kernel version reported by the node.", 1),
+               _column("Container-Runtime", "Container runtime and version reported by the node.", 1)], _node_row),
+    "pods": ([NAME_COLUMN, _column("Ready", "The aggregate readiness state of this pod for accepting traffic."),
+              _column("Status", "The aggregate status of the containers in this pod."),
+              _column("Restarts", "The number of times the containers in this pod have been restarted and when the last container "
+                                  "in this pod has restarted."), AGE_COLUMN,
+              _column("IP", "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", 1),
+              _column("Node", "NodeName is a request to schedule this pod onto a specific node.", 1),
+              _column("Nominated Node", "nominatedNodeName is set only when this pod preempts other pods on the node.", 1),
+              _column("Readiness Gates", "If specified, all readiness gates will be evaluated for pod readiness.", 1)], _pod_row),
+    "daemonsets": ([NAME_COLUMN, _column("Desired", "The total number of nodes that should be running the daemon pod.", kind="integer"),
+                    _column("Current", "The number of nodes running at least one daemon pod.", kind="integer"),
+                    _column("Ready", "The number of nodes that should be running the daemon pod and have one or more running and ready.",
+                            kind="integer"),
+                    _column("Up-to-date", "The total number of nodes that are running updated daemon pod", kind="integer"),
+                    _column("Available", "The number of nodes that should be running the daemon pod and have one or more available.",
+                            kind="integer"),
+                    _column("Node Selector", "NodeSelector is a selector which must be true for the pod to fit on a node."), AGE_COLUMN],
+                   _ds_row),
+    "replicasets": ([NAME_COLUMN, _column("Desired", "Replicas is the number of desired replicas.", kind="integer"),
+                     _column("Current", "Replicas is the most recently observed number of replicas.", kind="integer"),
+                     _column("Ready", "readyReplicas is the number of pods targeted by this ReplicaSet with a Ready Condition.",
+                             kind="integer"), AGE_COLUMN], _rs_row),
+    "namespaces": ([NAME_COLUMN, _column("Status", "The status of the namespace"), AGE_COLUMN], _namespace_row),
+    "poddisruptionbudgets": ([NAME_COLUMN, _column("Min Available", "The minimum number of pods that must be available."),
+                              _column("Max Unavailable", "The maximum number of pods that may be unavailable."),
+                              _column("Allowed Disruptions", "Calculated number of pods that may be disrupted at this time.",
+                                      kind="integer"), AGE_COLUMN], _pdb_row),
+}
+
+
+def partial_metadata(obj, version="v1"):
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/" + version, "metadata": obj["metadata"]}
+
+
+def table(kind, objects, version, include, resource_version, columns=True):
+    definitions, row = TABLES[kind.plural]
+    now = time.time()
+    rows = []
+    for obj in objects:
+        entry = {"cells": row(obj, now)}
+        if include == "Object":
+            entry["object"] = obj
+        elif include != "None":
+            entry["object"] = partial_metadata(obj, version)
+        rows.append(entry)
+    doc = {"kind": "Table", "apiVersion": "meta.k8s.io/" + version, "metadata": {"resourceVersion": resource_version}}
+    if columns:
+        doc["columnDefinitions"] = definitions
+    doc["rows"] = rows
+    return doc
+
+
+def negotiate(accept):
+    """What an Accept header asks for: ("table"|"partial"|"json", meta.k8s.io version); None when JSON is not acceptable.
+    Aggregated discovery (as=APIGroupDiscoveryList) is not served: the plain JSON that follows it in the header is."""
+    if not accept:
+        return ("json", None)
+    for clause in accept.split(","):
+        parts = [p.strip() for p in clause.split(";")]
+        media = parts[0].lower()
+        params = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+        if media not in ("application/json", "application/*", "*/*"):
+            continue
+        wanted = params.get("as")
+        if wanted is None:
+            return ("json", None)
+        if params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+            if wanted == "Table":
+                return ("table", params["v"])
+            if wanted in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+                return ("partial", params["v"])
+    return None
+
+
+# ---------------------------------------------------------------- the API
+
+class Request:
+    def __init__(self, method, path, query, headers, body):
+        self.method, self.path, self.query, self.headers, self.body = method, path, query, headers, body
+        self.summary = None
+        self.received = time.time()
+
+
+class Response:
+    def __init__(self, code, doc=None, stream=None, content_type="application/json", text=None):
+        self.code, self.doc, self.stream, self.content_type, self.text = code, doc, stream, content_type, text
+
+
+def _truthy(value):
+    return str(value).lower() in ("true", "1")
+
+
+def _json_body(request, what):
+    if not request.body:
+        return None
+    try:
+        return json.loads(request.body.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise bad_request("error decoding %s: %s" % (what, exc)) from None
+
+
+class Api:
+    def __init__(self, state_dir, log_path):
+        self.store = Store(state_dir)
+        self.versions = Versions()
+        self.log_path = log_path
+        self.log_lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.address = "127.0.0.1:6443"
+
+    # -- the call log
+    def record(self, request, response):
+        entry = {"time": datetime.datetime.fromtimestamp(request.received, datetime.timezone.utc).isoformat(timespec="microseconds"),
+                 "method": request.method, "path": request.path, "query": request.query, "code": response.code,
+                 "agent": request.headers.get("User-Agent", "")}
+        if response.stream is not None:
+            entry["watch"] = True
+        if request.summary is not None:
+            entry["summary"] = dict(request.summary, code=response.code)
+        line = json.dumps(entry, sort_keys=True) + "\n"
+        with self.log_lock:
+            os.makedirs(os.path.dirname(self.log_path) or ".", exist_ok=True)
+            with open(self.log_path, "a", encoding="utf-8") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                handle.write(line)
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    # -- reading
+    def objects(self, kind, namespace=None, name=None):
+        """The objects of a kind as they are now (stamped with their resourceVersion), sorted by namespace and name."""
+        if kind is NODES and name is not None:
+            node = self.store.read(name)
+            found = [node_object(node)] if node is not None else []
+        elif kind.plural in ("daemonsets", "namespaces"):
+            found = kind.lister(self.store.nodes(), self.store.declared("daemonsets"))
+        else:
+            found = kind.lister(self.store.nodes())
+        out = []
+        for obj in found:
+            meta = obj["metadata"]
+            if (namespace is not None and meta.get("namespace") != namespace) or (name is not None and meta["name"] != name):
+                continue
+            out.append(self.versions.stamp("%s/%s/%s" % (kind.plural, meta.get("namespace", ""), meta["name"]), obj))
+        out.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+        return out
+
+    def get(self, kind, namespace, name):
+        found = self.objects(kind, namespace, name)
+        if not found:
+            raise not_found(kind, name)
+        return found[0]
+
+    # -- routing
+    def handle(self, request):
+        segments = [urllib.parse.unquote(s) for s in request.path.strip("/").split("/")] if request.path.strip("/") else []
+        if request.method == "GET":
+            simple = self.non_resource(segments)
+            if simple is not None:
+                return simple
+        if len(segments) >= 2 and segments[0] == "api":
+            group, version, rest = "", segments[1], segments[2:]
+        elif len(segments) >= 3 and segments[0] == "apis":
+            group, version, rest = segments[1], segments[2], segments[3:]
+        else:
+            raise not_found_path()
+        if (group, version) != ("", "v1") and (group, version) not in GROUPS:
+            raise not_found_path()
+        if not rest:
+            if request.method != "GET":
+                raise method_not_allowed()
+            return Response(200, resource_list(group, version))
+        namespace = None
+        if rest[0] == "namespaces" and len(rest) >= 3:
+            namespace, rest = rest[1], rest[2:]
+        if len(rest) > 3:
+            raise not_found_path()
+        kind = KIND_BY_PATH.get((group, version, rest[0]))
+        if kind is None or (namespace is not None and not kind.namespaced):
+            raise not_found_path()
+        name = rest[1] if len(rest) > 1 else None
+        sub = rest[2] if len(rest) > 2 else None
+        return self.resource(request, kind, namespace, name, sub)
+
+    def non_resource(self, segments):
+        if segments == ["version"]:
+            major, minor = re.match(r"v(\d+)\.(\d+)", VERSION).groups()
+            return Response(200, {"major": major, "minor": minor, "emulationMajor": major, "emulationMinor": minor,
+                                  "minCompatibilityMajor": major, "minCompatibilityMinor": str(int(minor) - 1), "gitVersion": VERSION,
+                                  "gitCommit": "0" * 40, "gitTreeState": "clean", "buildDate": "2025-05-15T00:00:00Z",
+                                  "goVersion": "go1.24.2", "compiler": "gc", "platform": "linux/amd64"})
+        if segments == ["api"]:
+            return Response(200, {"kind": "APIVersions", "versions": ["v1"],
+                                  "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": self.address}]})
+        if segments == ["apis"]:
+            return Response(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [api_group(g, v) for g, v in GROUPS]})
+        if len(segments) == 2 and segments[0] == "apis":
+            for group, version in GROUPS:
+                if segments[1] == group:
+                    return Response(200, api_group(group, version))
+        if segments in (["healthz"], ["livez"], ["readyz"]):
+            return Response(200, content_type="text/plain; charset=utf-8", text="ok")
+        return None
+
+    def resource(self, request, kind, namespace, name, sub):
+        method = request.method
+        if sub is not None:
+            if kind is NODES and sub == "status" and method == "GET":
+                return self.read(request, kind, namespace, name)
+            if kind is PODS and sub == "eviction" and method == "POST" and namespace is not None:
+                return self.evict(request, namespace, name)
+            if (kind is PODS and sub == "eviction") or (kind is NODES and sub == "status"):
+                raise method_not_allowed()
+            raise not_found_path()
+        if name is None:
+            if method != "GET":
+                raise method_not_allowed()
+            return self.collection(request, kind, namespace)
+        if kind.namespaced and namespace is None:
+            raise not_found_path()
+        if method == "GET":
+            return self.read(request, kind, namespace, name)
+        if method == "PATCH" and kind is NODES:
+            return self.patch_node(request, name)
+        if method == "DELETE" and kind is PODS:
+            return self.delete_pod(request, namespace, name)
+        raise method_not_allowed()
+
+    def _render(self, request, kind, objects, single):
+        wanted = negotiate(request.headers.get("Accept", ""))
+        if wanted is None:
+            raise ApiError(406, "NotAcceptable", "only the following media types are accepted: application/json", {})
+        form, version = wanted
+        resource_version = objects[0]["metadata"]["resourceVersion"] if single else str(self.versions.current())
+        if form == "table":
+            return table(kind, objects, version, request.query.get("includeObject", "Metadata"), resource_version)
+        if form == "partial":
+            if single:
+                return partial_metadata(objects[0], version)
+            return {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/" + version,
+                    "metadata": {"resourceVersion": resource_version}, "items": [partial_metadata(o, version) for o in objects]}
+        if single:
+            return objects[0]
+        items = []
+        for obj in objects:  # list items carry no kind/apiVersion, as the API server sends them
+            item = dict(obj)
+            item.pop("kind", None)
+            item.pop("apiVersion", None)
+            items.append(item)
+        return {"kind": kind.kind + "List", "apiVersion": kind.api_version, "metadata": {"resourceVersion": resource_version},
+                "items": items}
+
+    def read(self, request, kind, namespace, name):
+        return Response(200, self._render(request, kind, [self.get(kind, namespace, name)], True))
+
+    def select(self, kind, namespace, labels, fields):
+        return [o for o in self.objects(kind, namespace) if labels_match(labels, o["metadata"].get("labels") or {})
+                and fields_match(kind, fields, o)]
+
+    def collection(self, request, kind, namespace):
+        labels = parse_label_selector(request.query.get("labelSelector", ""))
+        fields = parse_field_selector(request.query.get("fieldSelector", ""))
+        if _truthy(request.query.get("watch", "")):
+            if negotiate(request.headers.get("Accept", "")) is None:
+                raise ApiError(406, "NotAcceptable", "only the following media types are accepted: application/json", {})
+            fields_match(kind, fields, self._probe())  # an unsupported field label is a 400 before the stream starts
+            return Response(200, stream=self.watch(request, kind, namespace, labels, fields))
+        found = self.select(kind, namespace, labels, fields)
+        return Response(200, self._render(request, kind, found, False))
+
+    @staticmethod
+    def _probe():
+        """An empty object, to check a field selector's labels before a watch starts."""
+        return {"metadata": {"name": "", "namespace": ""}, "spec": {"containers": []}, "status": {}}
+
+    # -- watch
+    def watch(self, request, kind, namespace, labels, fields):
+        """JSON watch events: the objects already there (ADDED; with a resourceVersion, only what changed since),
+        then ADDED, MODIFIED, DELETED as the files change, polled every POLL_SECONDS. The handler checks between
+        events (a None) whether the client is still there."""
+        query = request.query
+        try:
+            timeout = float(query.get("timeoutSeconds") or 1800)
+        except ValueError:
+            timeout = 1800
+        deadline = time.time() + max(0.0, timeout)
+        since = query.get("resourceVersion", "")
+        since = int(since) if since.isdigit() and since != "0" else None
+        initial = _truthy(query.get("sendInitialEvents", ""))
+        wanted = negotiate(request.headers.get("Accept", "")) or ("json", None)
+        first_table = [True]
+
+        def event(kind_of_event, obj):
+            if wanted[0] == "table":
+                doc = table(kind, [obj], wanted[1], query.get("includeObject", "Metadata"), obj["metadata"]["resourceVersion"],
+                            columns=first_table[0])
+                first_table[0] = False
+                return {"type": kind_of_event, "object": doc}
+            return {"type": kind_of_event, "object": obj}
+
+        def key(obj):
+            return "%s/%s/%s" % (kind.plural, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+
+        known = {}
+        for obj in self.select(kind, namespace, labels, fields):
+            version = int(obj["metadata"]["resourceVersion"])
+            if initial or since is None:
+                yield event("ADDED", obj)
+            elif version > since:
+                yield event("ADDED" if self.versions.created(key(obj)) > since else "MODIFIED", obj)
+            known[key(obj)] = obj
+        if initial and _truthy(query.get("allowWatchBookmarks", "")):
+            yield {"type": "BOOKMARK", "object": {"kind": kind.kind, "apiVersion": kind.api_version, "metadata": {
+                "resourceVersion": str(self.versions.current()), "annotations": {"k8s.io/initial-events-end": "true"}}}}
+        while not self.stopping.is_set() and time.time() < deadline:
+            yield None
+            current = {key(o): o for o in self.select(kind, namespace, labels, fields)}
+            for name, obj in current.items():
+                old = known.get(name)
+                if old is None:
+                    yield event("ADDED", obj)
+                elif old["metadata"]["resourceVersion"] != obj["metadata"]["resourceVersion"]:
+                    yield event("MODIFIED", obj)
+            for name in sorted(set(known) - set(current)):
+                gone = copy.deepcopy(known[name])
+                gone["metadata"]["resourceVersion"] = str(self.versions.bump())
+                yield event("DELETED", gone)
+            known = current
+
+    # -- writes
+    def patch_node(self, request, name):
+        content_type = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if content_type not in PATCH_TYPES:
+            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: "
+                           + ", ".join(PATCH_TYPES), {})
+        patch = _json_body(request, "patch")
+        dry_run = request.query.get("dryRun") == "All"
+        request.summary = {"verb": "patch", "node": name, "patchType": content_type.split("/")[1].split("-patch")[0]}
+        if dry_run:
+            request.summary["dryRun"] = True
+        if not self.store.exists(name):
+            raise not_found(NODES, name)
+        with self.store.locked(name) as box:
+            node = box["node"]
+            if node is None:
+                raise not_found(NODES, name)
+            before = self.versions.stamp("nodes//" + name, node_object(node))
+            try:
+                if content_type == "application/json-patch+json":
+                    after = json_patch(before, patch)
+                elif not isinstance(patch, dict):
+                    raise PatchError("a merge patch of a Node is a JSON object")
+                elif content_type == "application/merge-patch+json":
+                    after = merge_patch(before, patch)
+                else:
+                    after = strategic_merge_patch(before, patch)
+            except PatchError as exc:
+                raise ApiError(422, "Invalid", "the server rejected our request due to an error in our request: %s" % exc, {}) from None
+            update = node_update(before, after)
+            changes = {}
+            old_labels = {str(k): "" if v is None else str(v) for k, v in (node.get("labels") or {}).items()}
+            if _map_changes(old_labels, update["labels"]):
+                changes["labels"] = _map_changes(old_labels, update["labels"])
+            if _map_changes(node.get("annotations") or {}, update["annotations"]):
+                changes["annotations"] = _map_changes(node.get("annotations") or {}, update["annotations"])
+            if bool(node.get("unschedulable")) != update["unschedulable"]:
+                changes["unschedulable"] = update["unschedulable"]
+            old_taints = [t for t in node.get("taints") or [] if t.get("key") not in DERIVED_TAINTS]
+            if old_taints != update["taints"]:
+                changes["taints"] = update["taints"]
+            request.summary.update(changes)
+            changed = dict(node)
+            if "labels" in changes:
+                changed["labels"] = update["labels"]
+            if "annotations" in changes or "annotations" not in changed:
+                changed["annotations"] = update["annotations"]
+            if "unschedulable" in changes:
+                changed["unschedulable"] = update["unschedulable"]
+                changed["cordonedAt"] = _iso() if update["unschedulable"] else None
+            if "taints" in changes:
+                changed["taints"] = update["taints"]
+            result = node_object(changed)
+            if dry_run:
+                result["metadata"]["resourceVersion"] = before["metadata"]["resourceVersion"]
+                return Response(200, result)
+            box["node"] = changed
+        return Response(200, self.versions.stamp("nodes//" + name, result))
+
+    def _find_pod(self, namespace, name):
+        for node in self.store.nodes():
+            for pod in node.get("pods") or []:
+                if str(pod.get("namespace")) == namespace and str(pod.get("name")) == name:
+                    return node["name"]
+        return None
+
+    def _remove_pod(self, request, namespace, name, options, check):
+        """Delete a pod from its node's record (after its deleteSeconds, when it has some); check(node, pod) may refuse.
+        dryRun=All, as a query parameter or in the DeleteOptions (kubectl drain --dry-run=server), changes nothing."""
+        verb = request.summary["verb"]
+        dry_run = request.query.get("dryRun") == "All" or "All" in (options.get("dryRun") or [])
+        if dry_run:
+            request.summary["dryRun"] = True
+        node_name = self._find_pod(namespace, name)
+        if node_name is None:
+            raise not_found(PODS, name)
+        request.summary["node"] = node_name
+        with self.store.locked(node_name) as box:
+            node = box["node"]
+            if node is None:
+                raise not_found(PODS, name)
+            finish_deletions(node)
+            pods = node.get("pods") or []
+            matches = [p for p in pods if str(p.get("namespace")) == namespace and str(p.get("name")) == name]
+            if not matches:
+                raise not_found(PODS, name)
+            pod = matches[0]
+            grace = check(node, pod)
+            if dry_run or pod.get("deletionTimestamp"):
+                return node, pod
+            linger = float(pod.get("deleteSeconds") or 0) if grace is None else min(float(grace), float(pod.get("deleteSeconds") or 0))
+            node.setdefault("evictions", []).append({"time": _iso(), "pods": ["%s/%s" % (namespace, name)], "via": verb})
+            if linger > 0:
+                pod["deletionTimestamp"] = _iso()
+                pod["deletionGracePeriodSeconds"] = int(-(-linger // 1))
+                pod["deleteAt"] = time.time() + linger
+            else:
+                node["pods"] = [p for p in pods if p is not pod]
+            return copy.deepcopy(node), copy.deepcopy(pod)
+
+    def evict(self, request, namespace, name):
+        request.summary = {"verb": "evict", "pod": "%s/%s" % (namespace, name)}
+        body = _json_body(request, "Eviction")
+        if body is not None:
+            if not isinstance(body, dict) or body.get("kind") not in (None, "Eviction"):
+                raise bad_request("the body is not a policy/v1 Eviction")
+            body_name = (body.get("metadata") or {}).get("name")
+            if body_name not in (None, "", name):
+                raise bad_request("name in URL does not match name in Eviction object")
+        options = (body or {}).get("deleteOptions") or {}
+        if not isinstance(options, dict):
+            raise bad_request("deleteOptions is not DeleteOptions")
+        grace = options.get("gracePeriodSeconds")
+        budgets = pdb_entries(self.store.nodes())
+
+        def check(_node, pod):
+            if pod.get("pdb") and not pod.get("deletionTimestamp") and pod.get("phase") not in ("Succeeded", "Failed"):
+                count = len(budgets.get((namespace, str(pod["pdb"])), [])) or 1
+                request.summary["pdb"] = str(pod["pdb"])
+                raise ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.", {
+                    "causes": [{"reason": "DisruptionBudget", "message": "The disruption budget %s needs %d healthy pods and has %d currently"
+                                % (pod["pdb"], count, count)}]})
+            return grace
+
+        self._remove_pod(request, namespace, name, options, check)
+        return Response(201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
+
+    def delete_pod(self, request, namespace, name):
+        request.summary = {"verb": "delete", "pod": "%s/%s" % (namespace, name)}
+        options = _json_body(request, "DeleteOptions") or {}
+        if not isinstance(options, dict):
+            raise bad_request("the body is not DeleteOptions")
+        grace = options.get("gracePeriodSeconds", request.query.get("gracePeriodSeconds"))
+        uid = (options.get("preconditions") or {}).get("uid")
+
+        def check(node, pod):
+            current = pod_object(node, pod)["metadata"]["uid"]
+            if uid and uid != current:
+                raise ApiError(409, "Conflict", "Operation cannot be fulfilled on Pod \"%s\": Precondition failed: UID in precondition: %s, "
+                               "UID in object meta: %s" % (name, uid, current), PODS.details(name))
+            return None if grace is None else float(grace)
+
+        node, pod = self._remove_pod(request, namespace, name, options, check)
+        return Response(200, self.versions.stamp("pods/%s/%s" % (namespace, name), pod_object(node, pod)))
+
+
+# ---------------------------------------------------------------- HTTP
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    close_connection = True  # the base class sets it per request (keep-alive with HTTP/1.1)
+    server_version = "kubeapi-standin"
+    sys_version = ""
+
+    def do_GET(self):
+        self.serve("GET")
+
+    def do_POST(self):
+        self.serve("POST")
+
+    def do_PUT(self):
+        self.serve("PUT")
+
+    def do_PATCH(self):
+        self.serve("PATCH")
+
+    def do_DELETE(self):
+        self.serve("DELETE")
+
+    def do_HEAD(self):
+        self.serve("HEAD")
+
+    def do_OPTIONS(self):
+        self.serve("OPTIONS")
+
+    def log_message(self, format, *args):  # pylint: disable=redefined-builtin
+        return
+
+    def read_body(self):
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            data = b""
+            while True:
+                size = int(self.rfile.readline().strip().split(b";")[0] or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return data
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def serve(self, method):
+        api = self.server.api
+        url = urllib.parse.urlsplit(self.path)
+        query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query, keep_blank_values=True).items()}
+        request = Request(method, url.path, query, self.headers, b"")
+        try:
+            request.body = self.read_body()
+            response = api.handle(request)
+        except ApiError as exc:
+            response = Response(exc.code, exc.status())
+        except Exception as exc:  # pylint: disable=broad-except
+            traceback.print_exc()
+            response = Response(500, ApiError(500, "InternalError", "Internal error occurred: %s" % exc, {}).status())
+        api.record(request, response)
+        try:
+            if response.stream is not None:
+                self.send_stream(response)
+            else:
+                self.send_document(response)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _headers(self, code, content_type):
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Cache-Control", "no-cache, private")
+        self.send_header("Audit-Id", str(uuid.uuid4()))
+
+    def send_document(self, response):
+        data = response.text.encode() if response.text is not None else json.dumps(response.doc).encode()
+        self._headers(response.code, response.content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def client_gone(self, timeout):
+        """Waits up to timeout; True when the client has closed its end (kubectl wait ends, a context is cancelled)."""
+        try:
+            readable = select.select([self.connection], [], [], timeout)[0]
+            if not readable:
+                return False
+            if not self.connection.recv(1, socket.MSG_PEEK):
+                return True
+            time.sleep(timeout)
+            return False
+        except OSError:
+            return True
+
+    def send_stream(self, response):
+        self._headers(200, "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        stream = response.stream
+        try:
+            for event in stream:
+                if event is None:
+                    if self.client_gone(POLL_SECONDS):
+                        self.close_connection = True
+                        return
+                    continue
+                data = (json.dumps(event) + "\n").encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+        finally:
+            stream.close()
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    api = None
+
+    def handle_error(self, request, client_address):
+        """A client that went away (kubectl ends, a watch is cancelled) is no error worth a traceback."""
+        if isinstance(sys.exc_info()[1], (ConnectionError, socket.timeout)):
+            return
+        super().handle_error(request, client_address)
+
+
+class Server6(Server):
+    address_family = socket.AF_INET6
+
+
+# ---------------------------------------------------------------- commands
+
+def kubeconfig(server, namespace=None):
+    """A kubeconfig for kubectl: plain HTTP, no credentials (the stand-in authorizes everything)."""
+    lines = ["apiVersion: v1", "kind: Config", "clusters:", "- name: default", "  cluster:", "    server: %s" % server,
+             "contexts:", "- name: default", "  context:", "    cluster: default", "    user: default"]
+    if namespace:
+        lines.append("    namespace: %s" % namespace)
+    lines += ["current-context: default", "preferences: {}", "users:", "- name: default", "  user: {}"]
+    return "\n".join(lines) + "\n"
+
+
+def serve(args):
+    state_dir = args.state_dir or os.environ.get("KUBEAPI_STANDIN_STATE_DIR") or DEFAULT_STATE_DIR
+    log_path = args.log or os.environ.get("KUBEAPI_STANDIN_LOG") or os.path.join(state_dir, "kubeapi.log")
+    os.makedirs(os.path.join(state_dir, "nodes"), exist_ok=True)
+    server = (Server6 if ":" in args.address else Server)((args.address, args.port), Handler)
+    server.api = Api(state_dir, log_path)
+    host, port = server.server_address[:2]
+    server.api.address = ("[%s]:%d" if ":" in host else "%s:%d") % (host, port)
+    stop = threading.Event()
+
+    def stopping(_signum, _frame):
+        stop.set()
+
+    signal.signal(signal.SIGTERM, stopping)
+    signal.signal(signal.SIGINT, stopping)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    url = "http://%s" % server.api.address
+    if args.port_file:
+        tmp = args.port_file + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write("%d\n" % port)
+        os.replace(tmp, args.port_file)
+    sys.stderr.write("kubeapi stand-in %s: serving %s for %s, log %s\n" % (VERSION, url, state_dir, log_path))
+    sys.stderr.flush()
+    while not stop.wait(1):
+        pass
+    server.api.stopping.set()
+    server.shutdown()
+    server.server_close()
+    sys.stderr.write("kubeapi stand-in: stopped\n")
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="kubeapi", description="Stand-in for the Kubernetes API server (what kubectl needs)")
+    commands = parser.add_subparsers(dest="command")
+    serving = commands.add_parser("serve", help="serve the API over plain HTTP")
+    serving.add_argument("--state-dir", help="the state folder shared with the rke2 stand-in (default $KUBEAPI_STANDIN_STATE_DIR or %s)"
+                         % DEFAULT_STATE_DIR)
+    serving.add_argument("--address", default="127.0.0.1")
+    serving.add_argument("--port", type=int, default=6443, help="0 picks a free port")
+    serving.add_argument("--port-file", help="write the port here once listening")
+    serving.add_argument("--log", help="the call log (default <state dir>/kubeapi.log)")
+    config = commands.add_parser("kubeconfig", help="print a kubeconfig for the server")
+    config.add_argument("--server", required=True, help="e.g. http://127.0.0.1:6443")
+    config.add_argument("--namespace")
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        return serve(args)
+    if args.command == "kubeconfig":
+        sys.stdout.write(kubeconfig(args.server, args.namespace))
+        return 0
+    parser.print_usage(sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
