@@ -5,9 +5,11 @@ mutations = [{node, verb, time}] - the API calls that changed a Node or
 evicted/deleted a pod, in the order they arrived (the API stand-in's log);
 starts.<name> = the node's rke2-agent start times (epoch seconds);
 config.<name> = config.yaml's checksum;
-runs = the mutations grouped into consecutive runs on one node, each with
-{node, first, last, calls, starts_inside}: a node is rolled in one run, and
-its agent restart (the reset) falls inside it.
+runs = the node events after the first `since` mutations - the mutations and
+kubectl drain's listing of a node's pods (its first call, a write or not) -
+grouped into consecutive runs on one node, each with {node, first, last,
+calls, starts_inside}: a node is rolled in one run, and its agent restart
+(the reset) falls inside it.
 """
 import datetime
 import json
@@ -35,21 +37,27 @@ def main():
                                "plan": (meta.get("labels") or {}).get("rke2-numa.maitred.io/plan"),
                                "cordoned": annotations.get("rke2-numa.maitred.io/cordoned"),
                                "failed": annotations.get("rke2-numa.maitred.io/failed")}
-    mutations = []
+    mutations, events = [], []
     for line in data["log"].splitlines():
         if not line.strip():
             continue
         entry = json.loads(line)
         summary = entry.get("summary") or {}
         verb = summary.get("verb")
+        selector = (entry.get("query") or {}).get("fieldSelector", "")
+        if entry.get("path") == "/api/v1/pods" and selector.startswith("spec.nodeName="):  # kubectl drain lists the pods
+            events.append({"node": selector.split("=", 1)[1], "verb": "list-pods", "time": epoch(entry["time"])})
+            continue
         if verb not in ("patch", "evict", "delete") or not 200 <= int(entry.get("code", 0)) < 300 or summary.get("dryRun"):
             continue
-        node = summary.get("node")
-        mutations.append({"node": node, "verb": verb, "time": epoch(entry["time"])})
+        mutations.append({"node": summary.get("node"), "verb": verb, "time": epoch(entry["time"])})
     mutations.sort(key=lambda m: m["time"])  # written when answered: concurrent evictions may be out of order
+    since = mutations[data.get("since", 0) - 1]["time"] if data.get("since") else None
+    events = sorted([m for m in mutations if since is None or m["time"] > since]
+                    + [e for e in events if since is None or e["time"] > since], key=lambda m: m["time"])
     starts = {w: [epoch(t) for t in text.splitlines() if t.strip()] for w, text in data["starts"].items()}
     runs = []
-    for m in mutations:
+    for m in events:
         if runs and runs[-1]["node"] == m["node"]:
             runs[-1].update(last=m["time"], calls=runs[-1]["calls"] + 1)
         else:
