@@ -24,6 +24,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
     MANAGED_KUBELET_FLAGS,
+    SECURE,
     ConfigError,
     check_effective_kubelet_args,
     decode,
@@ -158,14 +159,13 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(str(e))
 
         previous = {"mode": st["mode"], "owner": st["pw_name"], "group": st["gr_name"]} if st else None
-        secure = previous == {"mode": "0600", "owner": "root", "group": "root"}
+        secure = previous == SECURE
         changed = new_text is not None or (st is not None and not secure)
         if changed and not self._task.check_mode:
             if st and args["backup"]:
                 result["backup_file"] = self._backup(real, args["backup_dir"], task_vars)
             if new_text is None:  # content as planned: only the secret-safe mode and owner
-                self._module("ansible.builtin.file", {"path": real, "mode": "0600", "owner": "root", "group": "root"},
-                             task_vars)
+                self._module("ansible.builtin.file", dict(SECURE, path=real), task_vars)
             else:
                 if st:  # make it 0600 before the token-holding content is rewritten
                     self._module("ansible.builtin.file", {"path": real, "mode": "0600"}, task_vars)

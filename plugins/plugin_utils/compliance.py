@@ -22,6 +22,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_conf
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import kernel_cmdline as kc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, topology_at_next_start
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
+    SECURE,
     ConfigError,
     dropin_config,
     effective_config,
@@ -32,7 +33,6 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import ve
 # The order the rolling play takes them in; drain first and verify/uncordon/label last whenever
 # anything is to be done.
 ACTIONS = ("drain", "boot_params", "reboot", "hugepages", "rke2_config", "reset", "restart", "verify", "uncordon", "label")
-SECURE = {"mode": "0600", "owner": "root", "group": "root"}
 
 
 def _text(values):

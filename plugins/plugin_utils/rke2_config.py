@@ -54,6 +54,10 @@ class ConfigError(Exception):
     """config.yaml cannot be merged safely; nothing is written."""
 
 
+# config.yaml holds the join token: the mode and owner the collection keeps it at.
+SECURE = {"mode": "0600", "owner": "root", "group": "root"}
+
+
 def decode(data, path):
     """File bytes as text; a file that is not UTF-8 is refused (RKE2 reads UTF-8 YAML)."""
     try:
