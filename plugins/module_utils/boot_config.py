@@ -43,6 +43,25 @@ def detect_method(root, proc_root):
     return kc.detect_method(kc.parse_os_release(os_release), transactional)
 
 
+def run_checked(module, argv, what, fail=None):
+    """Run argv; when it fails, ``fail`` (default ``module.fail_json``) gets msg, rc, stdout, stderr, cmd."""
+    rc, out, err = module.run_command(argv)
+    if rc != 0:
+        (fail or module.fail_json)(msg="%s: %s exited %d: %s" % (what, " ".join(argv), rc, (err or out).strip()),
+                                   rc=rc, stdout=out, stderr=err, cmd=argv)
+    return out
+
+
+def grubby_entries(module, required, fail=None):
+    """Every kernel entry from ``grubby --info=ALL`` ([] with a warning when grubby is missing and not
+    required). When grubby fails, ``fail`` is called as run_checked calls it."""
+    grubby = module.get_bin_path("grubby", required=required)
+    if grubby is None:
+        module.warn("grubby not found: the kernel entries were not read; only files are checked")
+        return []
+    return kc.parse_grubby_info(run_checked(module, [grubby, "--info=ALL"], "cannot read the kernel entries", fail))
+
+
 def read_boot_inputs(method, root, grubby_entries=None):
     """The files (and grubby's entries) ``method`` plans from, as a JSON-able dict.
 

@@ -404,23 +404,6 @@ def _restore_and_fail(module, written, backups, msg, **kwargs):
     module.fail_json(msg=msg, backup_files=[], **kwargs)
 
 
-def _run(module, argv, check_rc_msg, fail=None):
-    rc, out, err = module.run_command(argv)
-    if rc != 0:
-        (fail or module.fail_json)(msg="%s: %s exited %d: %s" % (check_rc_msg, " ".join(argv), rc, (err or out).strip()),
-                                   rc=rc, stdout=out, stderr=err, cmd=argv)
-    return out
-
-
-def _grubby_info(module, update_bootloader, fail=None):
-    """Every kernel entry from ``grubby --info=ALL`` ([] with a warning when grubby is missing and not needed)."""
-    grubby = module.get_bin_path("grubby", required=update_bootloader)
-    if grubby is None:
-        module.warn("grubby not found: the kernel entries were not read; only files are checked")
-        return []
-    return kc.parse_grubby_info(_run(module, [grubby, "--info=ALL"], "cannot read the kernel entries", fail))
-
-
 def diffs(root, change):
     out = [{"before_header": _path(root, f["path"]), "after_header": _path(root, f["path"]),
             "before": f["before"] or "", "after": f["after"]} for f in change["files"]]
@@ -459,9 +442,9 @@ def apply_change(module, root, change, wanted, managed):
         except Exception as e:  # backup_local raises Exception; the rest IOError/OSError
             fail("cannot write %s: %s" % (path, to_native(e)))
     for argv in commands:
-        _run(module, argv, "cannot update the boot loader", fail)
+        bc.run_checked(module, argv, "cannot update the boot loader", fail)
     if commands and "entries" in change:
-        left = kc.plan_grubby(_grubby_info(module, True, fail), None, wanted, managed, change["record"])["commands"]
+        left = kc.plan_grubby(bc.grubby_entries(module, True, fail), None, wanted, managed, change["record"])["commands"]
         if left:
             fail("grubby ran but the kernel entries still differ; grubby would still need: %s" % " ".join(left[0]))
     return bool(commands), backups
@@ -480,7 +463,7 @@ def main():
         if cmdline is None:
             raise kc.CmdlineError("cannot read the running kernel command line %s" % _path(proc_root, kc.PROC_CMDLINE))
         method = bc.detect_method(root, proc_root) if p["method"] == "auto" else p["method"]
-        inputs = bc.read_boot_inputs(method, root, lambda: _grubby_info(module, p["update_bootloader"]))
+        inputs = bc.read_boot_inputs(method, root, lambda: bc.grubby_entries(module, p["update_bootloader"]))
         change = bc.plan_from_inputs(inputs, wanted, managed)
     except kc.CmdlineError as e:
         module.fail_json(msg=to_native(e))

@@ -181,19 +181,12 @@ def main():
     except TopologyError as e:
         module.fail_json(msg="cannot read the topology: %s" % e)
 
-    def grubby_entries():
-        grubby = module.get_bin_path("grubby")
-        if grubby is None:
-            module.warn("grubby not found: the kernel entries were not read")
-            return []
-        rc, out, err = module.run_command([grubby, "--info=ALL"])
-        if rc != 0:
-            raise kc.CmdlineError("cannot read the kernel entries: grubby exited %d: %s" % (rc, err.strip()))
-        return kc.parse_grubby_info(out)
+    def cannot_read(msg, **dummy):
+        raise kc.CmdlineError(msg)
 
     try:
         method = bc.detect_method(p["boot_root"], p["sysfs_root"]) if p["boot_method"] == "auto" else p["boot_method"]
-        boot = bc.read_boot_inputs(method, p["boot_root"], grubby_entries)
+        boot = bc.read_boot_inputs(method, p["boot_root"], lambda: bc.grubby_entries(module, False, cannot_read))
         boot["error"] = None
     except (kc.CmdlineError, IOError, OSError) as e:
         boot = {"method": None, "error": str(e)}

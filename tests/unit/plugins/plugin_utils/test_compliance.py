@@ -118,3 +118,20 @@ def test_an_unparseable_config_is_reported_without_its_text(node):
     result = assess(plan, state())
     assert not result["compliant"] and "rke2_config" in result["actions"]
     assert any("is not valid YAML at line" in r for r in result["reasons"]) and TOKEN not in json.dumps(result)
+
+
+def test_a_failing_grubby_is_a_boot_error_not_a_failed_read(tmp_path, capsys, monkeypatch):
+    root = make_node(tmp_path / "node", sockets=1, cores_per_socket=4, threads=2, gpus_per_node=1)
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "grubby").write_text("#!/bin/sh\necho 'grubby: no /boot/loader/entries' >&2\nexit 3\n")
+    (tools / "grubby").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tools) + ":" + "/usr/bin:/bin")
+    with patch_module_args(dict(sysfs_root=str(root), boot_root=str(root), boot_method="grubby",
+                                kubelet_dir=str(root / "var/lib/kubelet"), config_path=str(root / "etc/rancher/rke2/config.yaml"))):
+        with pytest.raises(SystemExit) as exc:
+            node_state_info.main()
+    result = json.loads(capsys.readouterr().out)
+    assert exc.value.code == 0, result
+    assert result["boot"]["method"] is None
+    assert result["boot"]["error"] == "cannot read the kernel entries: %s --info=ALL exited 3: grubby: no /boot/loader/entries" % (tools / "grubby")
