@@ -38,16 +38,19 @@ def _load(path):
 
 def cpu_manager(path):
     exists, data, error = _load(path)
-    out = {"exists": exists, "valid": data is not None, "policy": None, "default_cpu_set": "", "assigned_cpus": "", "error": error}
+    out = {"exists": exists, "valid": data is not None, "policy": None, "default_cpu_set": "", "assigned_cpus": "",
+           "entries": {}, "error": error}
     if data is None:
         return out
     try:
-        assigned = set()
-        for containers in (data.get("entries") or {}).values():
-            for cpus in containers.values():
-                assigned.update(parse_cpulist(cpus))
+        assigned, entries = set(), {}
+        for pod_uid, containers in (data.get("entries") or {}).items():
+            for container, cpus in containers.items():
+                cpus = parse_cpulist(cpus)
+                assigned.update(cpus)
+                entries.setdefault(str(pod_uid), {})[str(container)] = format_cpulist(cpus)
         out.update(policy=data["policyName"], default_cpu_set=format_cpulist(parse_cpulist(data.get("defaultCpuSet", ""))),
-                   assigned_cpus=format_cpulist(assigned))
+                   assigned_cpus=format_cpulist(assigned), entries=entries)
     except (CpusetError, AttributeError, TypeError) as e:
         out.update(valid=False, error="%s: %s" % (path, e))
     return out

@@ -346,6 +346,15 @@ def nvidia_numa_status_nodes(root):
     return found
 
 
+def nvidia_gpu_uuid(root, address):
+    """The GPU UUID the NVIDIA driver gives the GPU at ``address`` (``GPU UUID:`` in
+    ``proc/driver/nvidia/gpus/<address>/information``): the id the NVIDIA device
+    plugin hands a container in NVIDIA_VISIBLE_DEVICES. None when not there."""
+    text = _read(os.path.join(root, "proc", "driver", "nvidia", "gpus", address, "information")) or ""
+    m = re.search(r"^GPU UUID:\s*(GPU-[0-9A-Fa-f-]+)\s*$", text, re.M)
+    return m.group(1) if m else None
+
+
 def mark_gpu_memory_nodes(root, nodes, pci_devices):
     """Mark the CPU-less NUMA nodes that hold a coherent GPU's memory (``gpu_memory``), saying
     from which evidence (``gpu_memory_source``), in this order:
@@ -446,6 +455,7 @@ def read_pci_devices(root, online, node_cpus, warnings):
                 % (kind.upper(), address, vendor, sysfs_node, format_cpulist(local) or "none")
             )
         driver = os.path.join(path, "driver")
+        uuid = nvidia_gpu_uuid(root, address) if address in nvidia_procfs else None
         devices.append({
             "address": address,
             "kind": kind,
@@ -457,6 +467,7 @@ def read_pci_devices(root, online, node_cpus, warnings):
             "local_cpus": format_cpulist(local),
             "driver": os.path.basename(os.path.realpath(driver)) if os.path.islink(driver) else None,
             "interfaces": sorted(_listdir(os.path.join(path, "net"))),
+            "uuid": uuid,
         })
     return devices
 

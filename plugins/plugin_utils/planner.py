@@ -772,10 +772,10 @@ def fit_pod_shapes(shapes, tables, cpus_per_core, full_pcpus, single_node):
                     and shape["memory"] <= sum(t["allocatable_memory_bytes"] for t in tables)
                     and shape["gpus"] <= sum(len(t["gpus"]) for t in tables)
                     and shape["hugepages"] <= sum(t["hugepages_bytes"] for t in tables)):
-                results.append({"name": shape["name"], "fits": True, "nodes": [], "copies": 1,
+                results.append({"name": shape["name"], "fits": True, "nodes": [], "copies": 1, "request": dict(shape),
                                 "note": "spans NUMA nodes (allowed by the topology manager policy)"})
                 continue
-        results.append({"name": shape["name"], "fits": bool(fits_on), "nodes": fits_on, "copies": copies,
+        results.append({"name": shape["name"], "fits": bool(fits_on), "nodes": fits_on, "copies": copies, "request": dict(shape),
                         "note": "; ".join(reasons), "short": "" if fits_on or reasons else shortfall(shape, tables)})
     return results
 

@@ -1,11 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, maitred.rke2_numa contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Kubernetes resource quantities (k8s.io/apimachinery resource.Quantity) for memory.
+"""Kubernetes resource quantities (k8s.io/apimachinery resource.Quantity).
 
-Only what the planner needs: parse ``1Gi``, ``512Mi``, ``1G``, ``1.5Gi``,
+Only what the collection needs: parse ``1Gi``, ``512Mi``, ``1G``, ``1.5Gi``,
 ``1073741824`` into bytes, exactly (fractions of a byte are refused), format
-whole MiB as ``NMi``, and name hugepage sizes the way the kubelet does.
+whole MiB as ``NMi``, name hugepage sizes the way the kubelet does, and read a
+CPU quantity (``2``, ``500m``, ``1.5``) exactly, to tell whole CPUs from
+fractions.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ _SUFFIX = {
     "Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60,
 }
 _QUANTITY = re.compile(r"^\+?(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
+_CPU_QUANTITY = re.compile(r"^\+?(\d+(?:\.\d*)?|\.\d+)(m|k|M|G)?$")
 
 
 class QuantityError(ValueError):
@@ -41,6 +44,18 @@ def parse_bytes(value, what="quantity"):
     if amount.denominator != 1:
         raise QuantityError("%s: %r is not a whole number of bytes" % (what, value))
     return int(amount)
+
+
+def parse_cpu(value, what="cpu"):
+    """A CPU quantity (``2``, ``2000m``, ``1.5``, ``500m``) as an exact Fraction of CPUs.
+    The CPU Manager pins a Guaranteed container only when this is a whole number."""
+    if isinstance(value, bool):
+        raise QuantityError("%s: %r is not a quantity" % (what, value))
+    m = _CPU_QUANTITY.match(str(value).strip())
+    if not m:
+        raise QuantityError("%s: %r is not a CPU quantity like 2 or 500m" % (what, value))
+    scale = {"m": Fraction(1, 1000), "": 1, "k": 10 ** 3, "M": 10 ** 6, "G": 10 ** 9}[m.group(2) or ""]
+    return Fraction(m.group(1)) * scale
 
 
 def format_mib(nbytes):

@@ -45,7 +45,17 @@ def fleet(tmp_path_factory):
     hosts = {name: {"rke2_numa_sysfs_root": str(root), "rke2_numa_boot_root": str(root),
                     "rke2_numa_kubelet_dir": str(root / "var/lib/kubelet"),
                     "rke2_numa_config_path": str(root / "etc/rancher/rke2/config.yaml")} for name, root in nodes.items()}
-    inv = {"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}, "hosts": hosts}}
+    # The cluster's pods, as `kubectl get pods -A -o json` lists them: a Burstable GPU pod on gpu-b.
+    (base / "pods.json").write_text(json.dumps({"items": [
+        {"metadata": {"namespace": "ml", "name": "vllm-0"}, "spec": {"nodeName": "gpu-b", "containers": [
+            {"name": "vllm", "resources": {"requests": {"cpu": "4"}, "limits": {"nvidia.com/gpu": "1"}}}]},
+         "status": {"phase": "Running", "qosClass": "Burstable"}}]}))
+    kubectl = base / "kubectl"
+    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\ncase "$*" in *"get pods --all-namespaces -o json") cat %s ;; *) exit 1 ;; esac\n'
+                       % (base / "kubectl.calls", base / "pods.json"))
+    kubectl.chmod(0o755)
+    inv = {"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                            "rke2_numa_kubectl": str(kubectl)}, "hosts": hosts}}
     path = base / "inventory.yml"
     path.write_text(yaml.safe_dump(inv))
     return str(path), nodes, plan
@@ -69,18 +79,35 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
     assert {name: tree(root) for name, root in nodes.items()} == before
     reports = {name: json.loads((tmp_path / (name + ".json")).read_text()) for name in nodes}
     assert reports["gpu-a"] == {"host": "gpu-a", "compliant": True, "reasons": [], "actions": [], "plan_fingerprint": plan["fingerprint"],
-                                "warnings": []}
+                                "warnings": [], "pods": {"unpinned": [], "topology_errors": []}}
+    unpinned = ("ml/vllm-0 requests nvidia.com/gpu but is Burstable (requests != limits): no exclusive CPUs, no NUMA-local memory, "
+                "and the GPU is not aligned with its CPUs")
+    assert reports["gpu-b"]["pods"] == {"unpinned": [unpinned], "topology_errors": []}
+    assert "NOT PINNED: " + unpinned in out.stdout
     assert reports["gpu-b"]["actions"] == ["drain", "boot_params", "reboot", "rke2_config", "reset", "verify", "uncordon", "label"]
     assert reports["gpu-c"]["actions"] == ["drain", "reboot", "verify", "uncordon", "label"]
     assert json.loads((tmp_path / "fleet.json").read_text()) == {
-        "hosts": 3, "compliant": ["gpu-a"], "not_compliant": ["gpu-b", "gpu-c"], "not_checked": [], "reboot": ["gpu-b", "gpu-c"]}
-    assert "1 of 3 compliant; to reconfigure: gpu-b, gpu-c (2 need a reboot)" in out.stdout
+        "hosts": 3, "compliant": ["gpu-a"], "not_compliant": ["gpu-b", "gpu-c"], "not_checked": [], "reboot": ["gpu-b", "gpu-c"],
+        "unpinned_gpu_pods": [unpinned], "topology_errors": [], "pods_not_audited": []}
+    assert ("1 of 3 compliant; to reconfigure: gpu-b, gpu-c (2 need a reboot); not checked (unreachable or failed): none; "
+            "GPU pods that cannot be pinned: 1; pods refused with TopologyAffinityError: 0") in out.stdout
+    with open(os.path.join(os.path.dirname(inventory), "kubectl.calls")) as calls:
+        assert "--kubeconfig /etc/rancher/rke2/rke2.yaml get pods --all-namespaces -o json\n" in calls.readlines()
+
+
+def test_check_without_cluster_access_still_checks_and_says_the_pods_were_not_audited(fleet, tmp_path):
+    inventory, nodes, _plan = fleet
+    out = play(inventory, "-e", "rke2_numa_report_dir=%s" % tmp_path, "-e", "rke2_numa_kubectl=/nonexistent/kubectl")
+    assert out.returncode == 0, out.stdout + out.stderr
+    report = json.loads((tmp_path / "gpu-a.json").read_text())
+    assert report["compliant"] and report["pods"]["error"].startswith("pods not audited: ")
+    assert "pods not audited on: gpu-a, gpu-b, gpu-c" in out.stdout
 
 
 ROLLING = os.path.join(REPO, "playbooks", "rolling.yml")
 
 
-def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_read(tmp_path):
+def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_two_kubectl_reads(tmp_path):
     nodes = {}
     for name in ("gpu-a", "gpu-b"):
         nodes[name] = make_node(tmp_path / name, **SPEC)
@@ -88,7 +115,7 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
     kubectl = tmp_path / "kubectl"
     calls = tmp_path / "kubectl.calls"
     # A kubectl that can only list Nodes (none of them cordoned by an earlier roll): any other call fails.
-    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\ncase "$*" in *"get nodes -o json") echo \'{"items": []}\' ;; *) exit 1 ;; esac\n' % calls)
+    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\ncase "$*" in *" -o json") echo \'{"items": []}\' ;; *) exit 1 ;; esac\n' % calls)
     kubectl.chmod(0o755)
     hosts = {name: {"rke2_numa_sysfs_root": str(root), "rke2_numa_boot_root": str(root),
                     "rke2_numa_kubelet_dir": str(root / "var/lib/kubelet"),
@@ -103,7 +130,8 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
                           ROLLING], env=env, capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "changed=1" not in out.stdout
-    assert calls.read_text().splitlines() == ["--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes -o json"], "one read, no change"
+    assert calls.read_text().splitlines() == ["--kubeconfig /etc/rancher/rke2/rke2.yaml get pods --all-namespaces -o json",
+                                              "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes -o json"], "two reads, no change"
     assert {name: tree(root) for name, root in nodes.items()} == before
     assert "skipping: no hosts matched" in out.stdout
     assert '"compliant (skipped): gpu-a, gpu-b",' in out.stdout and '"reconfigured: none",' in out.stdout, out.stdout

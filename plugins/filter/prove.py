@@ -1,0 +1,40 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The prove role's probe pods and their judgement, and check.yml's pod audit (logic in plugin_utils/prove.py)."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import ProveError, audit_pods, probe_pods, prove_report
+
+
+def rke2_numa_probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory, use_pod_shapes=True):
+    """[{name, namespace, shape, requests, manifest}]: the probe pods for a node."""
+    try:
+        return probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory, use_pod_shapes)
+    except ProveError as e:
+        raise AnsibleFilterError("cannot make the probe pods: %s" % e)
+
+
+def rke2_numa_probe_report(probes, pod_list, logs, plan, topology, cpu_state, gpu_resource="nvidia.com/gpu", waited=None):
+    """{ok, results, reasons}: did each probe get exclusive CPUs, memory and its GPU on one NUMA node?
+
+    ``pod_list``: ``kubectl get pods ... -o json`` of the probes; ``logs``: [{item: {name}, stdout}] (a
+    registered loop); ``cpu_state``: kubelet_state_info's cpu_manager."""
+    pods = dict((p["metadata"]["name"], p) for p in (pod_list or {}).get("items") or [])
+    texts = dict((r["item"]["name"], r.get("stdout", "")) for r in logs or [] if isinstance(r.get("item"), dict))
+    return prove_report(probes, pods, texts, plan, topology, (cpu_state or {}).get("entries") or {}, gpu_resource, waited)
+
+
+def rke2_numa_pod_audit(pod_list, node_names, gpu_resource="nvidia.com/gpu"):
+    """{node: {unpinned, topology_errors}}: GPU pods that cannot be pinned, pods refused by the Topology Manager."""
+    return audit_pods(pod_list, node_names, gpu_resource)
+
+
+class FilterModule(object):
+    """maitred.rke2_numa prove filters."""
+
+    def filters(self):
+        return {"probe_pods": rke2_numa_probe_pods, "probe_report": rke2_numa_probe_report, "pod_audit": rke2_numa_pod_audit}
