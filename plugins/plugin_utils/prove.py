@@ -196,7 +196,8 @@ def judge_probe(probe, pod, log, plan, topology, cpu_entries, gpu_resource="nvid
 
     ``pod``: the pod as the API served it last (None: gone); ``log``: its output;
     ``cpu_entries``: the node's CPU Manager checkpoint entries {pod uid: {container: cpulist}}
-    read after the probes ran; ``waited``: seconds waited for a Pending pod.
+    of the pods other than the probes, read after the probes ran; ``waited``: seconds
+    waited for a Pending pod.
     """
     shape = probe["shape"]
     result = {"name": probe["name"], "shape": shape["name"], "ok": False, "numa_node": None,
@@ -244,7 +245,6 @@ def _judge_output(result, probe, pod, found, plan, topology, cpu_entries, gpu_re
     reserved = set(parse_cpulist(plan["reserved_cpus"]))
     node_of = _node_of_cpus(topology)
     cpu_nodes = sorted(set(node_of.get(c, -1) for c in cpus))
-    uid = ((pod or {}).get("metadata") or {}).get("uid")
     if len(cpus) != shape["cpu"]:
         reasons.append("the probe runs on %d CPUs (%s) for a request of %d: not exclusive CPUs (the shared pool)"
                        % (len(cpus), format_cpulist(cpus), shape["cpu"]))
@@ -252,8 +252,6 @@ def _judge_output(result, probe, pod, found, plan, topology, cpu_entries, gpu_re
         reasons.append("CPUs %s are reserved (reserved-cpus %s): the CPU Manager did not pin the probe"
                        % (format_cpulist(cpus & reserved), plan["reserved_cpus"]))
     for other_uid, containers in sorted((cpu_entries or {}).items()):
-        if other_uid == uid:
-            continue
         for container, assigned in sorted(containers.items()):
             both = cpus & set(parse_cpulist(assigned))
             if both:
@@ -293,9 +291,15 @@ def _judge_output(result, probe, pod, found, plan, topology, cpu_entries, gpu_re
 
 
 def prove_report(probes, pods, logs, plan, topology, cpu_entries, gpu_resource="nvidia.com/gpu", waited=None):
-    """{ok, results, reasons} for a node's probes (``pods``: name -> pod or None; ``logs``: name -> text)."""
+    """{ok, results, reasons} for a node's probes (``pods``: name -> pod or None; ``logs``: name -> text).
+
+    The probes' own checkpoint entries are left out of ``cpu_entries``: a probe that ended
+    gave its CPUs back, and the next may have them (the kubelet reclaims them at its next
+    allocation)."""
+    probe_uids = set(((pod or {}).get("metadata") or {}).get("uid") for pod in (pods or {}).values())
+    others = dict((uid, containers) for uid, containers in (cpu_entries or {}).items() if uid not in probe_uids)
     results = [judge_probe(p, (pods or {}).get(p["name"]), (logs or {}).get(p["name"], ""), plan, topology,
-                           cpu_entries, gpu_resource, waited) for p in probes]
+                           others, gpu_resource, waited) for p in probes]
     return {"ok": bool(results) and all(r["ok"] for r in results),
             "results": results,
             "reasons": ["%s (%s): %s" % (r["name"], r["shape"], r["summary"]) for r in results if not r["ok"]]

@@ -179,6 +179,17 @@ def test_cpus_another_pod_holds(machine):
     assert not report["ok"] and result["summary"] == "CPUs %s are also assigned to pod vllm-uid container vllm" % core
 
 
+def test_the_cpus_a_finished_probe_gave_back_to_the_next_probe_are_not_shared(machine):
+    """Probe 0 ended, the kubelet gave its core to probe 1: both entries may be in the checkpoint."""
+    topology, plan = machine
+    probes = probes_for(plan, topology)
+    core, gpu = isolated_core(topology, plan, 0), gpus_on(topology, 0)[0]["uuid"]
+    pods = dict((p["name"], pod(p, uid="uid-%d" % i)) for i, p in enumerate(probes))
+    report = prove_report(probes, pods, dict((p["name"], log(core, "0", gpu)) for p in probes), plan, topology,
+                          {"uid-0": {"probe": core}, "uid-1": {"probe": core}})
+    assert report["ok"], report["reasons"]
+
+
 def test_a_gpu_the_node_does_not_know(machine):
     topology, plan = machine
     report, result = judge(machine, log(isolated_core(topology, plan, 0), "0", "GPU-00000000-dead-beef-0000-000000000000"))
