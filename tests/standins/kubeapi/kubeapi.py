@@ -52,6 +52,7 @@ import time
 import traceback
 import urllib.parse
 import uuid
+from fractions import Fraction
 
 DEFAULT_STATE_DIR = "/var/lib/rke2-standin"
 VERSION = "v1.33.1+rke2r1"
@@ -189,12 +190,28 @@ class Store:
     def path(self, name):
         return os.path.join(self.nodes_dir, name + ".json")
 
-    @contextlib.contextmanager
     def locked(self, name):
         """box["node"] is the record (None when absent); it is written back when changed."""
         os.makedirs(self.nodes_dir, exist_ok=True)
-        path = self.path(name)
-        with open(os.path.join(self.nodes_dir, "." + name + ".lock"), "a", encoding="utf-8") as lock:
+        return self._locked(self.path(name), os.path.join(self.nodes_dir, "." + name + ".lock"))
+
+    def locked_pending(self):
+        """<state dir>/pending-pods.json: pods no kubelet will run (no spec.nodeName, or a node that has no file), kept as a
+        record {"name": "", "pods": [...]} like a node's; box["node"] is never None."""
+        os.makedirs(self.directory, exist_ok=True)
+        return self._locked(os.path.join(self.directory, PENDING_FILE), os.path.join(self.directory, ".pending-pods.lock"),
+                            {"name": "", "pods": []})
+
+    def pending(self):
+        if not os.path.exists(os.path.join(self.directory, PENDING_FILE)):
+            return {"name": "", "pods": []}
+        with self.locked_pending() as box:
+            finish_deletions(box["node"])
+            return copy.deepcopy(box["node"])
+
+    @contextlib.contextmanager
+    def _locked(self, path, lock_path, empty=None):
+        with open(lock_path, "a", encoding="utf-8") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 try:
@@ -202,6 +219,8 @@ class Store:
                         node = json.load(handle)
                 except (OSError, ValueError):
                     node = None
+                if node is None and empty is not None:
+                    node = copy.deepcopy(empty)
                 box = {"node": node}
                 before = json.dumps(node, sort_keys=True)
                 yield box
@@ -317,9 +336,13 @@ def node_object(node, now=None):
     node_info = {"machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "", "osImage": "", "containerRuntimeVersion": "",
                  "kubeletVersion": node.get("kubeletVersion") or KUBELET_VERSION, "kubeProxyVersion": "",
                  "operatingSystem": "linux", "architecture": "amd64"}
-    return {"kind": "Node", "apiVersion": "v1", "metadata": meta, "spec": spec,
-            "status": {"conditions": conditions, "addresses": [{"type": "Hostname", "address": name}],
-                       "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}}, "nodeInfo": node_info}}
+    status = {}
+    for field in ("capacity", "allocatable"):  # what the rke2 stand-in's kubelet reports
+        if isinstance(node.get(field), dict) and node[field]:
+            status[field] = {str(k): str(v) for k, v in sorted(node[field].items())}
+    status.update({"conditions": conditions, "addresses": [{"type": "Hostname", "address": name}],
+                   "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}}, "nodeInfo": node_info})
+    return {"kind": "Node", "apiVersion": "v1", "metadata": meta, "spec": spec, "status": status}
 
 
 def owner_name(node, pod):
@@ -357,6 +380,13 @@ def pod_object(node, pod):
     if pod.get("deletionTimestamp"):
         meta["deletionTimestamp"] = pod["deletionTimestamp"]
         meta["deletionGracePeriodSeconds"] = int(pod.get("deletionGracePeriodSeconds") or 0)
+    if isinstance(pod.get("spec"), dict):  # a pod created through the API (or a test's record with a spec)
+        spec = copy.deepcopy(pod["spec"])
+        if node.get("name"):
+            spec["nodeName"] = node["name"]
+        if pod.get("annotations"):
+            meta["annotations"] = {str(k): str(v) for k, v in pod["annotations"].items()}
+        return {"kind": "Pod", "apiVersion": "v1", "metadata": meta, "spec": spec, "status": spec_pod_status(pod, created, bool(node.get("name")))}
     spec = {"nodeName": node["name"], "containers": [{"name": "app", "image": PAUSE_IMAGE}], "restartPolicy": "Always",
             "schedulerName": "default-scheduler", "terminationGracePeriodSeconds": 30}
     if pod.get("emptyDir"):
@@ -492,6 +522,311 @@ def namespace_objects(nodes, declared=()):
     return out
 
 
+# ---------------------------------------------------------------- pods created through the API
+
+QUANTITY_RE = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?")
+QUANTITY_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+PENDING_FILE = "pending-pods.json"
+
+
+class Quantity:
+    """A resource.Quantity: its exact value and the form String() prints it in (the API server's canonical form)."""
+
+    def __init__(self, value, binary=False):
+        self.value, self.binary = Fraction(value), binary
+
+    def __str__(self):
+        value = self.value
+        if self.binary and value.denominator == 1 and abs(value) >= 1024:
+            number, power = int(value), 0
+            while power < 6 and number % 1024 == 0:
+                number //= 1024
+                power += 1
+            return "%d%s" % (number, ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")[power])
+        if value == 0:
+            return "0"
+        scale = 0
+        while (value * 10 ** scale).denominator != 1 and scale < 30:
+            scale += 1
+        amount, exponent = int(value * 10 ** scale), -scale
+        while amount % 10 == 0:
+            amount //= 10
+            exponent += 1
+        amount, exponent = amount * 10 ** (exponent % 3), exponent - exponent % 3
+        if exponent < -9:  # below nano: rounded up to 1n, as the API server does
+            return "1n"
+        names = {v: k for k, v in _DECIMAL.items()}
+        return "%d%s" % (amount, names.get(exponent, "e%d" % exponent))
+
+
+def parse_quantity(raw):
+    """resource.ParseQuantity (numbers in JSON are quantities too); ValueError with its message."""
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        raise ValueError(QUANTITY_ERROR)
+    text = str(raw) if not isinstance(raw, float) else repr(raw)
+    match = QUANTITY_RE.fullmatch(text)
+    if not text or not match or not (match.group(2) or match.group(3)):
+        raise ValueError(QUANTITY_ERROR)
+    sign, whole, frac, suffix = match.groups()
+    number = Fraction(int(whole or "0")) + (Fraction(int(frac), 10 ** len(frac)) if frac else 0)
+    number = -number if sign == "-" else number
+    suffix = suffix or ""
+    if suffix in _BINARY:
+        return Quantity(number * 1024 ** _BINARY[suffix], True)
+    if suffix in _DECIMAL:
+        return Quantity(number * Fraction(10) ** _DECIMAL[suffix])
+    return Quantity(number * Fraction(10) ** int(suffix[1:]))
+
+
+def _is_hugepages(name):
+    return name.startswith("hugepages-")
+
+
+def _is_native(name):
+    return "/" not in name or name.split("/", 1)[0].endswith("kubernetes.io")
+
+
+def _is_extended(name):
+    return not _is_native(name) and not name.startswith("requests.")
+
+
+def pod_qos(spec):
+    """GetPodQOS (pkg/apis/core/helper/qos): cpu and memory only; requests default to limits."""
+    requests, limits, guaranteed = {}, {}, True
+    for container in list(spec.get("initContainers") or []) + list(spec.get("containers") or []):
+        resources = (container or {}).get("resources") or {}
+        clim = {}
+        for name, raw in (resources.get("limits") or {}).items():
+            with contextlib.suppress(ValueError):
+                clim[name] = parse_quantity(raw).value
+        creq = dict(clim)
+        for name, raw in (resources.get("requests") or {}).items():
+            with contextlib.suppress(ValueError):
+                creq[name] = parse_quantity(raw).value
+        for name in ("cpu", "memory"):
+            if creq.get(name):
+                requests[name] = requests.get(name, 0) + creq[name]
+            if clim.get(name):
+                limits[name] = limits.get(name, 0) + clim[name]
+        if not (clim.get("cpu") and clim.get("memory")):
+            guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and len(requests) == len(limits) and all(limits.get(k) == v for k, v in requests.items()):
+        return "Guaranteed"
+    return "Burstable"
+
+
+def _resource_causes(resources, path):
+    """ValidateContainerResourceRequirements, for what a probe pod uses (field, message, reason) as field.ErrorList renders."""
+    causes = []
+    limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
+    parsed = {}
+    for kind, values in (("limits", limits), ("requests", requests)):
+        for name in sorted(values):
+            parsed[(kind, name)] = parse_quantity(values[name])
+    found = {"limits": set(), "requests": set()}
+    hugepages = False
+    for kind in ("limits", "requests"):
+        for name in sorted((limits, requests)[kind == "requests"]):
+            field = "%s.%s[%s]" % (path, kind, name)
+            quantity = parsed[(kind, name)]
+            if quantity.value < 0:
+                causes.append((field, 'Invalid value: "%s": must be greater than or equal to 0' % quantity, "FieldValueInvalid"))
+            if _is_extended(name) and quantity.value.denominator != 1:  # IsIntegerResourceName
+                causes.append((field, 'Invalid value: "%s": must be an integer' % quantity, "FieldValueInvalid"))
+            if _is_hugepages(name):
+                hugepages = True
+                size = parse_quantity(name[len("hugepages-"):]) if re.fullmatch(r"hugepages-[0-9]+(Ki|Mi|Gi|Ti|Pi|Ei)?", name) else None
+                if size is not None and size.value > 0 and (quantity.value / size.value).denominator != 1:
+                    causes.append((field, 'Invalid value: "%s": %s is not positive integer multiple of %s' % (quantity, quantity, name),
+                                   "FieldValueInvalid"))
+            if name in ("cpu", "memory"):
+                found[kind].add(name)
+            if kind == "requests":
+                overcommit = _is_native(name) and not _is_hugepages(name)
+                if name in limits:
+                    limit = parsed[("limits", name)]
+                    if quantity.value != limit.value and not overcommit:
+                        causes.append(("%s.requests" % path, 'Invalid value: "%s": must be equal to %s limit of %s' % (quantity, name, limit),
+                                       "FieldValueInvalid"))
+                    elif quantity.value > limit.value:
+                        causes.append(("%s.requests" % path, 'Invalid value: "%s": must be less than or equal to %s limit of %s'
+                                       % (quantity, name, limit), "FieldValueInvalid"))
+                elif not overcommit:
+                    causes.append(("%s.limits" % path, "Required value: Limit must be set for non overcommitable resources",
+                                   "FieldValueRequired"))
+    if hugepages and not found["limits"] and not found["requests"]:
+        causes.append((path, "Forbidden: HugePages require cpu or memory", "FieldValueForbidden"))
+    return causes
+
+
+def pod_causes(pod):
+    """The part of ValidatePodCreate a probe exercises; BadRequest (ApiError) when a quantity does not even decode."""
+    causes = []
+    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+    name = meta.get("name") or ""
+    if not name:
+        causes.append(("metadata.name", "Required value: name or generateName is required", "FieldValueRequired"))
+    elif len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name):
+        causes.append(("metadata.name", 'Invalid value: "%s": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric '
+                       "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+                       "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')" % name, "FieldValueInvalid"))
+    labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+    causes += metadata_causes(labels, {str(k): str(v) for k, v in (meta.get("annotations") or {}).items()})
+    containers = spec.get("containers")
+    if not containers:
+        causes.append(("spec.containers", "Required value", "FieldValueRequired"))
+    seen = set()
+    for index, container in enumerate(containers or []):
+        path = "spec.containers[%d]" % index
+        if not isinstance(container, dict):
+            raise bad_request("Pod in version \"v1\" cannot be handled as a Pod: json: cannot unmarshal into Go struct field PodSpec.spec.containers")
+        cname = container.get("name") or ""
+        if not cname:
+            causes.append((path + ".name", "Required value", "FieldValueRequired"))
+        elif cname in seen:
+            causes.append((path + ".name", 'Duplicate value: "%s"' % cname, "FieldValueDuplicate"))
+        seen.add(cname)
+        if not container.get("image"):
+            causes.append((path + ".image", "Required value", "FieldValueRequired"))
+        try:
+            causes += _resource_causes(container.get("resources") or {}, path + ".resources")
+        except ValueError as exc:
+            raise bad_request('Pod in version "v1" cannot be handled as a Pod: %s' % exc) from None
+    policy = spec.get("restartPolicy")
+    if policy not in (None, "", "Always", "OnFailure", "Never"):
+        causes.append(("spec.restartPolicy", 'Unsupported value: "%s": supported values: "Always", "OnFailure", "Never"' % policy,
+                       "FieldValueNotSupported"))
+    unique = []
+    for cause in causes:
+        if cause not in unique:
+            unique.append(cause)
+    return unique
+
+
+def default_pod(pod, namespace):
+    """SetDefaults_Pod and friends, for what kubectl shows: restartPolicy, dnsPolicy, schedulerName, grace period,
+    requests from limits, imagePullPolicy, termination message, the not-ready/unreachable tolerations."""
+    pod = copy.deepcopy(pod)
+    meta = pod.setdefault("metadata", {})
+    meta["namespace"] = namespace
+    spec = pod.setdefault("spec", {})
+    for key, value in (("restartPolicy", "Always"), ("dnsPolicy", "ClusterFirst"), ("schedulerName", "default-scheduler"),
+                       ("terminationGracePeriodSeconds", 30), ("securityContext", {}), ("enableServiceLinks", True),
+                       ("preemptionPolicy", "PreemptLowerPriority"), ("priority", 0), ("serviceAccountName", "default"),
+                       ("serviceAccount", "default")):
+        if spec.get(key) in (None, ""):
+            spec[key] = value
+    for container in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
+        resources = container.setdefault("resources", {})
+        if resources.get("limits"):
+            requests = resources.setdefault("requests", {})
+            for name, value in resources["limits"].items():
+                requests.setdefault(name, value)
+        image = str(container.get("image") or "")
+        if not container.get("imagePullPolicy"):
+            tagged = ":" in image.rsplit("/", 1)[-1] or "@" in image
+            container["imagePullPolicy"] = "Always" if not tagged or image.endswith(":latest") else "IfNotPresent"
+        container.setdefault("terminationMessagePath", "/dev/termination-log")
+        container.setdefault("terminationMessagePolicy", "File")
+    tolerations = spec.setdefault("tolerations", [])
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):  # DefaultTolerationSeconds
+        if not any(t.get("operator") == "Exists" and not t.get("key") and t.get("effect") in (None, "", "NoExecute") or
+                   t.get("key") == key and t.get("effect") in (None, "", "NoExecute") for t in tolerations if isinstance(t, dict)):
+            tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
+    return pod
+
+
+def spec_pod_status(pod, created, kubelet=True):
+    """The status of a pod the API created (the rke2 stand-in's kubelet fills the record in); kubelet: a node file
+    holds the pod (else no kubelet will ever report on it)."""
+    spec = pod["spec"]
+    phase = pod.get("phase") or "Pending"
+    status = {"phase": phase}
+    containers = [c for c in spec.get("containers") or [] if isinstance(c, dict)]
+    started, finished = pod.get("started"), pod.get("finished")
+    running = phase == "Running" and started and "exitCode" not in pod
+    if pod.get("admitted"):
+        status["conditions"] = [
+            {"type": "PodReadyToStartContainers", "status": "True" if started else "False", "lastProbeTime": None,
+             "lastTransitionTime": started or pod["admitted"]},
+            {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": pod["admitted"]},
+            {"type": "Ready", "status": "True" if running else "False", "lastProbeTime": None,
+             "lastTransitionTime": finished or started or pod["admitted"]},
+            {"type": "ContainersReady", "status": "True" if running else "False", "lastProbeTime": None,
+             "lastTransitionTime": finished or started or pod["admitted"]},
+            {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": created}]
+        if pod.get("reason") and not started:
+            del status["conditions"]
+    if pod.get("reason"):
+        status["reason"] = pod["reason"]
+    if pod.get("message"):
+        status["message"] = pod["message"]
+    status["qosClass"] = pod_qos(spec)
+    if pod.get("startTime") or pod.get("admitted"):
+        status["startTime"] = pod.get("startTime") or pod["admitted"]
+    if pod.get("reason") and not started:
+        return status  # rejected at admission: no container ever existed
+    if not pod.get("admitted") and (not kubelet or not spec.get("nodeName")):
+        return status
+    statuses = []
+    for index, container in enumerate(containers):
+        entry = {"name": container.get("name", ""), "image": container.get("image", ""), "imageID": "", "ready": bool(running),
+                 "restartCount": 0, "started": bool(running)}
+        if index == 0 and started:
+            entry["containerID"] = pod.get("containerID") or ""
+            entry["imageID"] = container.get("image", "")
+            if "exitCode" in pod:
+                entry["state"] = {"terminated": {"exitCode": int(pod["exitCode"]), "reason": pod.get("containerReason") or
+                                                 ("Completed" if int(pod["exitCode"]) == 0 else "Error"),
+                                                 "startedAt": started, "finishedAt": finished or started,
+                                                 "containerID": pod.get("containerID") or ""}}
+                if pod.get("containerMessage"):
+                    entry["state"]["terminated"]["message"] = pod["containerMessage"]
+            else:
+                entry["state"] = {"running": {"startedAt": started}}
+        else:
+            entry["state"] = {"waiting": {"reason": "ContainerCreating"}}
+        entry["lastState"] = {}
+        statuses.append(entry)
+    status["containerStatuses"] = statuses
+    return status
+
+
+def container_log(pod, node_exists, container):
+    """GET .../pods/NAME/log: the API server picks the container (ValidateContainer), the kubelet answers
+    (validateContainerLogStatus) with the record's log, or its error for a container that has not run."""
+    spec = pod.get("spec") or {}
+    names = [str(c.get("name")) for c in spec.get("containers") or [] if isinstance(c, dict)]
+    name = str(pod["name"])
+    if not container:
+        if len(names) != 1:
+            raise bad_request("a container name must be specified for pod %s, choose one of: [%s]" % (name, " ".join(names)))
+        container = names[0]
+    elif container not in names:
+        raise bad_request("container %s is not valid for pod %s" % (container, name))
+    if not spec.get("nodeName"):
+        return ""
+    if not node_exists:
+        raise not_found(NODES, spec["nodeName"])
+    status = spec_pod_status(pod, pod.get("created"))
+    for entry in status.get("containerStatuses") or []:
+        if entry["name"] != container:
+            continue
+        state = entry.get("state") or {}
+        if "running" in state or ("terminated" in state and state["terminated"].get("containerID")):
+            return str(pod.get("log") or "")
+        if "terminated" in state:
+            raise bad_request('container "%s" in pod "%s" is terminated' % (container, name))
+        if "waiting" in state:
+            raise bad_request('container "%s" in pod "%s" is waiting to start: %s' % (container, name, state["waiting"].get("reason", "")))
+        raise bad_request('container "%s" in pod "%s" is waiting to start - no logs yet' % (container, name))
+    raise bad_request('container "%s" in pod "%s" is not available' % (container, name))
+
+
 # ---------------------------------------------------------------- resource versions
 
 class Versions:
@@ -583,7 +918,8 @@ KINDS = [
     Kind("", "v1", "namespaces", "namespace", "Namespace", False, ["get", "list", "watch"], ["ns"], lister=namespace_objects),
     Kind("", "v1", "nodes", "node", "Node", False, ["get", "list", "watch", "patch"], ["no"],
          lister=lambda nodes: [node_object(n) for n in nodes], fields=_fields_node),
-    Kind("", "v1", "pods", "pod", "Pod", True, ["get", "list", "watch", "delete"], ["po"], ["all"], lister=pod_objects, fields=_fields_pod),
+    Kind("", "v1", "pods", "pod", "Pod", True, ["create", "get", "list", "watch", "delete"], ["po"], ["all"], lister=pod_objects,
+         fields=_fields_pod),
     Kind("apps", "v1", "daemonsets", "daemonset", "DaemonSet", True, ["get", "list", "watch"], ["ds"], ["all"], lister=daemonset_objects),
     Kind("apps", "v1", "replicasets", "replicaset", "ReplicaSet", True, ["get", "list", "watch"], ["rs"], ["all"], lister=replicaset_objects),
     Kind("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True, ["get", "list", "watch"], ["pdb"],
@@ -596,7 +932,8 @@ PODS = KIND_BY_PATH[("", "v1", "pods")]
 SUBRESOURCES = {
     ("", "v1"): [{"name": "nodes/status", "singularName": "", "namespaced": False, "kind": "Node", "verbs": ["get"]},
                  {"name": "pods/eviction", "singularName": "", "namespaced": True, "group": "policy", "version": "v1",
-                  "kind": "Eviction", "verbs": ["create"]}],
+                  "kind": "Eviction", "verbs": ["create"]},
+                 {"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]}],
 }
 GROUPS = [("apps", "v1"), ("policy", "v1")]
 
@@ -970,6 +1307,14 @@ def _pod_row(obj, now):
     status = "Terminating" if obj["metadata"].get("deletionTimestamp") else obj["status"].get("phase", "")
     if obj["status"].get("phase") == "Succeeded":
         status = "Completed"
+    waiting = [s["state"]["waiting"].get("reason") for s in statuses if "waiting" in (s.get("state") or {})]
+    terminated = [s["state"]["terminated"].get("reason") for s in statuses if "terminated" in (s.get("state") or {})]
+    if obj["status"].get("reason"):
+        status = obj["status"]["reason"]
+    elif waiting and waiting[0]:
+        status = waiting[0]
+    elif terminated and terminated[0] and obj["status"].get("phase") == "Failed":
+        status = terminated[0]
     return [obj["metadata"]["name"], "%d/%d" % (sum(1 for s in statuses if s.get("ready")), len(obj["spec"]["containers"])), status,
             str(sum(s.get("restartCount", 0) for s in statuses)), _age(obj["metadata"].get("creationTimestamp"), now),
             "<none>", obj["spec"].get("nodeName") or "<none>", "<none>", "<none>"]
@@ -1109,6 +1454,8 @@ class Api:
         self.log_lock = threading.Lock()
         self.stopping = threading.Event()
         self.address = "127.0.0.1:6443"
+        self.create_lock = threading.Lock()
+        self.sequence = 0
 
     # -- the call log
     def record(self, request, response):
@@ -1135,6 +1482,9 @@ class Api:
             found = [node_object(node)] if node is not None else []
         elif kind.plural in ("daemonsets", "namespaces"):
             found = kind.lister(self.store.nodes(), self.store.declared("daemonsets"))
+        elif kind is PODS:
+            pending = self.store.pending()
+            found = kind.lister(self.store.nodes()) + [pod_object(pending, p) for p in pending.get("pods") or []]
         else:
             found = kind.lister(self.store.nodes())
         out = []
@@ -1210,10 +1560,14 @@ class Api:
                 return self.read(request, kind, namespace, name)
             if kind is PODS and sub == "eviction" and method == "POST" and namespace is not None:
                 return self.evict(request, namespace, name)
-            if (kind is PODS and sub == "eviction") or (kind is NODES and sub == "status"):
+            if kind is PODS and sub == "log" and method == "GET" and namespace is not None:
+                return self.pod_log(request, namespace, name)
+            if (kind is PODS and sub in ("eviction", "log")) or (kind is NODES and sub == "status"):
                 raise method_not_allowed()
             raise not_found_path()
         if name is None:
+            if method == "POST" and kind is PODS and namespace is not None:
+                return self.create_pod(request, namespace)
             if method != "GET":
                 raise method_not_allowed()
             return self.collection(request, kind, namespace)
@@ -1388,11 +1742,76 @@ class Api:
         return Response(200, self.versions.stamp("nodes//" + name, result))
 
     def _find_pod(self, namespace, name):
+        """The node whose record holds the pod; "" for the pending pods' file; None when there is no such pod."""
         for node in self.store.nodes():
             for pod in node.get("pods") or []:
                 if str(pod.get("namespace")) == namespace and str(pod.get("name")) == name:
                     return node["name"]
+        for pod in self.store.pending().get("pods") or []:
+            if str(pod.get("namespace")) == namespace and str(pod.get("name")) == name:
+                return ""
         return None
+
+    def create_pod(self, request, namespace):
+        """POST .../pods: validation (422), defaults, AlreadyExists (409); the record goes into its node's file (the
+        rke2 stand-in's kubelet admits and runs it) or, without a node to run it, into pending-pods.json."""
+        body = _json_body(request, "Pod")
+        if not isinstance(body, dict) or body.get("kind") not in (None, "Pod") or not isinstance(body.get("metadata", {}), dict) \
+                or not isinstance(body.get("spec", {}), dict):
+            raise bad_request("the body is not a v1 Pod")
+        meta = body.setdefault("metadata", {})
+        if meta.get("namespace") not in (None, "", namespace):
+            raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = str(meta["generateName"]) + uuid.uuid4().hex[:5]
+        name = str(meta.get("name") or "")
+        request.summary = {"verb": "create", "pod": "%s/%s" % (namespace, name)}
+        dry_run = request.query.get("dryRun") == "All"
+        if dry_run:
+            request.summary["dryRun"] = True
+        if namespace not in {o["metadata"]["name"] for o in namespace_objects(self.store.nodes(), self.store.declared("daemonsets"))}:
+            raise not_found(KIND_BY_PATH[("", "v1", "namespaces")], namespace)
+        pod = default_pod(body, namespace)  # defaulting comes with decoding, before validation (requests from limits)
+        causes = pod_causes(pod)
+        if causes:
+            raise invalid(PODS, name, causes)
+        node_name = str(pod["spec"].get("nodeName") or "")
+        request.summary["node"] = node_name
+        with self.create_lock:
+            if self._find_pod(namespace, name) is not None:
+                raise ApiError(409, "AlreadyExists", 'pods "%s" already exists' % name, PODS.details(name))
+            self.sequence += 1
+            record = {"namespace": namespace, "name": name, "uid": str(uuid.uuid4()), "created": _iso(), "phase": "Pending",
+                      "spec": pod["spec"], "seq": self.sequence}
+            for field in ("labels", "annotations"):
+                if meta.get(field):
+                    record[field] = {str(k): str(v) for k, v in meta[field].items()}
+            on_node = bool(node_name) and self.store.exists(node_name)
+            holder = {"name": node_name if on_node else ""}
+            if not dry_run:
+                with (self.store.locked(node_name) if on_node else self.store.locked_pending()) as box:
+                    box["node"].setdefault("pods", []).append(record)
+        obj = pod_object(holder, record)
+        if dry_run:
+            del obj["metadata"]["uid"]
+            return Response(201, obj)
+        return Response(201, self.versions.stamp("pods/%s/%s" % (namespace, name), obj))
+
+    def pod_log(self, request, namespace, name):
+        request.summary = None
+        node_name = self._find_pod(namespace, name)
+        if node_name is None:
+            raise not_found(PODS, name)
+        record = self.store.read(node_name) if node_name else self.store.pending()
+        pods = [p for p in (record or {}).get("pods") or [] if str(p.get("namespace")) == namespace and str(p.get("name")) == name]
+        if not pods:
+            raise not_found(PODS, name)
+        pod = dict(pods[0])
+        if not isinstance(pod.get("spec"), dict):  # a seed pod: its pause container prints nothing
+            return Response(200, content_type="text/plain", text="")
+        pod["spec"] = dict(pod["spec"], nodeName=node_name or pod["spec"].get("nodeName") or "")
+        text = container_log(pod, bool(node_name), request.query.get("container", ""))
+        return Response(200, content_type="text/plain", text=text)
 
     def _remove_pod(self, request, namespace, name, options, check):
         """Delete a pod from its node's record (after its deleteSeconds, when it has some); check(node, pod) may refuse.
@@ -1405,7 +1824,7 @@ class Api:
         if node_name is None:
             raise not_found(PODS, name)
         request.summary["node"] = node_name
-        with self.store.locked(node_name) as box:
+        with (self.store.locked(node_name) if node_name else self.store.locked_pending()) as box:
             node = box["node"]
             if node is None:
                 raise not_found(PODS, name)

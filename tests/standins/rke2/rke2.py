@@ -37,14 +37,17 @@ from __future__ import annotations
 import contextlib
 import datetime
 import fcntl
+import hashlib
 import http.server
 import json
 import math
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -1064,6 +1067,546 @@ def node_taints(config):
     return taints
 
 
+# ---------------------------------------------------------------- pods: the kubelet's admission and a small runtime
+
+GPU_VENDOR = "0x10de"
+FINISHED = ("Succeeded", "Failed")
+LOG_CAP = 1024 * 1024
+CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+STANDIN_STOPPED = "the rke2 stand-in stopped; its containers stop with it"
+
+
+class AdmissionError(Exception):
+    """A pod the kubelet rejects: ``reason`` (the status reason) and ``message`` (the event; the status adds "Pod was rejected: ")."""
+
+    def __init__(self, reason, message):
+        Exception.__init__(self, message)
+        self.reason, self.message = reason, message
+
+
+def unexpected(err):
+    """admission.GetPodAdmitResult for an error without a type of its own."""
+    return AdmissionError("UnexpectedAdmissionError", "Allocate failed due to %s, which is unexpected" % err)
+
+
+def read_gpus(root, node_name):
+    """The NVIDIA GPUs of the machine, as the NVIDIA device plugin lists them: id (the driver's GPU UUID, else a
+    stable made-up one), PCI address, NUMA node (None when sysfs says -1 or nothing); sorted by address."""
+    bus = os.path.join(root, "sys", "bus", "pci", "devices")
+    try:
+        names = sorted(os.listdir(bus))
+    except OSError:
+        return []
+    gpus = []
+    for address in names:
+        path = os.path.join(bus, address)
+        if (_read(os.path.join(path, "vendor"), "") or "").lower() != GPU_VENDOR:
+            continue
+        if not (_read(os.path.join(path, "class"), "") or "").lower().startswith("0x03"):
+            continue
+        info = _read(os.path.join(root, "proc", "driver", "nvidia", "gpus", address, "information"), "") or ""
+        match = re.search(r"(?m)^GPU UUID:\s*(\S+)", info)
+        if match:
+            ident = match.group(1)
+        else:
+            digest = zlib.crc32(("%s/%s" % (node_name, address)).encode()) & 0xFFFFFFFF
+            ident = "GPU-%08x-0000-4000-8000-%012x" % (digest, int(re.sub(r"[^0-9a-f]", "", address.lower()) or "0", 16) & 0xFFFFFFFFFFFF)
+        numa = _read(os.path.join(path, "numa_node"))
+        numa = int(numa) if numa is not None and re.fullmatch(r"-?[0-9]+", numa) and int(numa) >= 0 else None
+        gpus.append({"id": ident, "address": address, "numa": numa})
+    return gpus
+
+
+def _quantity(value):
+    try:
+        return parse_quantity(str(value)).value
+    except ValueError:
+        return Fraction(0)
+
+
+def container_resources(container):
+    """requests and limits as exact numbers; requests default to limits (the API server's defaulting)."""
+    resources = container.get("resources") or {}
+    limits = {str(k): _quantity(v) for k, v in (resources.get("limits") or {}).items()}
+    requests = dict(limits)
+    requests.update({str(k): _quantity(v) for k, v in (resources.get("requests") or {}).items()})
+    return requests, limits
+
+
+def pod_qos(spec):
+    """GetPodQOS: only cpu and memory count; Guaranteed when every container limits both and requests equal limits."""
+    requests, limits, guaranteed = {}, {}, True
+    for container in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+        creq, clim = container_resources(container)
+        for name in ("cpu", "memory"):
+            if creq.get(name):
+                requests[name] = requests.get(name, 0) + creq[name]
+            if clim.get(name):
+                limits[name] = limits.get(name, 0) + clim[name]
+        if not (clim.get("cpu") and clim.get("memory")):
+            guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and all(limits.get(k) == v for k, v in requests.items()) and len(requests) == len(limits):
+        return "Guaranteed"
+    return "Burstable"
+
+
+def pod_requests(spec):
+    """What the scheduler's Fits counts: max(sum of the app containers, any init container), per resource."""
+    total = {}
+    for container in spec.get("containers") or []:
+        for name, value in container_resources(container)[0].items():
+            total[name] = total.get(name, 0) + value
+    for container in spec.get("initContainers") or []:
+        for name, value in container_resources(container)[0].items():
+            total[name] = max(total.get(name, 0), value)
+    return total
+
+
+def _is_extended(name):
+    """IsExtendedResourceName: a domain other than kubernetes.io, not requests.*."""
+    return "/" in name and not name.split("/", 1)[0].endswith("kubernetes.io") and not name.startswith("requests.")
+
+
+def _iso(epoch=None):
+    return datetime.datetime.fromtimestamp(time.time() if epoch is None else epoch, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class PodRuntime:
+    """The kubelet's pod side while it runs healthy: admission (resource fit, Topology/CPU/Memory/Device Managers),
+    assignments in the checkpoints, and each container's command run as a child process."""
+
+    def __init__(self, agent, cfg, topology, result, kubelet_dir):
+        self.agent = agent
+        self.node_name = agent.node_name
+        self.cfg, self.topology, self.kubelet_dir = cfg, topology, kubelet_dir
+        self.cpu_file = os.path.join(kubelet_dir, CPU_STATE)
+        self.memory_file = os.path.join(kubelet_dir, MEMORY_STATE)
+        self.pods_dir = os.path.join(agent.state_dir, "pods")
+        self.static_cpu = result["cpu_manager_policy"] == "static"
+        self.full_pcpus = bool(result["cpu_manager_policy_options"].get("full-pcpus-only"))
+        self.strict = bool(result["cpu_manager_policy_options"].get("strict-cpu-reservation"))
+        self.reserved = parse_cpulist(result["reserved_cpus"])
+        self.static_memory = result["memory_manager_policy"] == "Static"
+        self.policy, self.scope = result["topology_manager_policy"], result["topology_manager_scope"]
+        self.threads = max(len(s) for s in topology["siblings"].values()) if topology["siblings"] else 1
+        explicit = parse_cpulist(cfg["reserved-cpus"]) if cfg["reserved-cpus"] else frozenset()
+        reservation = node_allocatable_reservation(cfg, topology, explicit)
+        self.system_reserved = _static_memory_reservation(cfg, topology, reservation) if self.static_memory else {}
+        self.gpu_resource = env("RKE2_STANDIN_GPU_RESOURCE", "nvidia.com/gpu")
+        self.gpu_topology = env("RKE2_STANDIN_GPU_TOPOLOGY", "true").lower() not in ("0", "false", "no")
+        self.gpus = read_gpus(agent.sysfs_root, self.node_name)
+        self.procs = {}
+        self.capacity, self.allocatable = self._node_resources(reservation)
+
+    # -- the Node's capacity and allocatable (the kubelet's node status)
+    def _node_resources(self, reservation):
+        hugepages = {}
+        for node in self.topology["nodes"].values():
+            for size_kb, count in node["hugepages"].items():
+                name = hugepage_resource(size_kb)
+                hugepages[name] = hugepages.get(name, 0) + count * size_kb * 1024
+        capacity = {"cpu": Fraction(len(self.topology["online"])), "memory": Fraction(self.topology["memory_capacity"]),
+                    "pods": Fraction(int(self.cfg.get("max-pods") or 110)), "ephemeral-storage": Fraction(100 * 1024 ** 3)}
+        capacity.update({k: Fraction(v) for k, v in hugepages.items()})
+        if self.gpus:
+            capacity[self.gpu_resource] = Fraction(len(self.gpus))
+        allocatable = dict(capacity)
+        for name in ("cpu", "memory"):
+            if name in reservation:
+                allocatable[name] = max(Fraction(0), allocatable[name] - reservation[name].value)
+        allocatable["memory"] = max(Fraction(0), allocatable["memory"] - sum(hugepages.values()))
+        return capacity, allocatable
+
+    def node_status(self):
+        def show(name, value):
+            if name == "cpu" and value.denominator != 1:
+                return "%dm" % int(value * 1000)
+            return str(Quantity(value, "BinarySI" if name == "memory" or name.startswith("hugepages-") else "DecimalSI"))
+        return ({k: show(k, v) for k, v in sorted(self.capacity.items())}, {k: show(k, v) for k, v in sorted(self.allocatable.items())})
+
+    # -- checkpoints: the CPU and Memory Managers' state
+    def _cpu_state(self):
+        try:
+            data = read_checkpoint(self.cpu_file, False)
+        except CheckpointError:
+            data = None
+        base = self.topology["online"] - self.reserved if self.strict else self.topology["online"]
+        if not data or not self.static_cpu:
+            return {"policyName": "static" if self.static_cpu else "none", "defaultCpuSet": format_cpulist(base) if self.static_cpu else "",
+                    "entries": {}}
+        data.setdefault("entries", {})
+        return data
+
+    def _write_cpu_state(self, data):
+        if self.static_cpu:
+            write_checkpoint(self.cpu_file, cpu_checkpoint("static", data["defaultCpuSet"], data.get("entries")))
+
+    def _memory_entries(self):
+        try:
+            data = read_checkpoint(self.memory_file, False)
+        except CheckpointError:
+            data = None
+        return dict((data or {}).get("entries") or {})
+
+    def _write_memory_entries(self, entries):
+        if self.static_memory:
+            state = expected_machine_state(self.topology, self.system_reserved, entries)
+            write_checkpoint(self.memory_file, memory_checkpoint("Static", state, entries))
+
+    def release(self, uids):
+        """removeStaleState: the pods' exclusive CPUs and memory go back; their checkpoint entries go."""
+        uids = set(uids)
+        cpu = self._cpu_state()
+        held = [parse_cpulist(text) for uid in uids for text in (cpu["entries"].get(uid) or {}).values()]
+        if any(uid in cpu["entries"] for uid in uids):
+            default = parse_cpulist(cpu["defaultCpuSet"])
+            for cpus in held:
+                default |= cpus
+            cpu["defaultCpuSet"] = format_cpulist(default)
+            cpu["entries"] = {k: v for k, v in cpu["entries"].items() if k not in uids}
+            self._write_cpu_state(cpu)
+        entries = self._memory_entries()
+        if any(uid in entries for uid in uids):
+            self._write_memory_entries({k: v for k, v in entries.items() if k not in uids})
+
+    # -- the sync loop (every ~0.5 s while healthy)
+    def sync(self, stopping=False):
+        with locked_node(self.agent.cluster_dir, self.node_name) as box:
+            node = box["node"]
+            if node is None:
+                return
+            pods = [p for p in node.get("pods") or [] if isinstance(p, dict) and isinstance(p.get("spec"), dict) and p.get("uid")]
+            present = {str(p["uid"]) for p in pods}
+            gone = (set(self.procs) | set(self._pod_dirs())) - present
+            for uid in sorted(gone):
+                self._kill(uid)
+            if gone:
+                self.release(gone)
+                for uid in gone:
+                    shutil.rmtree(os.path.join(self.pods_dir, uid), ignore_errors=True)
+            for pod in pods:
+                uid = str(pod["uid"])
+                if pod.get("phase") == "Running" and pod.get("started") and "exitCode" not in pod and uid not in self.procs:
+                    self._finish(pod, 137, STANDIN_STOPPED)  # started by an earlier run of the stand-in
+                elif uid in self.procs:
+                    self._poll(pod, stopping)
+            if stopping:
+                return
+            pending = [p for p in pods if p.get("phase", "Pending") == "Pending" and not p.get("admitted")]
+            pending.sort(key=lambda p: (str(p.get("created") or ""), int(p.get("seq") or 0)))
+            for pod in pending:
+                self._admit_and_start(node, pod)
+
+    def stop(self):
+        """Agent stop: the containers stop too (their pods fail); checkpoints keep their entries until the next allocation."""
+        for proc in self.procs.values():
+            with contextlib.suppress(OSError):
+                os.killpg(proc["proc"].pid, signal.SIGKILL)
+        self.sync(stopping=True)
+
+    def _pod_dirs(self):
+        try:
+            return [n for n in os.listdir(self.pods_dir) if os.path.isdir(os.path.join(self.pods_dir, n))]
+        except OSError:
+            return []
+
+    def _kill(self, uid):
+        proc = self.procs.pop(uid, None)
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(proc["proc"].pid, signal.SIGKILL)
+            with contextlib.suppress(Exception):
+                proc["proc"].wait(5)
+
+    # -- containers
+    def _read_log(self, path):
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                size = handle.tell()
+                handle.seek(max(0, size - LOG_CAP))
+                return handle.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def _poll(self, pod, stopping):
+        proc = self.procs[str(pod["uid"])]
+        code = proc["proc"].poll()
+        pod["log"] = self._read_log(proc["log"])
+        if code is None and not stopping:
+            return
+        if code is None:
+            with contextlib.suppress(Exception):
+                proc["proc"].wait(5)
+            code = proc["proc"].returncode
+        del self.procs[str(pod["uid"])]
+        pod["log"] = self._read_log(proc["log"])
+        self._finish(pod, 137 if stopping else (128 - code if code < 0 else code), STANDIN_STOPPED if stopping else None)
+
+    def _finish(self, pod, code, message=None):
+        """The container exited: the phase as getPhase derives it (the stand-in never restarts a container)."""
+        policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
+        pod["exitCode"] = code
+        pod["finished"] = _iso()
+        pod["containerReason"] = "Completed" if code == 0 else "Error"
+        if message:
+            pod["containerMessage"] = message
+        if policy == "Always" or (policy == "OnFailure" and code != 0):
+            pod["phase"] = "Running"
+            pod["restartSuppressed"] = True
+        else:
+            pod["phase"] = "Succeeded" if code == 0 else "Failed"
+
+    def _admit_and_start(self, node, pod):
+        pod["admitted"] = _iso()
+        pod["qosClass"] = pod_qos(pod["spec"])
+        try:
+            assignment = self.admit(node, pod)
+        except AdmissionError as exc:
+            pod.update(phase="Failed", reason=exc.reason, message="Pod was rejected: " + exc.message, event=exc.message)
+            pod.setdefault("startTime", pod["admitted"])
+            self.agent.kubelet_lines([klog("W", "kubelet.go:2418", "Pod admission denied", pod="%s/%s" % (pod["namespace"], pod["name"]),
+                                           reason=exc.reason, message=exc.message)])
+            return
+        pod["assignment"] = assignment
+        pod["startTime"] = pod["admitted"]
+        self._start(pod)
+
+    def _start(self, pod):
+        uid = str(pod["uid"])
+        spec = pod["spec"]
+        container = (spec.get("containers") or [{}])[0]
+        name = str(container.get("name") or "")
+        cdir = os.path.join(self.pods_dir, uid, name)
+        cgroup = os.path.join(cdir, "cgroup")
+        os.makedirs(cgroup, exist_ok=True)
+        placed = pod["assignment"]["containers"][name]
+        for fname, value in (("cpuset.cpus.effective", placed["cpus"]), ("cpuset.cpus", placed["cpus"]),
+                             ("cpuset.mems.effective", placed["mems"]), ("cpuset.mems", placed["mems"])):
+            with open(os.path.join(cgroup, fname), "w") as handle:
+                handle.write(value + "\n")
+        argv = [str(a) for a in (container.get("command") or [])] + [str(a) for a in (container.get("args") or [])]
+        if not argv:
+            argv = [sys.executable, "-c", "import time\nwhile True:\n    time.sleep(3600)\n"]
+        argv = [a.replace("/sys/fs/cgroup", cgroup) for a in argv]
+        environ = {"PATH": CONTAINER_PATH, "HOSTNAME": str(pod["name"])}
+        for item in container.get("env") or []:
+            if isinstance(item, dict) and item.get("name"):
+                environ[str(item["name"])] = str(item.get("value") or "")
+        if placed.get("devices"):
+            environ["NVIDIA_VISIBLE_DEVICES"] = ",".join(placed["devices"])
+        log = os.path.join(self.pods_dir, uid, name + ".log")
+        with open(log, "wb") as out:
+            try:
+                proc = subprocess.Popen(argv, cwd=cdir, env=environ, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+            except OSError as exc:
+                out.write(("exec: %s\n" % exc).encode())
+                proc = None
+        pod["started"] = _iso()
+        pod["containerID"] = "containerd://" + hashlib.sha256(("%s/%s" % (uid, name)).encode()).hexdigest()
+        if proc is None:
+            pod["log"] = self._read_log(log)
+            self._finish(pod, 128)
+            return
+        pod["phase"] = "Running"
+        pod["pid"] = proc.pid
+        self.procs[uid] = {"proc": proc, "log": log}
+
+    # -- admission
+    def admit(self, node, pod):
+        spec = pod["spec"]
+        uid = str(pod["uid"])
+        active = [p for p in node.get("pods") or [] if p is not pod and p.get("phase", "Running") not in FINISHED
+                  and not p.get("deletionTimestamp")]
+        self._fit(spec, [p for p in active if isinstance(p.get("spec"), dict) and p.get("admitted")], len(active))
+        # removeStaleState at the next allocation: finished pods give back what they held.
+        finished = {str(p["uid"]) for p in node.get("pods") or [] if p.get("uid") and p.get("phase") in FINISHED and p.get("assignment")}
+        if finished:
+            self.release(finished)
+            for p in node.get("pods") or []:
+                if str(p.get("uid")) in finished:
+                    p["assignment"]["released"] = True
+        qos = pod_qos(spec)
+        used_devices = {d for p in active for c in ((p.get("assignment") or {}).get("containers") or {}).values()
+                        for d in c.get("devices") or []}
+        state = {"cpu": self._cpu_state(), "memory": self._memory_entries(), "devices": set(used_devices)}
+        containers = [c for c in spec.get("containers") or [] if isinstance(c, dict)]
+        units = [containers] if self.scope == "pod" else [[c] for c in containers]
+        placed, numa_used = {}, []
+        for unit in units:
+            needs = [self._needs(c, qos) for c in unit]
+            numa = self._hint(needs, state)
+            numa_used.append(numa)
+            for container, need in zip(unit, needs):
+                placed[str(container.get("name") or "")] = self._allocate(uid, container, need, numa, state)
+        if any(c.get("exclusive") for c in placed.values()):
+            self._write_cpu_state(state["cpu"])
+        if any(c.get("memory") for c in placed.values()):
+            self._write_memory_entries(state["memory"])
+        default = state["cpu"]["defaultCpuSet"] if self.static_cpu else format_cpulist(self.topology["online"])
+        for entry in placed.values():
+            if not entry["cpus"]:
+                entry["cpus"] = default
+        return {"qosClass": qos, "numaNode": numa_used[0] if len(numa_used) == 1 else numa_used, "containers": placed,
+                "topologyManagerPolicy": self.policy, "topologyManagerScope": self.scope, "gpuTopology": self.gpu_topology}
+
+    def _fit(self, spec, admitted, count):
+        """The predicate admit handler's noderesources.Fits; the first failure is the reason."""
+        max_pods = int(self.allocatable["pods"])
+        if count + 1 > max_pods:
+            raise AdmissionError("OutOfpods", "Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d" % (count, max_pods))
+        wanted = pod_requests(spec)
+        used = {}
+        for other in admitted:
+            for name, value in pod_requests(other["spec"]).items():
+                used[name] = used.get(name, 0) + value
+        names = [n for n in ("cpu", "memory", "ephemeral-storage") if n in wanted]
+        names += sorted(n for n in wanted if n not in ("cpu", "memory", "ephemeral-storage", "pods"))
+        for name in names:
+            if name not in self.allocatable and _is_extended(name):
+                continue  # removeMissingExtendedResources: an extended resource no device plugin registered is not counted
+            scale = 1000 if name == "cpu" else 1
+            request = math.ceil(wanted[name] * scale)
+            held = math.ceil(used.get(name, 0) * scale)
+            capacity = math.floor(self.allocatable.get(name, 0) * scale)
+            if request > 0 and request > capacity - held:
+                raise AdmissionError("OutOf" + name, "Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d"
+                                     % (name, request, held, capacity))
+
+    def _needs(self, container, qos):
+        requests, limits = container_resources(container)
+        cpu = requests.get("cpu", 0)
+        exclusive = int(cpu) if self.static_cpu and qos == "Guaranteed" and cpu.denominator == 1 and cpu > 0 else 0
+        memory = {}
+        if self.static_memory and qos == "Guaranteed":
+            memory = {k: int(v) for k, v in sorted(requests.items()) if (k == "memory" or k.startswith("hugepages-")) and v > 0}
+        gpus = int(limits.get(self.gpu_resource, 0)) if self.gpus else 0
+        return {"cpus": exclusive, "memory": memory, "gpus": gpus}
+
+    def _free_cpus(self, state):
+        return parse_cpulist(state["cpu"]["defaultCpuSet"]) - self.reserved
+
+    def _whole_cores(self, free, cpus=None):
+        cores = sorted({self.topology["siblings"][c] for c in free if cpus is None or c in cpus}, key=min)
+        return [core for core in cores if core <= free and (cpus is None or core <= cpus)]
+
+    def _cpus_fit(self, count, state, cpus):
+        free = self._free_cpus(state) & cpus
+        if self.full_pcpus:
+            return sum(len(c) for c in self._whole_cores(free)) >= count
+        return len(free) >= count
+
+    def _memory_free(self, state):
+        return expected_machine_state(self.topology, self.system_reserved, state["memory"])
+
+    def _hint(self, needs, state):
+        """The Topology Manager: the NUMA node every hint provider can serve (single-numa-node), else None."""
+        if self.policy == "none":
+            return None
+        cpus = sum(n["cpus"] for n in needs)
+        memory = {}
+        for need in needs:
+            for name, size in need["memory"].items():
+                memory[name] = memory.get(name, 0) + size
+        gpus = sum(n["gpus"] for n in needs)
+        gpu_hints = gpus > 0 and self.gpu_topology and any(g["numa"] is not None for g in self.gpus)
+        if not cpus and not memory and not gpu_hints:
+            return None  # no provider has a preference
+        machine = self._memory_free(state) if memory else {}
+        for nid in sorted(self.topology["nodes"]):
+            if cpus and not self._cpus_fit(cpus, state, self.topology["nodes"][nid]["cpus"]):
+                continue
+            tables = (machine.get(str(nid)) or {}).get("memoryMap") or {}
+            if any(name not in tables or tables[name]["free"] < size for name, size in memory.items()):
+                continue
+            if gpu_hints and sum(1 for g in self.gpus if g["numa"] == nid and g["id"] not in state["devices"]) < gpus:
+                continue
+            return nid
+        if self.policy in ("best-effort", "restricted"):
+            return None
+        raise AdmissionError("TopologyAffinityError", "Resources cannot be allocated with Topology locality")
+
+    def _allocate(self, uid, container, need, numa, state):
+        name = str(container.get("name") or "")
+        entry = {"cpus": "", "mems": "", "exclusive": False, "devices": [], "memory": []}
+        if need["cpus"]:
+            entry["cpus"] = self._take_cpus(uid, name, need["cpus"], numa, state)
+            entry["exclusive"] = True
+        if need["memory"]:
+            entry["memory"] = self._take_memory(uid, name, need["memory"], numa, state)
+        mems = sorted({n for block in entry["memory"] for n in block["numaAffinity"]})
+        if not mems:
+            mems = sorted(n for n, node in self.topology["nodes"].items() if node["memory"] > 0)
+        entry["mems"] = format_cpulist(mems)
+        if need["gpus"]:
+            entry["devices"] = self._take_devices(need["gpus"], numa, state)
+        return entry
+
+    def _take_cpus(self, uid, name, count, numa, state):
+        if self.full_pcpus:
+            if count % self.threads:
+                raise AdmissionError("SMTAlignmentError", "SMT Alignment Error: requested %d cpus not multiple cpus per core = %d"
+                                     % (count, self.threads))
+            available = sum(len(c) for c in self._whole_cores(self._free_cpus(state)))
+            if count > available:
+                raise AdmissionError("SMTAlignmentError", "SMT Alignment Error: not enough free physical CPUs: available physical CPUs = %d, "
+                                     "requested CPUs = %d, CPUs per core = %d" % (available, count, self.threads))
+        free = self._free_cpus(state)
+        if len(free) < count:
+            raise unexpected("not enough cpus available to satisfy request: requested=%d, available=%d" % (count, len(free)))
+        groups = [self.topology["nodes"][numa]["cpus"]] if numa is not None else \
+            [self.topology["nodes"][n]["cpus"] for n in sorted(self.topology["nodes"]) if self._cpus_fit(count, state, self.topology["nodes"][n]["cpus"])]
+        groups.append(self.topology["online"])
+        for cpus in groups:
+            taken = []
+            for core in self._whole_cores(free, cpus):
+                if len(taken) + len(core) <= count:
+                    taken.extend(sorted(core))
+            if not self.full_pcpus:
+                for cpu in sorted(free & cpus):
+                    if len(taken) < count and cpu not in taken:
+                        taken.append(cpu)
+            if len(taken) == count:
+                break
+        chosen = frozenset(taken)
+        state["cpu"]["defaultCpuSet"] = format_cpulist(parse_cpulist(state["cpu"]["defaultCpuSet"]) - chosen)
+        state["cpu"]["entries"].setdefault(uid, {})[name] = format_cpulist(chosen)
+        return format_cpulist(chosen)
+
+    def _take_memory(self, uid, name, wanted, numa, state):
+        machine = self._memory_free(state)
+
+        def fits(nids):
+            return all(sum(((machine[str(n)]["memoryMap"].get(t) or {}).get("free", 0) for n in nids)) >= size for t, size in wanted.items())
+
+        if numa is not None:
+            nodes = [numa]
+        else:
+            singles = [n for n in sorted(self.topology["nodes"]) if fits([n])]
+            nodes = singles[:1] or sorted(self.topology["nodes"])
+            if not fits(nodes):
+                raise unexpected("[memorymanager] failed to find NUMA nodes to extend the current topology hint")
+        blocks = [{"numaAffinity": nodes, "type": t, "size": size} for t, size in sorted(wanted.items())]
+        state["memory"].setdefault(uid, {})[name] = blocks
+        return blocks
+
+    def _take_devices(self, count, numa, state):
+        free = [g for g in self.gpus if g["id"] not in state["devices"]]
+        if len(free) < count:
+            raise unexpected("requested number of devices unavailable for %s. Requested: %d, Available: %d" % (self.gpu_resource, count, len(free)))
+        if numa is not None and self.gpu_topology:
+            order = [g for g in free if g["numa"] == numa] + [g for g in free if g["numa"] is None] + \
+                [g for g in free if g["numa"] is not None and g["numa"] != numa]
+        else:
+            order = sorted(free, key=lambda g: g["address"], reverse=True)
+        chosen = [g["id"] for g in order[:count]]
+        state["devices"].update(chosen)
+        return chosen
+
+
 # ---------------------------------------------------------------- the agent process
 
 class HealthHandler(http.server.BaseHTTPRequestHandler):
@@ -1148,11 +1691,13 @@ class Agent:
             handle.write("\n")
         os.replace(tmp, path)
 
-    def set_node(self, ready=None, register=False):
+    def set_node(self, ready=None, register=False, resources=None):
         with locked_node(self.cluster_dir, self.node_name) as box:
             node = box["node"]
             if node is None:
                 node = new_node(self.node_name, self.seed_pods)
+            if resources is not None:
+                node["capacity"], node["allocatable"] = resources
             if register:
                 labels = node_labels(self.config)
                 labels["kubernetes.io/hostname"] = self.node_name
@@ -1263,11 +1808,20 @@ class Agent:
             lines += [klog("W", "policy_static.go:140", w) for w in result["warnings"]]
             self.kubelet_lines(lines)
             serving = self.serve_healthz(cfg["healthz-bind-address"], port)
-            self.set_node(ready=True)
+            runtime = PodRuntime(self, cfg, topology, result, kubelet_dir)
+            self.set_node(ready=True, resources=runtime.node_status())
             self.write_status(healthy=True, error=None, kubelet=result, healthz_port=port, kubelet_dir=kubelet_dir)
             self.journal("info", "kubelet is running (stand-in), node %s Ready" % self.node_name)
-            while not self.stop.wait(5 if not serving else 3600):
-                serving = serving or self.serve_healthz(cfg["healthz-bind-address"], port)
+            # The pod side: admit, run and reap pods every half second (see PodRuntime).
+            ticks = 0
+            try:
+                while not self.stop.wait(0.5):
+                    runtime.sync()
+                    ticks += 1
+                    if not serving and ticks % 10 == 0:
+                        serving = self.serve_healthz(cfg["healthz-bind-address"], port)
+            finally:
+                runtime.stop()
             return
 
     def refused(self, refusal, args):
