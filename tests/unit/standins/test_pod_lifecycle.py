@@ -26,9 +26,9 @@ RKE2_PATH = os.path.join(STANDINS, "rke2", "rke2.py")
 KUBEAPI_PATH = os.path.join(STANDINS, "kubeapi", "kubeapi.py")
 KUBECTL = os.environ.get("KUBEAPI_STANDIN_KUBECTL") or shutil.which("kubectl")
 PYTHON = os.environ.get("KUBEAPI_STANDIN_PYTHON") or sys.executable
-ARGS = ["cpu-manager-policy=static", "cpu-manager-policy-options=full-pcpus-only=true", "reserved-cpus=0,112",
+ARGS = ("cpu-manager-policy=static", "cpu-manager-policy-options=full-pcpus-only=true", "reserved-cpus=0,112",
         "memory-manager-policy=Static", "topology-manager-policy=single-numa-node", "topology-manager-scope=pod",
-        "kube-reserved=memory=1Gi", "eviction-hard=memory.available<500Mi", "reserved-memory=0:memory=1024Mi;1:memory=500Mi"]
+        "kube-reserved=memory=1Gi", "eviction-hard=memory.available<500Mi", "reserved-memory=0:memory=1024Mi;1:memory=500Mi")
 SCRIPT = ("echo cpus=$(cat /sys/fs/cgroup/cpuset.cpus.effective); echo mems=$(cat /sys/fs/cgroup/cpuset.mems.effective); "
           "echo visible=$NVIDIA_VISIBLE_DEVICES; echo host=$HOSTNAME; if command -v nvidia-smi-standin-absent >/dev/null; then echo bus=x; fi")
 
@@ -140,7 +140,11 @@ class Cluster:
         return json.loads(out.stdout)
 
     def finished(self, name, timeout=10):
-        pod = wait_for(lambda: (lambda p: p if p["status"].get("phase") in ("Succeeded", "Failed") else None)(self.pod(name)), timeout)
+        def done():
+            pod = self.pod(name)
+            return pod if pod["status"].get("phase") in ("Succeeded", "Failed") else None
+
+        pod = wait_for(done, timeout)
         assert pod, "the pod did not finish: %s" % self.pod(name)["status"]
         return pod
 
