@@ -102,8 +102,8 @@ def test_a_long_node_name_still_makes_a_valid_pod_name(machine):
 
 def test_the_plan_s_pod_shapes_are_probed_when_it_has_some(machine):
     topology, _plan = machine
-    plan = make_plan(topology, hugepages_per_node=8, pod_shapes=[{"name": "tp4", "cpu": 32, "memory": "64Gi", "gpus": 4,
-                                                                   "hugepages": "2Gi"}])
+    shape = {"name": "tp4", "cpu": 32, "memory": "64Gi", "gpus": 4, "hugepages": "2Gi"}
+    plan = make_plan(topology, hugepages_per_node=8, pod_shapes=[shape])
     (probe,) = probes_for(plan, topology)
     assert probe["requests"] == {"cpu": "32", "memory": "64Gi", "hugepages-1Gi": "2Gi", "nvidia.com/gpu": "4"}
     assert [p["shape"]["name"] for p in probes_for(plan, topology, use_pod_shapes=False)] == ["numa0", "numa1"]
