@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import ProveError, audit_pods, probe_pods, prove_report
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import ProveError, audit_pods, kube_items, probe_pods, prove_report
 
 
 def rke2_numa_probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory, use_pod_shapes=True):
@@ -23,7 +23,7 @@ def rke2_numa_probe_report(probes, pod_list, logs, plan, topology, cpu_state, gp
 
     ``pod_list``: ``kubectl get pods ... -o json`` of the probes; ``logs``: [{item: {name}, stdout}] (a
     registered loop); ``cpu_state``: kubelet_state_info's cpu_manager."""
-    pods = dict((p["metadata"]["name"], p) for p in (pod_list or {}).get("items") or [])
+    pods = dict((p["metadata"]["name"], p) for p in kube_items(pod_list))
     texts = dict((r["item"]["name"], r.get("stdout", "")) for r in logs or [] if isinstance(r.get("item"), dict))
     return prove_report(probes, pods, texts, plan, topology, (cpu_state or {}).get("entries") or {}, gpu_resource, waited)
 
@@ -33,8 +33,14 @@ def rke2_numa_pod_audit(pod_list, node_names, gpu_resource="nvidia.com/gpu"):
     return audit_pods(pod_list, node_names, gpu_resource)
 
 
+def rke2_numa_kube_items(reply):
+    """The objects of a ``kubectl get -o json`` reply, a List or the single object asked for by name."""
+    return kube_items(reply)
+
+
 class FilterModule(object):
     """maitred.rke2_numa prove filters."""
 
     def filters(self):
-        return {"probe_pods": rke2_numa_probe_pods, "probe_report": rke2_numa_probe_report, "pod_audit": rke2_numa_pod_audit}
+        return {"probe_pods": rke2_numa_probe_pods, "probe_report": rke2_numa_probe_report, "pod_audit": rke2_numa_pod_audit,
+                "kube_items": rke2_numa_kube_items}

@@ -342,10 +342,19 @@ def _fractional_cpus(pod):
     return out
 
 
+def kube_items(reply):
+    """The objects of a ``kubectl get -o json`` reply: a List's items, or the one object kubectl
+    prints alone when it was asked for a single name."""
+    reply = reply or {}
+    if "items" in reply or reply.get("kind", "List").endswith("List"):
+        return list(reply.get("items") or [])
+    return [reply]
+
+
 def audit_pods(pod_list, node_names, gpu_resource="nvidia.com/gpu"):
     """Per node name: {unpinned: [...], topology_errors: [...]} from ``kubectl get pods -A -o json``."""
     audit = dict((name, {"unpinned": [], "topology_errors": []}) for name in node_names)
-    for pod in (pod_list or {}).get("items") or []:
+    for pod in kube_items(pod_list):
         spec, status, meta = pod.get("spec") or {}, pod.get("status") or {}, pod.get("metadata") or {}
         node = spec.get("nodeName")
         if node not in audit:

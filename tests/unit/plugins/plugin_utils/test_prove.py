@@ -21,10 +21,12 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import m
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import (
     PROBE_SCRIPT,
     audit_pods,
+    kube_items,
     parse_probe_log,
     probe_pods,
     prove_report,
 )
+from ansible_collections.maitred.rke2_numa.plugins.filter.prove import rke2_numa_probe_report
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
 
 NODE = "gpu-worker-1"
@@ -264,3 +266,15 @@ def test_audit_flags_the_qos_trap_and_topology_refusals():
     assert "cpu 1500m: the CPU Manager pins only whole CPUs" in audit["n1"]["unpinned"][1]
     assert audit["n2"] == {"unpinned": [], "topology_errors": ["ml/tp8 was refused by the kubelet: TopologyAffinityError (no message)"]}
     assert audit["n3"] == {"unpinned": [], "topology_errors": []} and "n9" not in audit
+
+
+def test_kubectl_s_reply_for_one_name_is_the_pod_itself(machine):
+    """`kubectl get pod NAME -o json` prints the Pod, not a List, when there is one probe."""
+    topology, plan = machine
+    probe = probes_for(plan, topology)[0]
+    alone = dict(pod(probe), kind="Pod")
+    assert kube_items(alone) == [alone]
+    assert kube_items({"kind": "List", "items": [alone]}) == [alone]
+    assert kube_items({"kind": "PodList", "items": []}) == [] and kube_items(None) == []
+    report = rke2_numa_probe_report([probe], alone, [], plan, topology, {})
+    assert "is gone" not in " ".join(report["reasons"]), report
