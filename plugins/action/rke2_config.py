@@ -22,8 +22,9 @@ import time
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.maitred.rke2_numa.plugins.modules import rke2_config as rke2_config_doc
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
-    MANAGED_KUBELET_FLAGS,
     SECURE,
     ConfigError,
     check_effective_kubelet_args,
@@ -35,17 +36,8 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config impo
     merged_config,
 )
 
-ARGUMENT_SPEC = {
-    "path": {"type": "path", "default": "/etc/rancher/rke2/config.yaml"},
-    "mode": {"type": "str", "default": "merge", "choices": ["merge", "dropin"]},
-    "dropin_path": {"type": "path", "default": "/etc/rancher/rke2/config.yaml.d/50-rke2-numa.yaml"},
-    "kubelet_args": {"type": "list", "elements": "str", "required": True},
-    "node_labels": {"type": "list", "elements": "str", "default": []},
-    "node_taints": {"type": "list", "elements": "str", "default": []},
-    "managed_flags": {"type": "list", "elements": "str", "default": list(MANAGED_KUBELET_FLAGS)},
-    "backup": {"type": "bool", "default": True},
-    "backup_dir": {"type": "path", "default": "/var/lib/rke2-numa/backup"},
-}
+# The options, their types, choices and defaults: as documented in plugins/modules/rke2_config.py.
+ARGUMENT_SPEC = argument_spec(rke2_config_doc.DOCUMENTATION)
 
 
 class ActionModule(ActionBase):

@@ -151,6 +151,7 @@ options:
       - Default (null) is C([managed_irq]).
     type: list
     elements: str
+    choices: [managed_irq, domain, nohz]
   kubernetes_version:
     description:
       - Kubernetes version of the cluster as a string, V("1.33") or V("v1.33.2+rke2r1"). Options

@@ -27,7 +27,9 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
     parse_cpulist,
 )
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_cmdline import MANAGED_KERNEL_ARGS  # the kernel args the plan owns
+from ansible_collections.maitred.rke2_numa.plugins.modules import numa_plan as numa_plan_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import kubelet_rules
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec, doc_choices, doc_defaults
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import MANAGED_KUBELET_FLAGS
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import (
     MIB,
@@ -38,13 +40,16 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import 
     parse_bytes,
 )
 
-CPU_POLICIES = ("static", "none")
-MEMORY_POLICIES = ("Static", "None")
-TOPOLOGY_POLICIES = ("single-numa-node", "restricted", "best-effort", "none")
-TOPOLOGY_SCOPES = ("pod", "container")
-ISOLCPUS_FLAGS = ("managed_irq", "domain", "nohz")
+# The options' names, types, choices and defaults are those documented in
+# plugins/modules/numa_plan.py: the action validates against that, and so does
+# normalize_options here (with the kubelet's spelling as a hint).
+CPU_POLICIES = doc_choices(numa_plan_doc.DOCUMENTATION, "cpu_manager_policy")
+MEMORY_POLICIES = doc_choices(numa_plan_doc.DOCUMENTATION, "memory_manager_policy")
+TOPOLOGY_POLICIES = doc_choices(numa_plan_doc.DOCUMENTATION, "topology_manager_policy")
+TOPOLOGY_SCOPES = doc_choices(numa_plan_doc.DOCUMENTATION, "topology_manager_scope")
+ISOLCPUS_FLAGS = doc_choices(numa_plan_doc.DOCUMENTATION, "isolcpus_flags")
 HUGEPAGE_SIZES = {"1G": 1048576, "2M": 2048}
-HUGEPAGE_METHODS = ("auto", "cmdline", "runtime")
+HUGEPAGE_METHODS = doc_choices(numa_plan_doc.DOCUMENTATION, "hugepages_method")
 # The Topology Manager refuses more NUMA nodes than this unless told otherwise
 # (topologymanager.defaultMaxAllowableNUMANodes).
 MAX_NUMA_NODES_DEFAULT = 8
@@ -60,14 +65,11 @@ MANY_NUMA_NODES = 16
 NODE_HUGEPAGES_KERNEL = (5, 16)
 EVICTION_SIGNALS = ("memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree")
 
-DEFAULTS = {
-    "reserved_cores": None,
-    "reserved_cores_per_node": None,
-    "split_reserved": True,
-    "cpu_manager_policy": "static",
-    "memory_manager_policy": "Static",
-    "topology_manager_policy": "single-numa-node",
-    "topology_manager_scope": "pod",
+# What an option left null (or unset) means: the documented default, or for
+# the options documented as "Default (null) is ..." the value below.
+DEFAULTS = doc_defaults(numa_plan_doc.DOCUMENTATION)
+del DEFAULTS["topology"]
+DEFAULTS.update({
     "kube_reserved": {"memory": "1Gi"},
     "system_reserved": {"memory": "1Gi"},
     "eviction_hard": {
@@ -77,49 +79,15 @@ DEFAULTS = {
         "imagefs.available": "5%",
         "imagefs.inodesFree": "5%",
     },
-    "hugepages_size": "1G",
-    "hugepages_per_node": 0,
-    "hugepages_nodes": "gpu",
-    "hugepages_method": "auto",
     "isolcpus_flags": ["managed_irq"],
-    "kubernetes_version": "1.33",
-    "extra_kubelet_args": [],
-    "node_labels": [],
-    "node_taints": [],
-    "pod_shapes": [],
-    "strict_fit": False,
-    "allow_many_numa_nodes": False,
-}
+})
 
-# The options of the numa_plan action (documented in plugins/modules/numa_plan.py).
-# Defaults live in DEFAULTS; None here means "use DEFAULTS".
-ARGUMENT_SPEC = {
-    "topology": {"type": "dict", "required": True},
-    "reserved_cores": {"type": "int"},
-    "reserved_cores_per_node": {"type": "dict"},
-    "split_reserved": {"type": "bool", "default": True},
-    "cpu_manager_policy": {"type": "str", "default": "static"},
-    "memory_manager_policy": {"type": "str", "default": "Static"},
-    "topology_manager_policy": {"type": "str", "default": "single-numa-node"},
-    "topology_manager_scope": {"type": "str", "default": "pod"},
-    "kube_reserved": {"type": "dict"},
-    "system_reserved": {"type": "dict"},
-    "eviction_hard": {"type": "dict"},
-    "hugepages_size": {"type": "str", "default": "1G"},
-    "hugepages_per_node": {"type": "int", "default": 0},
-    "hugepages_nodes": {"type": "raw", "default": "gpu"},
-    "hugepages_method": {"type": "str", "default": "auto"},
-    "isolcpus_flags": {"type": "list", "elements": "str"},
-    # raw: the planner refuses anything but a string (an unquoted 1.40 is the float 1.4,
-    # which type str would silently turn into "1.4")
-    "kubernetes_version": {"type": "raw", "default": "1.33"},
-    "extra_kubelet_args": {"type": "list", "elements": "str", "default": []},
-    "node_labels": {"type": "list", "elements": "str", "default": []},
-    "node_taints": {"type": "list", "elements": "str", "default": []},
-    "pod_shapes": {"type": "list", "elements": "dict", "default": []},
-    "strict_fit": {"type": "bool", "default": False},
-    "allow_many_numa_nodes": {"type": "bool", "default": False},
-}
+# The options of the numa_plan action, from its documentation. The planner
+# checks the policy, scope, method and flag choices itself (normalize_options),
+# to name the kubelet's spelling of a near miss and the rule ("options").
+ARGUMENT_SPEC = argument_spec(numa_plan_doc.DOCUMENTATION, without_choices=(
+    "cpu_manager_policy", "memory_manager_policy", "topology_manager_policy", "topology_manager_scope",
+    "hugepages_size", "hugepages_method", "isolcpus_flags"))
 
 
 class PlanError(Exception):

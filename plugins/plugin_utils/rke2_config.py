@@ -31,6 +31,8 @@ import re
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from ansible_collections.maitred.rke2_numa.plugins.modules import rke2_config as rke2_config_doc
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import doc_defaults
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (
     ACCUMULATED_FLAGS,
     MAP_FLAGS,
@@ -39,11 +41,8 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules im
 )
 
 # kubelet flags the plan owns; rke2_config replaces them by name and keeps the rest.
-MANAGED_KUBELET_FLAGS = (
-    "cpu-manager-policy", "cpu-manager-policy-options", "topology-manager-policy",
-    "topology-manager-scope", "topology-manager-policy-options", "memory-manager-policy",
-    "reserved-cpus", "kube-reserved", "system-reserved", "eviction-hard", "reserved-memory",
-)
+# The kubelet flags the plan owns: the documented default of rke2_config's managed_flags.
+MANAGED_KUBELET_FLAGS = tuple(doc_defaults(rke2_config_doc.DOCUMENTATION)["managed_flags"])
 SECRET_KEY = re.compile(r"(token|secret|password|passwd|key)$", re.I)
 MASK = "********"
 DROPIN_HEADER = "# Managed by maitred.rke2_numa: kubelet args for NUMA-aligned GPU pods. Do not edit.\n"

@@ -1,0 +1,56 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""An action plugin's argument spec, read from its module's DOCUMENTATION.
+
+The options' names, types, choices and defaults live in the documentation
+stub only (plugins/modules/<name>.py); the action validates against what
+``ansible-doc`` shows, as ansible-creator's action template does.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import yaml
+
+# The keys of a documented option that are also keys of an argument spec
+# (ansible.module_utils.common.arg_spec).
+_SPEC_KEYS = ("type", "elements", "required", "default", "choices", "aliases", "no_log")
+
+
+@functools.lru_cache(maxsize=None)
+def doc_options(documentation):
+    """The ``options`` of a module's DOCUMENTATION string, parsed once."""
+    return yaml.safe_load(documentation)["options"]
+
+
+def argument_spec(documentation, without_choices=()):
+    """The argument spec of DOCUMENTATION's options (nested ``suboptions`` included).
+
+    ``without_choices``: options whose choices are checked by the caller itself
+    (to give a better message than the generic one); their spec has none.
+    """
+    return _spec(doc_options(documentation), frozenset(without_choices))
+
+
+def _spec(options, without_choices):
+    spec = {}
+    for name, doc in options.items():
+        entry = dict((k, doc[k]) for k in _SPEC_KEYS if k in doc)
+        if name in without_choices:
+            entry.pop("choices", None)
+        if "suboptions" in doc:
+            entry["options"] = _spec(doc["suboptions"], without_choices)
+        spec[name] = entry
+    return spec
+
+
+def doc_defaults(documentation):
+    """{option: its documented default (None when it has none)}."""
+    return dict((name, doc.get("default")) for name, doc in doc_options(documentation).items())
+
+
+def doc_choices(documentation, name):
+    """The documented choices of one option, as a tuple."""
+    return tuple(doc_options(documentation)[name]["choices"])
