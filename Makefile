@@ -1,6 +1,6 @@
 # maitred.rke2_numa: one command for newcomers and CI.
 #
-#   make test    deps, venv, lint, sanity, build, molecule, unit (fail fast, timed)
+#   make test    deps, venv, lint, sanity, build, changelog-lint, molecule, unit (fail fast, timed)
 #   make demo    plan the sample GPU machines (inventory/sample.yml)
 #   make help    every target
 #
@@ -60,11 +60,13 @@ SANITY_ROOT := $(BUILD)/sanity
 SANITY_DIR := $(SANITY_ROOT)/ansible_collections/maitred/rke2_numa
 SAMPLES := $(BUILD)/samples
 DIST := $(BUILD)/dist
+GALAXY_VERSION := $(shell sed -n 's/^version: *//p' galaxy.yml)
+CHANGELOG_DIR := $(BUILD)/changelog
 
 # Phases of `make test`, in order; unit last so that pytest's summary is near
 # the end, and a final "unit: N passed, N failed" line closes the output.
 # molecule prints its own "molecule: N passed, M failed" line before unit.
-TEST_PHASES := deps venv lint sanity build molecule unit
+TEST_PHASES := deps venv lint sanity build changelog-lint molecule unit
 
 # Molecule: the podman image scripts/build-image.sh builds (the same name is in
 # extensions/molecule/config.yml) and the scenarios to run, by default every
@@ -72,10 +74,10 @@ TEST_PHASES := deps venv lint sanity build molecule unit
 MOLECULE_IMAGE := localhost/rke2-numa-debian12-systemd:latest
 MOLECULE_SCENARIOS ?=
 
-.PHONY: help deps venv collection-tree samples demo lint sanity unit build molecule image image-clean test bench clean distclean
+.PHONY: help deps venv collection-tree samples demo lint sanity unit build changelog-lint molecule image image-clean test bench clean distclean
 
 help:
-	@echo "make test        deps venv lint sanity build molecule unit (what CI runs: .ci/run)"
+	@echo "make test        $(TEST_PHASES) (what CI runs: .ci/run)"
 	@echo "make demo        plan the sample machines: ansible-playbook -i inventory/sample.yml playbooks/plan.yml"
 	@echo "make deps        Debian packages: $(APT_PKGS) (installs them when run as root)"
 	@echo "make venv        $(VENV) with requirements-dev.txt (Python >= 3.12) or requirements-dev-py311.txt"
@@ -83,6 +85,7 @@ help:
 	@echo "make sanity      ansible-test sanity on a copy under $(SANITY_ROOT)"
 	@echo "make unit        pytest tests/unit"
 	@echo "make build       ansible-galaxy collection build into $(DIST)"
+	@echo "make changelog-lint  antsibull-changelog lint, and the next release's changelog previewed in $(CHANGELOG_DIR)"
 	@echo "make molecule    molecule test, each scenario of extensions/molecule in turn (MOLECULE_SCENARIOS=...; root)"
 	@echo "make image       the Molecule image $(MOLECULE_IMAGE) (debootstrap, cached); image-clean removes it and its cache"
 	@echo "make samples     sysfs trees of sample GPU machines into $(SAMPLES)"
@@ -179,6 +182,24 @@ unit: venv collection-tree
 
 build: venv
 	@$(ANSIBLE_ENV) ansible-galaxy collection build --force --output-path $(DIST) .
+
+# antsibull-changelog lints the fragments, then renders the release of
+# galaxy.yml's version as `antsibull-changelog release` will, in a copy under
+# $(CHANGELOG_DIR) (release consumes the fragments): the new modules, plugins,
+# roles and playbooks come out of the collection and the fragments' add sections.
+# The copy is its own git repository: antsibull-changelog lists the collection's
+# files with git, and .build is ignored here (as for sanity).
+changelog-lint: venv
+	@antsibull-changelog lint
+	@rm -rf $(CHANGELOG_DIR)
+	@mkdir -p $(CHANGELOG_DIR)
+	@git ls-files -z -co --exclude-standard --deduplicate -- galaxy.yml meta changelogs plugins roles playbooks \
+	  | while IFS= read -r -d '' f; do if [ -e "$$f" ] || [ -L "$$f" ]; then printf '%s\0' "$$f"; fi; done \
+	  | tar --null -T - -cf - | tar -xf - -C $(CHANGELOG_DIR)
+	@git -C $(CHANGELOG_DIR) init -q
+	@cd $(CHANGELOG_DIR) && antsibull-changelog release --version $(GALAXY_VERSION)
+	@grep -qx 'New Modules' $(CHANGELOG_DIR)/CHANGELOG.rst || { echo "changelog: no new modules found in the collection"; exit 1; }
+	@echo "changelog of $(GALAXY_VERSION): $(CHANGELOG_DIR)/CHANGELOG.rst"
 
 # Each phase in its own make, timed; stop at the first failure. The last line
 # is the unit tests' counts from pytest's junit file, as CI reads it.
