@@ -26,6 +26,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config impo
     ConfigError,
     dropin_config,
     effective_config,
+    flag_name,
     merged_config,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import verify
@@ -100,6 +101,25 @@ def config_findings(plan, state, mode="merge", dropin_path=None):
     return bool(reasons), reasons
 
 
+REWRITTEN = ("%s was rewritten without this collection's kubelet args after they were applied (the kubelet's "
+             "checkpoint still holds CPU Manager policy static): a tool that templates config.yaml wholesale "
+             "(lablabs' ansible-role-rke2, rke2-ansible) undoes the merge at each of its runs - feed "
+             "rke2_numa_plan.kubelet_args into its rke2_kubelet_arg, or set rke2_numa_config_mode=dropin")
+
+
+def rewritten_warning(plan, state):
+    """A warning when config.yaml holds none of the plan's kubelet flags while the kubelet's CPU Manager
+    checkpoint shows it ran with them: another tool rewrote the file after a run of ours."""
+    target = state["rke2"]["files"][0]
+    if not target["exists"] or target.get("error") or state["kubelet_state"]["cpu_manager"].get("policy") != "static":
+        return []
+    value = (target["values"] or {}).get("kubelet-arg") or []
+    present = set(flag_name(str(a)) for a in ([value] if isinstance(value, str) else value))
+    if present & set(flag_name(a) for a in plan["kubelet_args"]):
+        return []
+    return [REWRITTEN % target["path"]]
+
+
 def assess(plan, state, config_mode="merge", dropin_path=None):
     """{"compliant", "reasons", "actions", "plan_fingerprint", "warnings"} for one node."""
     topology = state["topology"]
@@ -132,5 +152,6 @@ def assess(plan, state, config_mode="merge", dropin_path=None):
     compliant = not reasons
     if not compliant:
         actions.update(("drain", "verify", "uncordon", "label"))
+    warnings = report["warnings"] + (rewritten_warning(plan, state) if config_mode == "merge" and config_change else [])
     return {"compliant": compliant, "reasons": reasons, "actions": [a for a in ACTIONS if a in actions],
-            "plan_fingerprint": plan["fingerprint"], "warnings": report["warnings"]}
+            "plan_fingerprint": plan["fingerprint"], "warnings": warnings}

@@ -135,3 +135,33 @@ def test_a_failing_grubby_is_a_boot_error_not_a_failed_read(tmp_path, capsys, mo
     assert exc.value.code == 0, result
     assert result["boot"]["method"] is None
     assert result["boot"]["error"] == "cannot read the kernel entries: %s --info=ALL exited 3: grubby: no /boot/loader/entries" % (tools / "grubby")
+
+
+# A tool that templates config.yaml wholesale (lablabs' ansible-role-rke2, rke2-ansible), run after us.
+REWRITTEN = "server: https://rke2.example:9345\ntoken: %s\nkubelet-arg:\n  - max-pods=250\n" % TOKEN
+
+
+def test_a_config_rewritten_after_our_run_is_named(node):
+    root, plan, state = node
+    comply(root, plan)
+    (root / "etc/rancher/rke2/config.yaml").write_text(REWRITTEN)
+    result = assess(plan, state())
+    assert "rke2_config" in result["actions"]
+    warning = [w for w in result["warnings"] if "was rewritten without this collection's kubelet args" in w]
+    assert warning and "rke2_kubelet_arg" in warning[0] and "rke2_numa_config_mode=dropin" in warning[0], result["warnings"]
+
+
+def test_a_config_we_never_merged_is_not_called_rewritten(node):
+    root, plan, state = node
+    comply(root, plan, config=False, kubelet=False)
+    result = assess(plan, state())
+    assert "rke2_config" in result["actions"]
+    assert not [w for w in result["warnings"] if "rewritten" in w], result["warnings"]
+
+
+def test_a_config_rewritten_in_drop_in_mode_is_no_concern(node):
+    root, plan, state = node
+    comply(root, plan)
+    (root / "etc/rancher/rke2/config.yaml").write_text(REWRITTEN)
+    result = assess(plan, state(), "dropin", str(root / "etc/rancher/rke2/config.yaml.d/50-rke2-numa.yaml"))
+    assert not [w for w in result["warnings"] if "rewritten" in w], result["warnings"]
