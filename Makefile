@@ -1,6 +1,6 @@
 # maitred.rke2_numa: one command for newcomers and CI.
 #
-#   make test    deps, venv, lint, sanity, build, changelog-lint, molecule, unit (fail fast, timed)
+#   make test    deps, venv, lint, sanity, build, import, docs-lint, changelog-lint, molecule, unit (fail fast, timed)
 #   make demo    plan the sample GPU machines (inventory/sample.yml)
 #   make help    every target
 #
@@ -60,13 +60,14 @@ SANITY_ROOT := $(BUILD)/sanity
 SANITY_DIR := $(SANITY_ROOT)/ansible_collections/maitred/rke2_numa
 SAMPLES := $(BUILD)/samples
 DIST := $(BUILD)/dist
+IMPORT_DIR := $(BUILD)/import
 GALAXY_VERSION := $(shell sed -n 's/^version: *//p' galaxy.yml)
 CHANGELOG_DIR := $(BUILD)/changelog
 
 # Phases of `make test`, in order; unit last so that pytest's summary is near
 # the end, and a final "unit: N passed, N failed" line closes the output.
 # molecule prints its own "molecule: N passed, M failed" line before unit.
-TEST_PHASES := deps venv lint sanity build changelog-lint molecule unit
+TEST_PHASES := deps venv lint sanity build import docs-lint changelog-lint molecule unit
 
 # Molecule: the podman image scripts/build-image.sh builds (the same name is in
 # extensions/molecule/config.yml) and the scenarios to run, by default every
@@ -74,7 +75,7 @@ TEST_PHASES := deps venv lint sanity build changelog-lint molecule unit
 MOLECULE_IMAGE := localhost/rke2-numa-debian12-systemd:latest
 MOLECULE_SCENARIOS ?=
 
-.PHONY: help deps venv collection-tree samples demo lint sanity unit build changelog-lint molecule image image-clean test bench clean distclean
+.PHONY: help deps venv collection-tree samples demo lint sanity unit build import docs-lint changelog-lint molecule image image-clean test bench clean distclean
 
 help:
 	@echo "make test        $(TEST_PHASES) (what CI runs: .ci/run)"
@@ -85,6 +86,8 @@ help:
 	@echo "make sanity      ansible-test sanity on a copy under $(SANITY_ROOT)"
 	@echo "make unit        pytest tests/unit"
 	@echo "make build       ansible-galaxy collection build into $(DIST)"
+	@echo "make import      galaxy-importer on the built tarball, offline (tests/galaxy-importer.cfg); a warning fails it"
+	@echo "make docs-lint   antsibull-docs lint-collection-docs --plugin-docs (every plugin's and role's docs)"
 	@echo "make changelog-lint  antsibull-changelog lint, and the next release's changelog previewed in $(CHANGELOG_DIR)"
 	@echo "make molecule    molecule test, each scenario of extensions/molecule in turn (MOLECULE_SCENARIOS=...; root)"
 	@echo "make image       the Molecule image $(MOLECULE_IMAGE) (debootstrap, cached); image-clean removes it and its cache"
@@ -182,6 +185,23 @@ unit: venv collection-tree
 
 build: venv
 	@$(ANSIBLE_ENV) ansible-galaxy collection build --force --output-path $(DIST) .
+
+# Galaxy's own import checks on the tarball `make build` writes, as Galaxy runs
+# them but offline (tests/galaxy-importer.cfg: no ansible-test, which `make
+# sanity` runs, nor ansible-lint, which `make lint` runs; ansible-doc on every
+# plugin and role).
+# It writes importer_result.json in $(IMPORT_DIR). A WARNING or ERROR line
+# in its log fails the target: Galaxy would show it to the collection's users.
+import: build
+	@mkdir -p $(IMPORT_DIR)
+	@cd $(IMPORT_DIR) && GALAXY_IMPORTER_CONFIG=$(CURDIR)/tests/galaxy-importer.cfg \
+	  $(VPY) -m galaxy_importer.main $(CURDIR)/$(DIST)/maitred-rke2_numa-$(GALAXY_VERSION).tar.gz 2>&1 | tee importer.log
+	@if grep -E '^(WARNING|ERROR|CRITICAL)' $(IMPORT_DIR)/importer.log; then echo "import: galaxy-importer complained (above)"; exit 1; fi
+
+# The docs of every plugin (ansible-doc's view: DOCUMENTATION, EXAMPLES,
+# RETURN, the filters' YAML files) and every role's argument specs.
+docs-lint: venv collection-tree
+	@antsibull-docs lint-collection-docs --plugin-docs $(COLL_LINK)
 
 # antsibull-changelog lints the fragments, then renders the release of
 # galaxy.yml's version as `antsibull-changelog release` will, in a copy under
