@@ -8,9 +8,9 @@ imported by the planner) and of how each distribution's boot configuration
 holds them. Pure functions: the boot_params module reads and writes the files
 and runs the commands these functions compute.
 
-Rules kept here (DESIGN.md rule 11, and rule 3: "replace earlier values of
-managed args; never duplicate them"; rule 6: the collection owns only the
-hugepage size it plans):
+Rules kept here (boot parameters per distribution; "replace earlier values of
+managed args; never duplicate them"; the collection owns only the hugepage
+size it plans):
 
 * A managed argument is matched by name, whatever its value; the kernel treats
   ``-`` and ``_`` in parameter names alike (``parameq``), so do we.

@@ -6,7 +6,7 @@
 Runs on the target (live ``/``) or on any unpacked ``hwloc-gather-topology``
 tree. Pure reads, no commands, no third-party imports: one module call per host.
 The result is the ``topology`` dict of the collection's public contract
-(docs/DESIGN in README: numa_nodes, cpus_online, cpus_offline, cores,
+(see the topology_info module's RETURN: numa_nodes, cpus_online, cpus_offline, cores,
 smt_active, pci_devices, cmdline, isolated, ...).
 
 Sources: Documentation/ABI/stable/sysfs-devices-system-cpu,

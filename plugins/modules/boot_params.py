@@ -137,11 +137,11 @@ attributes:
   platform:
     platforms: linux
 notes:
-  - Rule 11 of the collection's design - boot parameters per distribution; reboot only where the caller allows
-    it (the C(maitred.rke2_numa.boot_params) role's C(rke2_numa_reboot_ok)), always report C(reboot_required).
+  - Boot parameters are written the way each distribution boots (GRUB drop-in, grubby, transactional-update); a reboot happens only
+    where the caller allows it (the C(maitred.rke2_numa.boot_params) role's C(rke2_numa_reboot_ok)); C(reboot_required) is always reported.
   - Every method writes the wanted arguments together, once each and in the given order, after the other arguments.
     A running command line that holds a managed argument twice, or in another order, needs a reboot.
-  - The hugepage rule is rule 6 of the collection's design - the collection owns only the hugepage size it plans.
+  - Hugepages - the collection owns only the hugepage pool of the size it plans; other pools on the command line stay.
   - Every existing file the module changes is first backed up next to itself (RV(backup_files)). A file that is a
     symbolic link is written at the link's target; the link stays.
   - transactional_update - edit C(/etc) before C(transactional-update) creates its snapshot; a pending snapshot
