@@ -41,6 +41,14 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import 
     parse_bytes,
 )
 
+
+def flag_name(arg):
+    """``--cpu-manager-policy=static`` / ``cpu-manager-policy=static`` -> ``cpu-manager-policy``."""
+    return arg.lstrip("-").split("=", 1)[0]
+
+
+# The Topology Manager refuses more NUMA nodes than this unless told otherwise
+# (topologymanager.defaultMaxAllowableNUMANodes).
 DEFAULT_MAX_NUMA_NODES = 8
 
 # apimachinery validation: a qualified name's name part and a label value
@@ -162,7 +170,7 @@ def kubelet_arg_error(arg):
     if any(c.isspace() or not c.isprintable() for c in arg):
         return ("contains whitespace or control characters: RKE2 passes each item as one --name=value argument, "
                 "so write one flag per item without spaces")
-    name = arg.split("=", 1)[0]
+    name = flag_name(arg)
     if not _FLAG_NAME.fullmatch(name):
         return "flag name %r is not a kubelet flag name (lowercase letters, digits, '-' or '_')" % name
     return None
@@ -247,12 +255,19 @@ def eviction_reservation(threshold, capacity):
     return parse_bytes(threshold)
 
 
-def _kernel_value(kernel_args, name):
+def kernel_arg_value(kernel_args, name):
+    """The value of the first ``name=value`` in kernel_args, or None."""
     for arg in kernel_args:
         key, dummy, value = arg.partition("=")
         if key == name:
             return value
     return None
+
+
+def split_isolcpus(value):
+    """``managed_irq,domain,2-31`` -> (["managed_irq", "domain"], "2-31"): isolcpus's flags and CPU list."""
+    parts = value.split(",")
+    return [p for p in parts if not p[:1].isdigit()], ",".join(p for p in parts if p[:1].isdigit())
 
 
 def cpus_per_core(topology):
@@ -407,20 +422,20 @@ def kernel_refusals(kernel_args, kubelet_args, topology):
     errors = []
     online = set(parse_cpulist(topology["cpus_online"]))
     reserved, dummy = _reserved_cpus(parse_kubelet_args(kubelet_args))
-    isolcpus = _kernel_value(kernel_args, "isolcpus")
+    isolcpus = kernel_arg_value(kernel_args, "isolcpus")
     if isolcpus is not None:
-        isolated = set(parse_cpulist(",".join(p for p in isolcpus.split(",") if p[:1].isdigit())))
+        isolated = set(parse_cpulist(split_isolcpus(isolcpus)[1]))
         for name in ("nohz_full", "rcu_nocbs"):
-            value = _kernel_value(kernel_args, name)
+            value = kernel_arg_value(kernel_args, name)
             if value is None or set(parse_cpulist(value)) != isolated:
                 errors.append("Housekeeping: %s= must match isolcpus=" % name)
-        irq = _kernel_value(kernel_args, "irqaffinity")
+        irq = kernel_arg_value(kernel_args, "irqaffinity")
         if irq is None or set(parse_cpulist(irq)) != reserved:
             errors.append("irqaffinity=%s is not reserved-cpus=%s" % (irq, format_cpulist(reserved)))
         if isolated & reserved or (isolated | reserved) != online:
             errors.append("isolcpus=%s and reserved-cpus=%s do not split the online CPUs %s"
                           % (format_cpulist(isolated), format_cpulist(reserved), format_cpulist(online)))
-    nohz = _kernel_value(kernel_args, "nohz_full")
+    nohz = kernel_arg_value(kernel_args, "nohz_full")
     if nohz and 0 in online and 0 in parse_cpulist(nohz):
         errors.append("NO_HZ: Clearing 0 from nohz_full range for timekeeping")
     return errors

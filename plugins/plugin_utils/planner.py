@@ -29,6 +29,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_cmdline import MANAGED_KERNEL_ARGS  # the kernel args the plan owns
 from ansible_collections.maitred.rke2_numa.plugins.modules import numa_plan as numa_plan_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import kubelet_rules
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import DEFAULT_MAX_NUMA_NODES
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec, doc_choices, doc_defaults
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import MANAGED_KUBELET_FLAGS
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import (
@@ -50,9 +51,6 @@ TOPOLOGY_SCOPES = doc_choices(numa_plan_doc.DOCUMENTATION, "topology_manager_sco
 ISOLCPUS_FLAGS = doc_choices(numa_plan_doc.DOCUMENTATION, "isolcpus_flags")
 HUGEPAGE_SIZES = {"1G": 1048576, "2M": 2048}
 HUGEPAGE_METHODS = doc_choices(numa_plan_doc.DOCUMENTATION, "hugepages_method")
-# The Topology Manager refuses more NUMA nodes than this unless told otherwise
-# (topologymanager.defaultMaxAllowableNUMANodes).
-MAX_NUMA_NODES_DEFAULT = 8
 # topology-manager-policy-options=max-allowable-numa-nodes is usable (beta, on by default) from 1.31.
 MAX_NUMA_OPTION_SINCE = (1, 31)
 # Above this many NUMA nodes (every node the kubelet sees, CPU-less ones too) no NUMA-aligned plan is
@@ -617,13 +615,13 @@ def topology_manager_args(policy, scope, node_count, version):
     """Rules 7 and 8: policy and scope; more than 8 NUMA nodes (all of them, CPU-less too)
     need max-allowable-numa-nodes, which exists from Kubernetes 1.31."""
     args = ["topology-manager-policy=%s" % policy, "topology-manager-scope=%s" % scope]
-    if policy != "none" and node_count > MAX_NUMA_NODES_DEFAULT:
+    if policy != "none" and node_count > DEFAULT_MAX_NUMA_NODES:
         if version < MAX_NUMA_OPTION_SINCE:
             raise PlanError("numa-node-limit", "this host has %d NUMA nodes; the Topology Manager refuses more than %d "
                             "(\"unsupported on machines with more than %d NUMA Nodes\") unless "
                             "topology-manager-policy-options=max-allowable-numa-nodes is set, which needs Kubernetes "
                             "1.31+, and kubernetes_version is %d.%d"
-                            % (node_count, MAX_NUMA_NODES_DEFAULT, MAX_NUMA_NODES_DEFAULT, version[0], version[1]))
+                            % (node_count, DEFAULT_MAX_NUMA_NODES, DEFAULT_MAX_NUMA_NODES, version[0], version[1]))
         args.append("topology-manager-policy-options=max-allowable-numa-nodes=%d" % node_count)
     return args
 
@@ -778,8 +776,8 @@ def apply_extra_args(planned, extra):
     args = list(planned)
     overridden = []
     for arg in extra:
-        name = arg.split("=", 1)[0]
-        same = [i for i, a in enumerate(args) if a.split("=", 1)[0] == name]
+        name = kubelet_rules.flag_name(arg)
+        same = [i for i, a in enumerate(args) if kubelet_rules.flag_name(a) == name]
         if same and name in MANAGED_KUBELET_FLAGS:
             overridden.append(name)
             for i in reversed(same):

@@ -36,6 +36,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import d
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (
     ACCUMULATED_FLAGS,
     MAP_FLAGS,
+    flag_name,
     kubelet_flag_values,
     show_flag_value,
 )
@@ -116,11 +117,6 @@ def _as_list(value, key, path):
     if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
         return [str(v) for v in value]
     raise ConfigError("%s: %s must be a string or a list of strings: nothing written" % (path, key))
-
-
-def flag_name(arg):
-    """``--cpu-manager-policy=static`` / ``cpu-manager-policy=static`` -> ``cpu-manager-policy``."""
-    return arg.lstrip("-").split("=", 1)[0]
 
 
 def _label_key(entry, taints):

@@ -14,7 +14,12 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import pa
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_cmdline import parse_arg, split_cmdline
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import kubelet_flag_values, show_flag_value
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (
+    kernel_arg_value,
+    kubelet_flag_values,
+    show_flag_value,
+    split_isolcpus,
+)
 
 
 def cmdline_args(cmdline):
@@ -37,13 +42,13 @@ def check_cmdline(plan, topology):
 def check_isolation(plan, topology):
     findings = []
     isolated = set(parse_cpulist(plan["isolated_cpus"]))
-    isolcpus = dict(a.split("=", 1) for a in plan["kernel_args"]).get("isolcpus", "")
+    isolcpus = kernel_arg_value(plan["kernel_args"], "isolcpus") or ""
     if not isolcpus:
         return findings
     if set(parse_cpulist(topology.get("nohz_full", ""))) != isolated:
         findings.append(("error", "/sys/devices/system/cpu/nohz_full is %r, the plan isolates %s"
                          % (topology.get("nohz_full", ""), plan["isolated_cpus"])))
-    flags = [f for f in isolcpus.split(",") if not f[:1].isdigit()]
+    flags = split_isolcpus(isolcpus)[0]
     if "domain" in flags and set(parse_cpulist(topology.get("isolated", ""))) != isolated:
         findings.append(("error", "/sys/devices/system/cpu/isolated is %r, the plan isolates %s"
                          % (topology.get("isolated", ""), plan["isolated_cpus"])))
