@@ -22,12 +22,23 @@ options:
     description: The plan dict.
     type: dict
     required: true
+  warnings:
+    description:
+      - Whether to end with the plan's warnings. M(maitred.rke2_numa.numa_plan)
+        already prints them as task warnings, so a play that shows the report right
+        after it passes V(false) to print each warning once.
+    type: bool
+    default: true
 """
 
 EXAMPLES = r"""
 - name: Print the plan
   ansible.builtin.debug:
     msg: "{{ __plan.plan | maitred.rke2_numa.plan_report }}"
+
+- name: Print it as a list of lines (readable with the default callback), warnings left to numa_plan
+  ansible.builtin.debug:
+    msg: "{{ (__plan.plan | maitred.rke2_numa.plan_report(warnings=false)).split('\\n') }}"
 """
 
 RETURN = r"""
@@ -38,12 +49,13 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.filter.topology_table import size, text_table
+from ansible_collections.maitred.rke2_numa.plugins.filter.topology_table import cpus_cell, size, text_table
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource
 
 
-def plan_report(plan):
-    """Return the plan as text."""
+def plan_report(plan, warnings=True):
+    """Return the plan as text; its warnings at the end unless warnings is false (numa_plan already
+    printed them as task warnings)."""
     if not isinstance(plan, dict) or "numa_tables" not in plan or "kubelet_args" not in plan:
         raise AnsibleFilterError("plan_report expects the 'plan' dict returned by numa_plan")
     tables = plan["numa_tables"]
@@ -56,7 +68,8 @@ def plan_report(plan):
     for t in tables:
         pod = t["largest_pod"]
         rows.append((
-            t["node"], t["cpus"] or "(no CPUs)", t["reserved_cpus"] or "-", t["isolated_cpus"] or "-",
+            t["node"], cpus_cell(t["cpus"]) or "(no CPUs)", cpus_cell(t["reserved_cpus"]) or "-",
+            cpus_cell(t["isolated_cpus"]) or "-",
             size(t["memory_bytes"]), size(t["reserved_memory_bytes"]), size(t["hugepages_bytes"]),
             len(t["gpus"]) or "-",
             "%d / %s / %s / %d" % (pod["cpu"], size(t["allocatable_memory_bytes"]), size(t["hugepages_bytes"]), pod["gpus"])
@@ -86,7 +99,7 @@ def plan_report(plan):
         else:
             why = fit["note"] or fit.get("short")
             lines.append("pod shape %s: fits NOWHERE%s" % (fit["name"], " (%s)" % why if why else ""))
-    lines += ["WARNING: %s" % w for w in plan.get("warnings", [])]
+    lines += ["WARNING: %s" % w for w in plan.get("warnings", []) if warnings]
     return "\n".join(lines)
 
 
