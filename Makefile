@@ -1,6 +1,6 @@
 # maitred.rke2_numa: one command for newcomers and CI.
 #
-#   make test    deps, venv, lint, sanity, build, import, docs-lint, changelog-lint, molecule, unit (fail fast, timed)
+#   make test    deps, venv, lint, sanity, build, import, docs-lint, changelog-lint, ee, molecule, unit (fail fast, timed)
 #   make demo    plan the sample GPU machines (inventory/sample.yml)
 #   make help    every target
 #
@@ -19,7 +19,7 @@ MAKEFLAGS += --no-print-directory
 # 3.13/3.12 that really runs wins: pyenv puts shims for every version it has on
 # PATH, and a shim of a version that is not selected exits 127, so each
 # candidate is run, not just found. Then pyenv's versions directly, then
-# python3 (which gets requirements-dev-py311.txt: ansible-core 2.19).
+# python3 (requirements-dev.txt's markers give Python 3.11 ansible-core 2.19).
 # Override with `make PYTHON=python3 VENV=.venv311 test` to try the fallback.
 PYTHON ?= $(shell \
   for p in $$(command -v python3.13 python3.12 2>/dev/null) \
@@ -63,11 +63,12 @@ DIST := $(BUILD)/dist
 IMPORT_DIR := $(BUILD)/import
 GALAXY_VERSION := $(shell sed -n 's/^version: *//p' galaxy.yml)
 CHANGELOG_DIR := $(BUILD)/changelog
+EE_DIR := $(BUILD)/ee
 
 # Phases of `make test`, in order; unit last so that pytest's summary is near
 # the end, and a final "unit: N passed, N failed" line closes the output.
 # molecule prints its own "molecule: N passed, M failed" line before unit.
-TEST_PHASES := deps venv lint sanity build import docs-lint changelog-lint molecule unit
+TEST_PHASES := deps venv lint sanity build import docs-lint changelog-lint ee molecule unit
 
 # Molecule: the podman image scripts/build-image.sh builds (the same name is in
 # extensions/molecule/config.yml) and the scenarios to run, by default every
@@ -75,14 +76,13 @@ TEST_PHASES := deps venv lint sanity build import docs-lint changelog-lint molec
 MOLECULE_IMAGE := localhost/rke2-numa-debian12-systemd:latest
 MOLECULE_SCENARIOS ?=
 
-.PHONY: help deps deps-venv venv collection-tree samples demo lint sanity unit build import docs-lint changelog-lint molecule image image-clean test bench clean distclean
+.PHONY: help deps venv collection-tree samples demo lint sanity unit build import docs-lint changelog-lint ee molecule image image-clean test bench clean distclean
 
 help:
 	@echo "make test        $(TEST_PHASES) (what CI runs: .ci/run)"
 	@echo "make demo        plan the sample machines: ansible-playbook -i inventory/sample.yml playbooks/plan.yml"
 	@echo "make deps        Debian packages: $(APT_PKGS) (installs them when run as root)"
-	@echo "make deps-venv   only python3-venv where $(PYTHON) cannot make a venv (what make demo needs)"
-	@echo "make venv        $(VENV) with requirements-dev.txt (Python >= 3.12) or requirements-dev-py311.txt"
+	@echo "make venv        $(VENV) with requirements-dev.txt (ansible-core 2.21 on Python >= 3.12, 2.19 on 3.11)"
 	@echo "make lint        ansible-lint --profile production"
 	@echo "make sanity      ansible-test sanity on a copy under $(SANITY_ROOT)"
 	@echo "make unit        pytest tests/unit"
@@ -90,6 +90,7 @@ help:
 	@echo "make import      galaxy-importer on the built tarball, offline (tests/galaxy-importer.cfg); a warning fails it"
 	@echo "make docs-lint   antsibull-docs lint-collection-docs --plugin-docs (every plugin's and role's docs)"
 	@echo "make changelog-lint  antsibull-changelog lint, and the next release's changelog previewed in $(CHANGELOG_DIR)"
+	@echo "make ee          ansible-builder create: docs/execution-environment.yml with the built tarball, in $(EE_DIR)"
 	@echo "make molecule    molecule test, each scenario of extensions/molecule in turn (MOLECULE_SCENARIOS=...; root)"
 	@echo "make image       the Molecule image $(MOLECULE_IMAGE) (debootstrap, cached); image-clean removes it and its cache"
 	@echo "make samples     sysfs trees of sample GPU machines into $(SAMPLES)"
@@ -97,15 +98,12 @@ help:
 	@echo "make clean       remove $(BUILD) and caches;  make distclean: also $(VENV)*"
 
 # Installs the package of each command of $(DEP_PAIRS) that is missing (as
-# root, with apt-get); otherwise says what to install and fails. deps-venv
-# checks only what the venv needs (the demo runs nothing else). Before the first venv it
+# root, with apt-get); otherwise says what to install and fails. Before the first venv it
 # also checks that $(PYTHON) can make one: Debian's python3 cannot without
 # python3-venv (no ensurepip), which is then installed too.
-deps: DEPS_NEEDED := $(DEP_PAIRS)
-deps-venv: DEPS_NEEDED :=
-deps deps-venv:
+deps:
 	@missing=""; pkgs=""; \
-	for pair in $(DEPS_NEEDED); do c=$${pair%%:*}; \
+	for pair in $(DEP_PAIRS); do c=$${pair%%:*}; \
 	  command -v "$$c" >/dev/null 2>&1 || { missing="$$missing $$c"; pkgs="$$pkgs $${pair#*:}"; }; done; \
 	if [ ! -f $(VENV)/.stamp ]; then \
 	  tmp=$$(mktemp -d); \
@@ -125,18 +123,18 @@ deps deps-venv:
 
 venv: $(VENV)/.stamp
 
-# Rebuilt when a requirements file changes. The stamp records the Python and
-# the file used. $(PYTHON) is first resolved to the interpreter behind it (a
-# python3 on PATH can be $(VENV)/bin/python3 itself, which is about to go).
-# Debian's own python3 needs python3-venv for `-m venv`.
-$(VENV)/.stamp: requirements-dev.txt requirements-dev-py311.txt
+# Rebuilt when requirements-dev.txt changes; its environment markers pick the
+# ansible-core line for the Python. The stamp records the Python used.
+# $(PYTHON) is first resolved to the interpreter behind it (a python3 on PATH
+# can be $(VENV)/bin/python3 itself, which is about to go). Debian's own
+# python3 needs python3-venv for `-m venv`.
+$(VENV)/.stamp: requirements-dev.txt
 	@py=$$($(PYTHON) -c 'import sys; print(getattr(sys, "_base_executable", "") or sys.executable)'); \
-	req=$$($$py -c 'import sys; print("requirements-dev.txt" if sys.version_info >= (3, 12) else "requirements-dev-py311.txt")'); \
-	echo "venv: $$py ($$($$py -c 'import platform; print(platform.python_version())')) -> $(VENV) with $$req"; \
+	echo "venv: $$py ($$($$py -c 'import platform; print(platform.python_version())')) -> $(VENV) with requirements-dev.txt"; \
 	rm -rf $(VENV); \
 	$$py -m venv $(VENV) || { echo "cannot create a venv with $$py (on Debian: apt-get install python3-venv)"; exit 1; }; \
-	$(PIP_QQ) $(VPY) -m pip install -r "$$req"; \
-	echo "$$py $$req" > $@
+	$(PIP_QQ) $(VPY) -m pip install -r requirements-dev.txt; \
+	echo "$$py requirements-dev.txt" > $@
 
 # .build/ansible_collections/maitred/rke2_numa -> the repo, so that ansible and
 # pytest import the collection from the work tree (tests/unit/conftest.py makes
@@ -148,13 +146,12 @@ collection-tree:
 samples: venv tests/fixtures/gen_sysfs.py
 	@$(VPY) tests/fixtures/gen_sysfs.py --out $(SAMPLES)
 
-# Ansible's default output, as a user sees it; each host's plan is also written
-# as JSON and an RKE2 config snippet under out/plans. Needs only the venv (no
-# Debian package but python3-venv where the venv needs it).
-DEMO_ENV := ANSIBLE_DEPRECATION_WARNINGS=false
-demo: deps-venv venv collection-tree samples
+# Plain readable output (multi-line messages as YAML blocks); each host's plan
+# is also written as JSON and an RKE2 config snippet under out/plans.
+DEMO_ENV := ANSIBLE_CALLBACK_RESULT_FORMAT=yaml ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_DEPRECATION_WARNINGS=false
+demo: deps venv collection-tree samples
 	@$(ANSIBLE_ENV) $(DEMO_ENV) ansible-playbook -i inventory/sample.yml playbooks/plan.yml \
-	  -e rke2_numa_plan_dir=out/plans
+	  -e rke2_numa_plan_dir=$(CURDIR)/out/plans
 	@echo "plans written to out/plans/"
 
 lint: venv collection-tree
@@ -225,6 +222,21 @@ changelog-lint: venv
 	@cd $(CHANGELOG_DIR) && antsibull-changelog release --version $(GALAXY_VERSION)
 	@grep -qx 'New Modules' $(CHANGELOG_DIR)/CHANGELOG.rst || { echo "changelog: no new modules found in the collection"; exit 1; }
 	@echo "changelog of $(GALAXY_VERSION): $(CHANGELOG_DIR)/CHANGELOG.rst"
+
+# The execution environment for AWX / AAP, as a user builds it: the example
+# definition next to the built tarball, `ansible-builder create` (no image: no
+# registry is reachable), then the Containerfile's galaxy step (install the
+# build context's requirements.yml) and introspect step (the collection's
+# meta/execution-environment.yml and the files it names, which the tarball
+# must carry) run here.
+ee: build
+	@rm -rf $(EE_DIR)
+	@mkdir -p $(EE_DIR)
+	@cp docs/execution-environment.yml $(DIST)/maitred-rke2_numa-$(GALAXY_VERSION).tar.gz $(EE_DIR)/
+	@cd $(EE_DIR) && ansible-builder create -f execution-environment.yml -c context
+	@cd $(EE_DIR)/context/_build && ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/$(EE_DIR)/collections \
+	  ansible-galaxy collection install --offline -r requirements.yml -p $(CURDIR)/$(EE_DIR)/collections
+	@ansible-builder introspect $(EE_DIR)/collections
 
 # Each phase in its own make, timed; stop at the first failure. The last line
 # is the unit tests' counts from pytest's junit file, as CI reads it.
