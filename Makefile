@@ -76,12 +76,13 @@ TEST_PHASES := deps venv lint sanity build import docs-lint changelog-lint ee mo
 MOLECULE_IMAGE := localhost/rke2-numa-debian12-systemd:latest
 MOLECULE_SCENARIOS ?=
 
-.PHONY: help deps venv collection-tree samples demo lint sanity unit build import docs-lint changelog-lint ee molecule image image-clean test bench clean distclean
+.PHONY: help deps deps-venv venv collection-tree samples demo lint sanity unit build import docs-lint changelog-lint ee molecule image image-clean test bench clean distclean
 
 help:
 	@echo "make test        $(TEST_PHASES) (what CI runs: .ci/run)"
 	@echo "make demo        plan the sample machines: ansible-playbook -i inventory/sample.yml playbooks/plan.yml"
 	@echo "make deps        Debian packages: $(APT_PKGS) (installs them when run as root)"
+	@echo "make deps-venv   only python3-venv where $(PYTHON) cannot make a venv (what make demo needs)"
 	@echo "make venv        $(VENV) with requirements-dev.txt (ansible-core 2.21 on Python >= 3.12, 2.19 on 3.11)"
 	@echo "make lint        ansible-lint --profile production"
 	@echo "make sanity      ansible-test sanity on a copy under $(SANITY_ROOT)"
@@ -98,12 +99,15 @@ help:
 	@echo "make clean       remove $(BUILD) and caches;  make distclean: also $(VENV)*"
 
 # Installs the package of each command of $(DEP_PAIRS) that is missing (as
-# root, with apt-get); otherwise says what to install and fails. Before the first venv it
+# root, with apt-get); otherwise says what to install and fails. deps-venv
+# checks only what the venv needs (the demo runs nothing else). Before the first venv it
 # also checks that $(PYTHON) can make one: Debian's python3 cannot without
 # python3-venv (no ensurepip), which is then installed too.
-deps:
+deps: DEPS_NEEDED := $(DEP_PAIRS)
+deps-venv: DEPS_NEEDED :=
+deps deps-venv:
 	@missing=""; pkgs=""; \
-	for pair in $(DEP_PAIRS); do c=$${pair%%:*}; \
+	for pair in $(DEPS_NEEDED); do c=$${pair%%:*}; \
 	  command -v "$$c" >/dev/null 2>&1 || { missing="$$missing $$c"; pkgs="$$pkgs $${pair#*:}"; }; done; \
 	if [ ! -f $(VENV)/.stamp ]; then \
 	  tmp=$$(mktemp -d); \
@@ -146,12 +150,13 @@ collection-tree:
 samples: venv tests/fixtures/gen_sysfs.py
 	@$(VPY) tests/fixtures/gen_sysfs.py --out $(SAMPLES)
 
-# Plain readable output (multi-line messages as YAML blocks); each host's plan
-# is also written as JSON and an RKE2 config snippet under out/plans.
-DEMO_ENV := ANSIBLE_CALLBACK_RESULT_FORMAT=yaml ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_DEPRECATION_WARNINGS=false
-demo: deps venv collection-tree samples
+# Ansible's default output, as a user sees it; each host's plan is also written
+# as JSON and an RKE2 config snippet under out/plans. Needs only the venv (no
+# Debian package but python3-venv where the venv needs it).
+DEMO_ENV := ANSIBLE_DEPRECATION_WARNINGS=false
+demo: deps-venv venv collection-tree samples
 	@$(ANSIBLE_ENV) $(DEMO_ENV) ansible-playbook -i inventory/sample.yml playbooks/plan.yml \
-	  -e rke2_numa_plan_dir=$(CURDIR)/out/plans
+	  -e rke2_numa_plan_dir=out/plans
 	@echo "plans written to out/plans/"
 
 lint: venv collection-tree
