@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, maitred.rke2_numa contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Rule 9: when the kubelet would refuse its own checkpoints, so they must go.
+"""When the kubelet would refuse its own checkpoints, so they must go.
 
 ``reset_reasons`` answers with the kubelet's own messages, from the
 checkpoints (kubelet_state_info), the plan and the topology the kubelet will

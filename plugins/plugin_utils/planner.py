@@ -4,8 +4,9 @@
 """The coordinated plan: one set of kernel and kubelet settings both accept.
 
 Pure functions, no I/O; runs on the controller (action plugin numa_plan).
-Each domain rule of DESIGN.md lives in exactly one function here, named after
-it in its docstring; ``make_plan`` only strings them together, and
+Each domain rule (whole-core reservations, matching kernel CPU lists, reserved
+memory per NUMA node, per-node hugepages, the NUMA node limit) lives in exactly
+one function here; ``make_plan`` only strings them together, and
 ``kubelet_rules.check`` then checks the result the way the kubelet will.
 
 Sources: kubelet pkg/kubelet/cm/{cpumanager,memorymanager,topologymanager},
@@ -374,7 +375,7 @@ def node_memory(numa_nodes):
 
 
 def boot_core(cores, online):
-    """Rule 2: the boot CPU's whole core (its online SMT siblings), which is always reserved.
+    """The boot CPU's whole core (its online SMT siblings), which is always reserved.
 
     The kernel keeps timekeeping on the boot CPU and clears it from nohz_full
     ("NO_HZ: Clearing 0 from nohz_full range for timekeeping"), so a plan that
@@ -389,7 +390,7 @@ def boot_core(cores, online):
 
 
 def reserved_core_counts(view, total=None, per_node=None, split=True):
-    """Rule 2: how many whole cores to reserve on each CPU NUMA node.
+    """How many whole cores to reserve on each CPU NUMA node.
 
     At least one on every node with CPUs (when split), none on CPU-less nodes;
     extra cores go first to the nodes with the fewest GPUs (then the fewest
@@ -448,7 +449,7 @@ def reserved_core_counts(view, total=None, per_node=None, split=True):
 
 
 def pick_reserved_cpus(view, counts):
-    """Rule 1: reserved CPUs are whole cores, every online SMT sibling of each,
+    """Reserved CPUs are whole cores, every online SMT sibling of each,
     the lowest-numbered cores of each node (never "0-1" by position).
 
     The boot CPU's core (rule 2, ``boot_core``) is always among them: it is the
@@ -462,12 +463,12 @@ def pick_reserved_cpus(view, counts):
 
 
 def isolated_cpus(online, reserved):
-    """Rule 3: isolated = online CPUs - reserved CPUs, exactly."""
+    """Isolated = online CPUs - reserved CPUs, exactly."""
     return set(online) - set(reserved)
 
 
 def isolation_kernel_args(isolated, reserved, flags):
-    """Rule 3: isolcpus, nohz_full and rcu_nocbs carry the same list; irqaffinity = reserved."""
+    """Isolcpus, nohz_full and rcu_nocbs carry the same list; irqaffinity = reserved."""
     iso = format_cpulist(isolated)
     return [
         "isolcpus=%s" % ",".join(list(flags) + [iso]),
@@ -490,13 +491,13 @@ def cpu_manager_args(policy, topology_policy, reserved):
 
 
 def memory_reservation_total(kube_reserved, system_reserved, eviction_hard):
-    """Rule 5: kube-reserved.memory + system-reserved.memory + eviction-hard memory.available, in bytes."""
+    """Kube-reserved.memory + system-reserved.memory + eviction-hard memory.available, in bytes."""
     return (parse_bytes(kube_reserved.get("memory", 0)) + parse_bytes(system_reserved.get("memory", 0))
             + parse_bytes(eviction_hard["memory.available"]))
 
 
 def split_reserved_memory(total, nodes, memory):
-    """Rule 5: split ``total`` bytes over ``nodes`` (those holding reserved CPUs) in whole MiB.
+    """Split ``total`` bytes over ``nodes`` (those holding reserved CPUs) in whole MiB.
 
     Only type memory, no zero entries, nodes that exist; the sum is exact.
     Returns {node: bytes}.
@@ -527,7 +528,7 @@ def split_reserved_memory(total, nodes, memory):
 
 
 def memory_kubelet_args(policy, kube_reserved, system_reserved, eviction_hard, per_node):
-    """Rule 5 as flags: eviction-hard with every signal, and reserved-memory when the policy is Static."""
+    """eviction-hard with every signal, and reserved-memory when the policy is Static."""
     args = [
         "memory-manager-policy=%s" % policy,
         "kube-reserved=%s" % ",".join("%s=%s" % kv for kv in sorted(kube_reserved.items())),
@@ -548,7 +549,7 @@ def _kernel_version(release):
 
 
 def hugepage_size_offered(size, offered):
-    """Rule 6: the size must be one the kernel offers (its ``sys/kernel/mm/hugepages/hugepages-<kB>kB``
+    """The size must be one the kernel offers (its ``sys/kernel/mm/hugepages/hugepages-<kB>kB``
     folders, ``hugepage_sizes_kb`` of the topology); returns it in kB.
 
     Refused as well when the kernel offers none (no hugetlbfs) or the topology does
@@ -568,7 +569,7 @@ def hugepage_size_offered(size, offered):
 
 
 def plan_hugepages(view, size, per_node, which, method, reserved_memory):
-    """Rule 6: per-node hugepages; never on CPU-less nodes; refused when they do not fit.
+    """Per-node hugepages; never on CPU-less nodes; refused when they do not fit.
 
     Returns (pages {node: count}, method actually used, kernel args).
     """
@@ -627,7 +628,7 @@ def topology_manager_args(policy, scope, node_count, version):
 
 
 def many_numa_nodes(view, topology_policy, memory_policy, allow, context=""):
-    """Rule 7: above MANY_NUMA_NODES NUMA nodes (all of them, CPU-less ones too, as the kubelet
+    """Above MANY_NUMA_NODES NUMA nodes (all of them, CPU-less ones too, as the kubelet
     counts them) refuse, naming the cost and the ways out, unless the operator turns NUMA
     alignment off: ``allow_many_numa_nodes`` with Topology Manager policy none (the kubelet then
     asks no hint provider) and Memory Manager policy None (the static Memory Manager enumerates

@@ -118,7 +118,8 @@ def test_kubelet_state_info_reads_checkpoints(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert result["changed"] is False
     assert result["cpu_manager"] == {"exists": True, "valid": True, "policy": "static", "default_cpu_set": "0-1,4,8-9,12",
-                                     "assigned_cpus": "2-3,5-7,10-11,13-15", "error": None}
+                                     "assigned_cpus": "2-3,5-7,10-11,13-15", "error": None,
+                                     "entries": {"pod-uid": {"vllm": "2-3,5-7,10-11,13-15"}}}
     assert result["memory_manager"]["exists"] and not result["memory_manager"]["valid"]
     assert "cannot read" in result["memory_manager"]["error"]
     with_plan = reset_reasons(PLAN, TOPO, result["cpu_manager"], result["memory_manager"])
