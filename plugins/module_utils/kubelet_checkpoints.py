@@ -38,8 +38,8 @@ def _load(path):
 
 def cpu_manager(path):
     exists, data, error = _load(path)
-    out = {"exists": exists, "valid": data is not None, "policy": None, "default_cpu_set": "", "assigned_cpus": "",
-           "entries": {}, "error": error}
+    out = {"path": path, "exists": exists, "valid": data is not None, "policy": None, "default_cpu_set": "",
+           "assigned_cpus": "", "entries": {}, "error": error}
     if data is None:
         return out
     try:
@@ -58,7 +58,8 @@ def cpu_manager(path):
 
 def memory_manager(path):
     exists, data, error = _load(path)
-    out = {"exists": exists, "valid": data is not None, "policy": None, "machine_state": None, "error": error}
+    out = {"path": path, "exists": exists, "valid": data is not None, "policy": None, "machine_state": None,
+           "error": error}
     if data is not None:
         out.update(policy=data["policyName"], machine_state=data.get("machineState") or {})
     return out

@@ -42,14 +42,15 @@ EXAMPLES = r"""
 RETURN = r"""
 cpu_manager:
   description:
-    - C(cpu_manager_state) - C(exists), C(valid), C(policy), C(default_cpu_set) and C(assigned_cpus) (cpulists), C(error).
+    - C(cpu_manager_state) - its C(path), C(exists), C(valid), C(policy), C(default_cpu_set) and C(assigned_cpus)
+      (cpulists), C(error).
     - C(entries) - the exclusive CPUs per pod UID and container, as cpulists.
   returned: always
   type: dict
-  sample: {exists: true, valid: true, policy: static, default_cpu_set: "0-1,4-223", assigned_cpus: "2-3",
+  sample: {path: /var/lib/kubelet/cpu_manager_state, exists: true, valid: true, policy: static, default_cpu_set: "0-1,4-223", assigned_cpus: "2-3",
            entries: {"6f1c2b1e-5d0a-4c1e-9a51-2f0c3b7d8e90": {vllm: "2-3"}}, error: null}
 memory_manager:
-  description: C(memory_manager_state) - C(exists), C(valid), C(policy), C(machine_state) (as the kubelet wrote it), C(error).
+  description: C(memory_manager_state) - its C(path), C(exists), C(valid), C(policy), C(machine_state) (as the kubelet wrote it), C(error).
   returned: always
   type: dict
 """
