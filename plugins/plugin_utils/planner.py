@@ -27,7 +27,10 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
     format_cpulist,
     parse_cpulist,
 )
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_cmdline import MANAGED_KERNEL_ARGS  # the kernel args the plan owns
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_cmdline import (
+    MANAGED_KERNEL_ARGS,  # the kernel args the plan owns
+    size_key,
+)
 from ansible_collections.maitred.rke2_numa.plugins.modules import numa_plan as numa_plan_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import kubelet_rules
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import DEFAULT_MAX_NUMA_NODES
@@ -50,7 +53,8 @@ MEMORY_POLICIES = doc_choices(numa_plan_doc.DOCUMENTATION, "memory_manager_polic
 TOPOLOGY_POLICIES = doc_choices(numa_plan_doc.DOCUMENTATION, "topology_manager_policy")
 TOPOLOGY_SCOPES = doc_choices(numa_plan_doc.DOCUMENTATION, "topology_manager_scope")
 ISOLCPUS_FLAGS = doc_choices(numa_plan_doc.DOCUMENTATION, "isolcpus_flags")
-HUGEPAGE_SIZES = {"1G": 1048576, "2M": 2048}
+# The sizes the plan offers (the option's choices) in kB, read as the kernel reads hugepagesz=.
+HUGEPAGE_SIZES = {size: size_key(size) // 1024 for size in doc_choices(numa_plan_doc.DOCUMENTATION, "hugepages_size")}
 HUGEPAGE_METHODS = doc_choices(numa_plan_doc.DOCUMENTATION, "hugepages_method")
 # topology-manager-policy-options=max-allowable-numa-nodes is usable (beta, on by default) from 1.31.
 MAX_NUMA_OPTION_SINCE = (1, 31)
