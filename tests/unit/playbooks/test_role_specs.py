@@ -38,7 +38,7 @@ def owners():
 
 
 def test_every_default_has_one_owner():
-    twice = {name: [r for r, _ in where] for name, where in owners().items() if len(where) > 1}
+    twice = {name: [role for role, dummy in where] for name, where in owners().items() if len(where) > 1}
     assert not twice, "set in the defaults of more than one role: %s" % twice
 
 
