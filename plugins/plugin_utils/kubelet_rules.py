@@ -342,100 +342,137 @@ def warnings(kubelet_args, topology):
         else "can go to a pod exclusively and share a core with housekeeping")]
 
 
-def kubelet_refusals(kubelet_args, topology):
-    """What the kubelet refuses at start, in its own words."""
+def _cpu_manager_refusals(flags, topology):
+    """cpumanager: the policy name, a reservation the static policy can use, reserved-cpus online.
+    Reserved CPUs that split a core are legal (see warnings), full-pcpus-only or not."""
     errors = []
-    flags = parse_kubelet_args(kubelet_args)
-    online = set(parse_cpulist(topology["cpus_online"]))
-    nodes = [n["id"] for n in topology["numa_nodes"]]
-
-    cpu_policy = flags.get("cpu-manager-policy", "none")
     reserved, error = _reserved_cpus(flags)
     if error:
         errors.append(error)
-    if cpu_policy not in ("none", "static"):
-        errors.append('[cpumanager] unknown policy: "%s"' % cpu_policy)
-    if cpu_policy == "static":
+    policy = flags.get("cpu-manager-policy", "none")
+    if policy not in ("none", "static"):
+        errors.append('[cpumanager] unknown policy: "%s"' % policy)
+    if policy == "static":
         if not reserved and "cpu" not in _pairs(flags.get("kube-reserved")) and "cpu" not in _pairs(flags.get("system-reserved")):
             # a zero CPU reservation is dropped before the "greater than zero" check can see it
             errors.append("[cpumanager] unable to determine reserved CPU resources for static policy")
+        online = set(parse_cpulist(topology["cpus_online"]))
         if not reserved <= online:
             errors.append("reserved-cpus: %s is not a subset of online-cpus %s"
                           % (format_cpulist(reserved), format_cpulist(online)))
-        # reserved CPUs that split a core are legal (warnings), full-pcpus-only or not
+    return errors
 
-    topo_policy = flags.get("topology-manager-policy", "none")
-    if topo_policy not in ("none", "best-effort", "restricted", "single-numa-node"):
-        errors.append('unknown policy: "%s"' % topo_policy)
+
+def _topology_manager_refusals(flags, topology):
+    """topologymanager: the policy and scope names, and the NUMA node limit (not read under none)."""
+    errors = []
+    policy = flags.get("topology-manager-policy", "none")
+    if policy not in ("none", "best-effort", "restricted", "single-numa-node"):
+        errors.append('unknown policy: "%s"' % policy)
     if flags.get("topology-manager-scope", "container") not in ("container", "pod"):
         errors.append('unknown scope: "%s"' % flags.get("topology-manager-scope"))
-    if topo_policy != "none":  # with the none policy the kubelet reads no options
+    if policy != "none":
         limit = _max_numa_nodes(_pairs(flags.get("topology-manager-policy-options")), errors)
-        if limit is not None and len(nodes) > limit:
+        if limit is not None and len(topology["numa_nodes"]) > limit:
             errors.append("unsupported on machines with more than %v NUMA Nodes".replace("%v", str(limit)))
+    return errors
 
-    eviction = _pairs(flags.get("eviction-hard"), "<")
-    for signal, threshold in sorted(eviction.items()):
+
+def _eviction_refusals(flags, topology):
+    """eviction-hard: an absolute threshold of 0 is refused."""
+    errors = []
+    for signal, threshold in sorted(_pairs(flags.get("eviction-hard"), "<").items()):
         try:
             zero = not threshold.endswith("%") and parse_bytes(threshold) == 0
         except QuantityError:
             zero = False
         if zero:
             errors.append("eviction threshold %s must be positive: 0" % signal)
-
-    if flags.get("memory-manager-policy", "None") == "Static":
-        before = len(errors)
-        try:
-            reservations = parse_reserved_memory(flags.get("reserved-memory"))
-            allocatable_reservation = {"memory": sum(
-                parse_bytes(_pairs(flags.get(name)).get("memory", 0)) for name in ("kube-reserved", "system-reserved"))}
-            # --eviction-hard replaces the whole default map; without the flag RKE2 (1.32+) passes its
-            # own evictionHard, which has no memory.available: nothing is withheld either way.
-            mem_eviction = eviction.get("memory.available", "0")
-            capacity = (topology.get("memory_kb") or sum(n.get("memory_kb", 0) for n in topology["numa_nodes"])) * 1024
-            allocatable_reservation["memory"] += eviction_reservation(mem_eviction, capacity)
-        except (ValueError, QuantityError) as e:
-            errors.append(str(e))
-            reservations, allocatable_reservation = {}, {}
-        for node in sorted(reservations):
-            if node not in nodes:
-                errors.append("the reserved memory configuration references a NUMA node %d that does not exist" % node)
-        kinds = set(allocatable_reservation) | set(k for r in reservations.values() for k in r)
-        for kind in sorted(kinds):
-            total = sum(r.get(kind, 0) for r in reservations.values())
-            want = allocatable_reservation.get(kind, 0)
-            if total != want:
-                errors.append('the total amount "%d" of type "%s" is not equal to the value "%d" determined by Node '
-                              "Allocatable feature" % (total, kind, want))
-        # memorymanager NewPolicyStatic, after the sum rule passed: some memory must be reserved.
-        if len(errors) == before and not sum(r.get("memory", 0) for r in reservations.values()):
-            errors.append("[memorymanager] you should specify the system reserved memory")
-
     return errors
+
+
+def _memory_manager_refusals(flags, topology):
+    """memorymanager Static: reserved-memory names existing nodes and sums, per kind, to what Node
+    Allocatable withholds (kube-reserved + system-reserved + the memory.available hard threshold);
+    then some memory must be reserved."""
+    if flags.get("memory-manager-policy", "None") != "Static":
+        return []
+    errors = []
+    try:
+        reservations = parse_reserved_memory(flags.get("reserved-memory"))
+        allocatable_reservation = {"memory": sum(
+            parse_bytes(_pairs(flags.get(name)).get("memory", 0)) for name in ("kube-reserved", "system-reserved"))}
+        # --eviction-hard replaces the whole default map; without the flag RKE2 (1.32+) passes its
+        # own evictionHard, which has no memory.available: nothing is withheld either way.
+        mem_eviction = _pairs(flags.get("eviction-hard"), "<").get("memory.available", "0")
+        capacity = (topology.get("memory_kb") or sum(n.get("memory_kb", 0) for n in topology["numa_nodes"])) * 1024
+        allocatable_reservation["memory"] += eviction_reservation(mem_eviction, capacity)
+    except (ValueError, QuantityError) as e:
+        errors.append(str(e))
+        reservations, allocatable_reservation = {}, {}
+    nodes = [n["id"] for n in topology["numa_nodes"]]
+    for node in sorted(reservations):
+        if node not in nodes:
+            errors.append("the reserved memory configuration references a NUMA node %d that does not exist" % node)
+    for kind in sorted(set(allocatable_reservation) | set(k for r in reservations.values() for k in r)):
+        total = sum(r.get(kind, 0) for r in reservations.values())
+        want = allocatable_reservation.get(kind, 0)
+        if total != want:
+            errors.append('the total amount "%d" of type "%s" is not equal to the value "%d" determined by Node '
+                          "Allocatable feature" % (total, kind, want))
+    # NewPolicyStatic, after the sum rule passed: some memory must be reserved.
+    if not errors and not sum(r.get("memory", 0) for r in reservations.values()):
+        errors.append("[memorymanager] you should specify the system reserved memory")
+    return errors
+
+
+# The kubelet's start-up checks, in the order it reports them: each takes the
+# parsed flags and the topology and returns the kubelet's own error strings.
+KUBELET_RULES = (_cpu_manager_refusals, _topology_manager_refusals, _eviction_refusals, _memory_manager_refusals)
+
+
+def kubelet_refusals(kubelet_args, topology):
+    """What the kubelet refuses at start, in its own words."""
+    flags = parse_kubelet_args(kubelet_args)
+    return [error for rule in KUBELET_RULES for error in rule(flags, topology)]
+
+
+def _isolation_refusals(kernel_args, reserved, online):
+    """The kernel ignores a nohz_full or rcu_nocbs that differs from isolcpus ("Housekeeping:
+    nohz_full= must match isolcpus="); IRQs go to the kubelet's reserved-cpus; isolated and
+    reserved CPUs split the online ones."""
+    isolcpus = kernel_arg_value(kernel_args, "isolcpus")
+    if isolcpus is None:
+        return []
+    errors = []
+    isolated = set(parse_cpulist(split_isolcpus(isolcpus)[1]))
+    for name in ("nohz_full", "rcu_nocbs"):
+        value = kernel_arg_value(kernel_args, name)
+        if value is None or set(parse_cpulist(value)) != isolated:
+            errors.append("Housekeeping: %s= must match isolcpus=" % name)
+    irq = kernel_arg_value(kernel_args, "irqaffinity")
+    if irq is None or set(parse_cpulist(irq)) != reserved:
+        errors.append("irqaffinity=%s is not reserved-cpus=%s" % (irq, format_cpulist(reserved)))
+    if isolated & reserved or (isolated | reserved) != online:
+        errors.append("isolcpus=%s and reserved-cpus=%s do not split the online CPUs %s"
+                      % (format_cpulist(isolated), format_cpulist(reserved), format_cpulist(online)))
+    return errors
+
+
+def _boot_cpu_refusals(kernel_args, reserved, online):
+    """tick_nohz_init clears the boot CPU from nohz_full ("NO_HZ: Clearing 0 from nohz_full
+    range for timekeeping")."""
+    nohz = kernel_arg_value(kernel_args, "nohz_full")
+    if nohz and 0 in online and 0 in parse_cpulist(nohz):
+        return ["NO_HZ: Clearing 0 from nohz_full range for timekeeping"]
+    return []
+
+
+KERNEL_RULES = (_isolation_refusals, _boot_cpu_refusals)
 
 
 def kernel_refusals(kernel_args, kubelet_args, topology):
-    """Where the kernel args do not do what the plan says: the kernel ignores a nohz_full or
-    rcu_nocbs that differs from isolcpus ("Housekeeping: nohz_full= must match isolcpus="),
-    clears the boot CPU from nohz_full (tick_nohz_init: "NO_HZ: Clearing 0 from nohz_full
-    range for timekeeping"), and IRQs and isolation must follow the kubelet's reserved-cpus."""
-    errors = []
+    """Where the kernel args do not do what the plan says (KERNEL_RULES)."""
     online = set(parse_cpulist(topology["cpus_online"]))
     reserved, dummy = _reserved_cpus(parse_kubelet_args(kubelet_args))
-    isolcpus = kernel_arg_value(kernel_args, "isolcpus")
-    if isolcpus is not None:
-        isolated = set(parse_cpulist(split_isolcpus(isolcpus)[1]))
-        for name in ("nohz_full", "rcu_nocbs"):
-            value = kernel_arg_value(kernel_args, name)
-            if value is None or set(parse_cpulist(value)) != isolated:
-                errors.append("Housekeeping: %s= must match isolcpus=" % name)
-        irq = kernel_arg_value(kernel_args, "irqaffinity")
-        if irq is None or set(parse_cpulist(irq)) != reserved:
-            errors.append("irqaffinity=%s is not reserved-cpus=%s" % (irq, format_cpulist(reserved)))
-        if isolated & reserved or (isolated | reserved) != online:
-            errors.append("isolcpus=%s and reserved-cpus=%s do not split the online CPUs %s"
-                          % (format_cpulist(isolated), format_cpulist(reserved), format_cpulist(online)))
-    nohz = kernel_arg_value(kernel_args, "nohz_full")
-    if nohz and 0 in online and 0 in parse_cpulist(nohz):
-        errors.append("NO_HZ: Clearing 0 from nohz_full range for timekeeping")
-    return errors
+    return [error for rule in KERNEL_RULES for error in rule(kernel_args, reserved, online)]

@@ -791,21 +791,108 @@ def apply_extra_args(planned, extra):
     return args, overridden
 
 
+def housekeeping_warnings(view, counts, split_reserved):
+    """With split_reserved false, the NUMA nodes left without a housekeeping core."""
+    missing = [nid for nid in view["cpu_nodes"] if counts.get(nid, 0) == 0]
+    if split_reserved or not missing:
+        return []
+    return ["split_reserved is false: NUMA nodes %s get no housekeeping core, so their IRQs and kernel threads run on "
+            "another node" % ", ".join(map(str, missing))]
+
+
+def runtime_hugepages_warnings(view, method, size, asked):
+    """Runtime hugepages can fail on fragmented memory: say so, and why the method was chosen."""
+    if method != "runtime":
+        return []
+    return ["hugepages are allocated at boot by the pre-kubelet unit (kernel %s%s): %s pages can fail on fragmented "
+            "memory; the unit fails loudly then" % (view["kernel_release"] or "unknown",
+                                                    "" if asked == "runtime" else " < 5.16", size)]
+
+
+def check_planned_args(kubelet_args, kernel_args, topology, extra):
+    """The planned args as the kubelet and the kernel will judge them, with extra_kubelet_args
+    applied: (kubelet_args, overridden flags); PlanError when either would refuse them."""
+    refused = kubelet_rules.check(kubelet_args, kernel_args, topology)
+    if refused:
+        raise PlanError("kubelet-rules", "the planned settings would be refused (a planner bug, please report it): %s"
+                        % "; ".join(refused))
+    kubelet_args, overridden = apply_extra_args(kubelet_args, extra)
+    refused = kubelet_rules.check(kubelet_args, kernel_args, topology) if extra else []
+    if refused:
+        who = [what for prefix, what in (("kubelet: ", "the kubelet will refuse to start"),
+                                         ("kernel: ", "the planned kernel args no longer fit the kubelet args"))
+               if any(r.startswith(prefix) for r in refused)]
+        raise PlanError("kubelet-rules", "with extra_kubelet_args %s: %s" % (" and ".join(who), "; ".join(refused)))
+    return kubelet_args, overridden
+
+
+def numa_limit_warnings(view, o, kubelet_args, overridden, planned):
+    """many_numa_nodes judged on the policies the kubelet will run: ``planned`` (its verdict on the
+    options), unless extra_kubelet_args replaced a policy."""
+    if not set(overridden) & {"topology-manager-policy", "memory-manager-policy"}:
+        return planned
+    flags = kubelet_rules.parse_kubelet_args(kubelet_args)
+    topology_policy = flags.get("topology-manager-policy", "none")
+    memory_policy = flags.get("memory-manager-policy", "None")
+    return many_numa_nodes(view, topology_policy, memory_policy, o["allow_many_numa_nodes"],
+                           context="with extra_kubelet_args (topology-manager-policy=%s, memory-manager-policy=%s): "
+                           % (topology_policy, memory_policy))
+
+
+def pod_shape_warnings(o, tables, fits):
+    """Each pod shape that fits no NUMA node, and why; PlanError instead under strict_fit."""
+    warnings = []
+    single = o["topology_manager_policy"] == "single-numa-node"
+    for fit, shape in zip(fits, o["pod_shapes"]):
+        if fit["fits"]:
+            continue
+        message = None
+        if single and o["split_reserved"] and not fit["note"]:
+            unsplit = [t for t in tables if shape["cpu"] <= t["exclusive_cpus"] + len(parse_cpulist(t["reserved_cpus"]))
+                       and shape["memory"] <= t["allocatable_memory_bytes"] and shape["gpus"] <= len(t["gpus"])
+                       and shape["hugepages"] <= t["hugepages_bytes"] and t["reserved_cpus"]]
+            if unsplit:
+                message = ("pod shape %s (cpu=%d) fits no NUMA node because split_reserved puts housekeeping cores on "
+                           "node(s) %s; with single-numa-node it would fit there only without them: set "
+                           "split_reserved: false or reserve the cores elsewhere"
+                           % (shape["name"], shape["cpu"], ", ".join(str(t["node"]) for t in unsplit)))
+        if message is None:
+            message = "pod shape %s (cpu=%d, memory=%s, gpus=%d, hugepages=%s) fits on no NUMA node%s" % (
+                shape["name"], shape["cpu"], human(shape["memory"]), shape["gpus"], human(shape["hugepages"]),
+                ": " + (fit["note"] or fit["short"]) if fit["note"] or fit["short"] else "")
+        if o["strict_fit"]:
+            raise PlanError("pod-shapes", message)
+        warnings.append(message)
+    return warnings
+
+
+def machine_warnings(view, topology):
+    """Offline CPUs (bringing them online forces a reset) and GPUs without a NUMA node."""
+    warnings = []
+    if view["offline"]:
+        warnings.append("offline CPUs %s are neither reserved nor isolated; bringing them online changes the CPU set "
+                        "and forces a kubelet state reset" % format_cpulist(view["offline"]))
+    unknown_gpus = [d["address"] for d in topology.get("pci_devices", []) if d.get("kind") == "gpu" and d.get("numa_node") is None]
+    if unknown_gpus:
+        warnings.append("GPUs %s have no known NUMA node: the device plugin gives no topology hint for them"
+                        % ", ".join(unknown_gpus))
+    return warnings
+
+
+def _by_node(values, show=lambda v: v):
+    return dict((str(k), show(v)) for k, v in sorted(values.items()))
+
+
 def make_plan(topology, **options):
     """Plan one host; raises PlanError (rule + numbers) when the intent cannot fit."""
     o = normalize_options(options)
     view = host_view(topology)
-    warnings = []
+    # refuses too many NUMA nodes before any other rule can
     numa_warnings = many_numa_nodes(view, o["topology_manager_policy"], o["memory_manager_policy"],
                                     o["allow_many_numa_nodes"])
     static_cpu = o["cpu_manager_policy"] == "static"
 
     counts = reserved_core_counts(view, o["reserved_cores"], o["reserved_cores_per_node"], o["split_reserved"])
-    if not o["split_reserved"]:
-        missing = [nid for nid in view["cpu_nodes"] if counts.get(nid, 0) == 0]
-        if missing:
-            warnings.append("split_reserved is false: NUMA nodes %s get no housekeeping core, so their IRQs and kernel "
-                            "threads run on another node" % ", ".join(map(str, missing)))
     reserved = pick_reserved_cpus(view, counts)
     isolated = isolated_cpus(view["online"], reserved)
 
@@ -816,11 +903,6 @@ def make_plan(topology, **options):
         if o["memory_manager_policy"] == "Static" else {}
     hugepages, hp_method, hp_args = plan_hugepages(view, o["hugepages_size"], o["hugepages_per_node"],
                                                    o["hugepages_nodes"], o["hugepages_method"], reserved_memory)
-    if hp_method == "runtime":
-        warnings.append("hugepages are allocated at boot by the pre-kubelet unit (kernel %s%s): %s pages can fail "
-                        "on fragmented memory; the unit fails loudly then"
-                        % (view["kernel_release"] or "unknown", "" if o["hugepages_method"] == "runtime" else " < 5.16",
-                           o["hugepages_size"]))
 
     kernel_args = (isolation_kernel_args(isolated, reserved, o["isolcpus_flags"]) if static_cpu else []) + hp_args
     kubelet_args = (cpu_manager_args(o["cpu_manager_policy"], o["topology_manager_policy"], reserved)
@@ -828,87 +910,45 @@ def make_plan(topology, **options):
                                             len(view["node_ids"]), o["kubernetes_version"])
                     + memory_kubelet_args(o["memory_manager_policy"], o["kube_reserved"], o["system_reserved"],
                                           o["eviction_hard"], reserved_memory))
-    refused = kubelet_rules.check(kubelet_args, kernel_args, topology)
-    if refused:
-        raise PlanError("kubelet-rules", "the planned settings would be refused (a planner bug, please report it): %s"
-                        % "; ".join(refused))
-    kubelet_args, overridden = apply_extra_args(kubelet_args, o["extra_kubelet_args"])
-    refused = kubelet_rules.check(kubelet_args, kernel_args, topology) if o["extra_kubelet_args"] else []
-    if refused:
-        who = [what for prefix, what in (("kubelet: ", "the kubelet will refuse to start"),
-                                         ("kernel: ", "the planned kernel args no longer fit the kubelet args"))
-               if any(r.startswith(prefix) for r in refused)]
-        raise PlanError("kubelet-rules", "with extra_kubelet_args %s: %s" % (" and ".join(who), "; ".join(refused)))
-    if set(overridden) & {"topology-manager-policy", "memory-manager-policy"}:  # judged as the kubelet will run
-        flags = kubelet_rules.parse_kubelet_args(kubelet_args)
-        numa_warnings = many_numa_nodes(
-            view, flags.get("topology-manager-policy", "none"), flags.get("memory-manager-policy", "None"),
-            o["allow_many_numa_nodes"], context="with extra_kubelet_args (topology-manager-policy=%s, "
-            "memory-manager-policy=%s): " % (flags.get("topology-manager-policy", "none"),
-                                             flags.get("memory-manager-policy", "None")))
-    warnings.extend(numa_warnings)
-    for name in overridden:
-        warnings.append("extra_kubelet_args replaces the planned %s" % name)
-    warnings.extend(kubelet_rules.warnings(kubelet_args, topology))
+    kubelet_args, overridden = check_planned_args(kubelet_args, kernel_args, topology, o["extra_kubelet_args"])
 
     full_pcpus = static_cpu and o["topology_manager_policy"] == "single-numa-node"
     tables = numa_tables(view, reserved, reserved_memory, hugepages, o["hugepages_size"], full_pcpus)
-    single = o["topology_manager_policy"] == "single-numa-node"
-    fits = fit_pod_shapes(o["pod_shapes"], tables, view["cpus_per_core"], full_pcpus, single)
-    for fit, shape in zip(fits, o["pod_shapes"]):
-        if fit["fits"]:
-            continue
-        if single and o["split_reserved"]:
-            unsplit = [t for t in tables if shape["cpu"] <= t["exclusive_cpus"] + len(parse_cpulist(t["reserved_cpus"]))
-                       and shape["memory"] <= t["allocatable_memory_bytes"] and shape["gpus"] <= len(t["gpus"])
-                       and shape["hugepages"] <= t["hugepages_bytes"] and t["reserved_cpus"]]
-            if unsplit and not fit["note"]:
-                message = ("pod shape %s (cpu=%d) fits no NUMA node because split_reserved puts housekeeping cores on "
-                           "node(s) %s; with single-numa-node it would fit there only without them: set "
-                           "split_reserved: false or reserve the cores elsewhere"
-                           % (shape["name"], shape["cpu"], ", ".join(str(t["node"]) for t in unsplit)))
-                if o["strict_fit"]:
-                    raise PlanError("pod-shapes", message)
-                warnings.append(message)
-                continue
-        message = "pod shape %s (cpu=%d, memory=%s, gpus=%d, hugepages=%s) fits on no NUMA node%s" % (
-            shape["name"], shape["cpu"], human(shape["memory"]), shape["gpus"], human(shape["hugepages"]),
-            ": " + (fit["note"] or fit["short"]) if fit["note"] or fit["short"] else "")
-        if o["strict_fit"]:
-            raise PlanError("pod-shapes", message)
-        warnings.append(message)
-    if view["offline"]:
-        warnings.append("offline CPUs %s are neither reserved nor isolated; bringing them online changes the CPU set "
-                        "and forces a kubelet state reset" % format_cpulist(view["offline"]))
-    unknown_gpus = [d["address"] for d in topology.get("pci_devices", []) if d.get("kind") == "gpu" and d.get("numa_node") is None]
-    if unknown_gpus:
-        warnings.append("GPUs %s have no known NUMA node: the device plugin gives no topology hint for them"
-                        % ", ".join(unknown_gpus))
+    fits = fit_pod_shapes(o["pod_shapes"], tables, view["cpus_per_core"], full_pcpus,
+                          o["topology_manager_policy"] == "single-numa-node")
+    warnings = (housekeeping_warnings(view, counts, o["split_reserved"])
+                + runtime_hugepages_warnings(view, hp_method, o["hugepages_size"], o["hugepages_method"])
+                + numa_limit_warnings(view, o, kubelet_args, overridden, numa_warnings)
+                + ["extra_kubelet_args replaces the planned %s" % name for name in overridden]
+                + kubelet_rules.warnings(kubelet_args, topology)
+                + pod_shape_warnings(o, tables, fits)
+                + machine_warnings(view, topology))
 
+    size_kb = HUGEPAGE_SIZES[o["hugepages_size"]] if hugepages else None
     reset_inputs = {
         "cpu_manager_policy": o["cpu_manager_policy"],
         "reserved_cpus": format_cpulist(reserved),
         "online_cpus": format_cpulist(view["online"]),
         "memory_manager_policy": o["memory_manager_policy"],
-        "reserved_memory": dict((str(k), v) for k, v in sorted(reserved_memory.items())),
-        "hugepages": dict((str(k), v) for k, v in sorted(hugepages.items())),
+        "reserved_memory": _by_node(reserved_memory),
+        "hugepages": _by_node(hugepages),
         "hugepages_size": o["hugepages_size"] if hugepages else None,
-        "node_memory": dict((str(k), v) for k, v in sorted(view["memory"].items())),
+        "node_memory": _by_node(view["memory"]),
     }
     return {
         "reserved_cpus": format_cpulist(reserved),
         "isolated_cpus": format_cpulist(isolated),
         "offline_cpus": format_cpulist(view["offline"]),
-        "reserved_cores_per_node": dict((str(k), v) for k, v in sorted(counts.items())),
+        "reserved_cores_per_node": _by_node(counts),
         "kernel_args": kernel_args,
         "kubelet_args": kubelet_args,
-        "reserved_memory": dict((str(k), format_mib(v)) for k, v in sorted(reserved_memory.items())),
+        "reserved_memory": _by_node(reserved_memory, format_mib),
         "hugepages": {
             "size": o["hugepages_size"] if hugepages else None,
-            "size_kb": HUGEPAGE_SIZES[o["hugepages_size"]] if hugepages else None,
-            "resource": hugepage_resource(HUGEPAGE_SIZES[o["hugepages_size"]]) if hugepages else None,
+            "size_kb": size_kb,
+            "resource": hugepage_resource(size_kb) if hugepages else None,
             "method": hp_method,
-            "per_node": dict((str(k), v) for k, v in sorted(hugepages.items())),
+            "per_node": _by_node(hugepages),
         },
         "numa_tables": tables,
         "pod_shapes": fits,
@@ -917,7 +957,7 @@ def make_plan(topology, **options):
         "warnings": warnings,
         "fingerprint": fingerprint(reset_inputs),
         "topology_fingerprint": fingerprint({"online": reset_inputs["online_cpus"], "memory": reset_inputs["node_memory"],
-                                             "nodes": dict((str(k), format_cpulist(v)) for k, v in view["node_cpus"].items())}),
+                                             "nodes": _by_node(view["node_cpus"], format_cpulist)}),
         "reset_inputs": reset_inputs,
         "managed_kubelet_flags": list(MANAGED_KUBELET_FLAGS),
         "managed_kernel_args": list(MANAGED_KERNEL_ARGS),
