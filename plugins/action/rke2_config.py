@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, maitred.rke2_numa contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""rke2_config: merge the plan's kubelet args into RKE2's config (rule 12).
+"""rke2_config: merge the plan's kubelet args into RKE2's config.
 
 Reads the file with slurp, edits it on the controller (PyYAML is not needed
 on the node), then on the node: backs the file up (0600, in a 0700 folder)

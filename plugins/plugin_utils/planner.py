@@ -117,7 +117,7 @@ def _int(value, name, minimum=0):
 
 def _reserved_cores(value):
     """reserved_cores: a whole number >= 1. 0 is refused, never read as "the default"
-    (null is the default): rule 2 reserves at least one whole core."""
+    (null is the default): the kubelet needs at least one whole core reserved."""
     value = _int(value, "reserved_cores", None)
     if value < 1:
         raise PlanError("options", "reserved_cores must be >= 1, got %d: at least one whole core is reserved (one on "
@@ -152,7 +152,7 @@ def parse_version(value):
 
 
 def _memory_map(value, name):
-    """kube_reserved / system_reserved: {resource: quantity}; hugepages are refused (rule 5)."""
+    """kube_reserved / system_reserved: {resource: quantity}; hugepages are refused (they are reserved as pages, not here)."""
     if not isinstance(value, dict):
         raise PlanError("options", "%s must be a mapping like {memory: 1Gi}, got %r" % (name, value))
     out = {}
@@ -375,7 +375,7 @@ def node_memory(numa_nodes):
     return memory
 
 
-# ----------------------------------------------------------------- rules 1-4: CPUs
+# ----------------------------------------------------------------- CPUs: reserved, isolated
 
 
 def boot_core(cores, online):
@@ -456,7 +456,7 @@ def pick_reserved_cpus(view, counts):
     """Reserved CPUs are whole cores, every online SMT sibling of each,
     the lowest-numbered cores of each node (never "0-1" by position).
 
-    The boot CPU's core (rule 2, ``boot_core``) is always among them: it is the
+    The boot CPU's core (``boot_core``) is always among them: it is the
     first core of its node, and reserved as well when it is on no single node."""
     boot = view.get("boot_core") or []
     reserved = set(boot)
@@ -483,7 +483,7 @@ def isolation_kernel_args(isolated, reserved, flags):
 
 
 def cpu_manager_args(policy, topology_policy, reserved):
-    """Rules 4 and 8: reserved-cpus = reserved; single-numa-node implies full-pcpus-only=true."""
+    """reserved-cpus = reserved; under single-numa-node the static policy takes full-pcpus-only=true."""
     args = ["cpu-manager-policy=%s" % policy]
     if policy == "static" and topology_policy == "single-numa-node":
         args.append("cpu-manager-policy-options=full-pcpus-only=true")
@@ -491,7 +491,7 @@ def cpu_manager_args(policy, topology_policy, reserved):
     return args
 
 
-# ----------------------------------------------------------------- rule 5: memory
+# ----------------------------------------------------------------- memory: reserved-memory per NUMA node
 
 
 def memory_reservation_total(kube_reserved, system_reserved, eviction_hard):
@@ -544,7 +544,7 @@ def memory_kubelet_args(policy, kube_reserved, system_reserved, eviction_hard, p
     return [a for a in args if not a.endswith("=")]
 
 
-# ----------------------------------------------------------------- rule 6: hugepages
+# ----------------------------------------------------------------- hugepages
 
 
 def _kernel_version(release):
@@ -613,11 +613,11 @@ def plan_hugepages(view, size, per_node, which, method, reserved_memory):
     return pages, method, args
 
 
-# ----------------------------------------------------------------- rules 7-8: topology manager
+# ----------------------------------------------------------------- topology manager
 
 
 def topology_manager_args(policy, scope, node_count, version):
-    """Rules 7 and 8: policy and scope; more than 8 NUMA nodes (all of them, CPU-less too)
+    """Policy and scope; more than 8 NUMA nodes (all of them, CPU-less too)
     need max-allowable-numa-nodes, which exists from Kubernetes 1.31."""
     args = ["topology-manager-policy=%s" % policy, "topology-manager-scope=%s" % scope]
     if policy != "none" and node_count > DEFAULT_MAX_NUMA_NODES:

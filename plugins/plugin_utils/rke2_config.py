@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, maitred.rke2_numa contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Merge the plan's kubelet args into RKE2's config.yaml (rule 12), on the controller.
+"""Merge the plan's kubelet args into RKE2's config.yaml, on the controller.
 
 Pure functions: text in, text out. ``config.yaml`` is the user's file and holds
 the cluster join token:

@@ -189,3 +189,15 @@ def test_make_demo_installs_only_what_it_runs():
     for package in ("podman", "runc", "debootstrap", "hwloc", "shellcheck", "kubernetes-client"):
         assert package not in result.stdout, package
     assert "ANSIBLE_CALLBACK_RESULT_FORMAT" not in result.stdout
+
+
+def test_shipped_text_speaks_to_users(tarball_install):
+    """What the tarball ships names no design-document rule number and no file it does not ship."""
+    root = tarball_install / "ansible_collections" / "maitred" / "rke2_numa"
+    found = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".yml", ".yaml", ".md", ".j2", ".rst", ".txt"):
+            for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+                if re.search(r"\b[Rr]ules? \d+\b|DESIGN\.md|STYLE\.md|\.\./shared", line):
+                    found.append("%s:%d: %s" % (path.relative_to(root), number, line.strip()))
+    assert not found, "\n".join(found)
