@@ -6,8 +6,9 @@
 ``read_boot_inputs`` reads everything a boot-parameter method needs under a
 root (files only, plus the kernel entries ``grubby --info=ALL`` reports);
 ``plan_from_inputs`` (pure, also usable on the controller) computes the change
-that would make the boot configuration hold the wanted arguments
-(kernel_cmdline does the thinking). The boot_params module writes that change;
+that would make the boot configuration hold the wanted arguments (the
+method's module does the thinking: boot_grub, boot_grubby or
+boot_transactional). The boot_params module writes that change;
 node_state_info returns the inputs so that the controller can judge
 compliance without a second round trip.
 """
@@ -16,7 +17,19 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.maitred.rke2_numa.plugins.module_utils import kernel_cmdline as kc
+from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_distro
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grub import (
+    DEFAULT_GRUB,
+    DROPIN,
+    DROPIN_NAME,
+    GRUB_D,
+    KERNEL_CMDLINE,
+    plan_grub_d,
+)
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grubby import parse_grubby_info, plan_grubby
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_record import RECORD
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_transactional import plan_transactional
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import CmdlineError
 
 
 def path_under(root, rel):
@@ -35,12 +48,12 @@ def read_text(path):
 def detect_method(root, proc_root):
     """The method for the system under root, from its os-release (and whether it is transactional:
     the mounts of the running system under proc_root)."""
-    os_release = read_text(path_under(root, kc.OS_RELEASE))
+    os_release = read_text(path_under(root, boot_distro.OS_RELEASE))
     if os_release is None:
-        raise kc.CmdlineError("cannot tell the distribution: %s does not exist; set method" % path_under(root, kc.OS_RELEASE))
-    transactional = kc.is_transactional(read_text(path_under(proc_root, kc.PROC_MOUNTS)),
-                                        os.path.exists(path_under(root, kc.TRANSACTIONAL_UPDATE)))
-    return kc.detect_method(kc.parse_os_release(os_release), transactional)
+        raise CmdlineError("cannot tell the distribution: %s does not exist; set method" % path_under(root, boot_distro.OS_RELEASE))
+    transactional = boot_distro.is_transactional(read_text(path_under(proc_root, boot_distro.PROC_MOUNTS)),
+                                                 os.path.exists(path_under(root, boot_distro.TRANSACTIONAL_UPDATE)))
+    return boot_distro.detect_method(boot_distro.parse_os_release(os_release), transactional)
 
 
 def run_checked(module, argv, what, fail=None):
@@ -59,7 +72,7 @@ def grubby_entries(module, required, fail=None):
     if grubby is None:
         module.warn("grubby not found: the kernel entries were not read; only files are checked")
         return []
-    return kc.parse_grubby_info(run_checked(module, [grubby, "--info=ALL"], "cannot read the kernel entries", fail))
+    return parse_grubby_info(run_checked(module, [grubby, "--info=ALL"], "cannot read the kernel entries", fail))
 
 
 def read_boot_inputs(method, root, grubby_entries=None):
@@ -69,30 +82,30 @@ def read_boot_inputs(method, root, grubby_entries=None):
     """
     inputs = {"method": method}
     if method == "grub_d":
-        grub_d = path_under(root, kc.GRUB_D)
+        grub_d = path_under(root, GRUB_D)
         others = []
         if os.path.isdir(grub_d):
             others = [[n, read_text(os.path.join(grub_d, n)) or ""] for n in sorted(os.listdir(grub_d))
-                      if n.endswith(".cfg") and n != kc.DROPIN_NAME]
-        inputs.update(default_grub=read_text(path_under(root, kc.DEFAULT_GRUB)), others=others,
-                      dropin=read_text(path_under(root, kc.DROPIN)))
+                      if n.endswith(".cfg") and n != DROPIN_NAME]
+        inputs.update(default_grub=read_text(path_under(root, DEFAULT_GRUB)), others=others,
+                      dropin=read_text(path_under(root, DROPIN)))
         return inputs
-    inputs.update(record=read_text(path_under(root, kc.RECORD)), kernel_cmdline=read_text(path_under(root, kc.KERNEL_CMDLINE)))
+    inputs.update(record=read_text(path_under(root, RECORD)), kernel_cmdline=read_text(path_under(root, KERNEL_CMDLINE)))
     if method == "grubby":
         inputs["entries"] = grubby_entries() if grubby_entries else []
     else:
-        inputs["default_grub"] = read_text(path_under(root, kc.DEFAULT_GRUB))
+        inputs["default_grub"] = read_text(path_under(root, DEFAULT_GRUB))
     return inputs
 
 
 def plan_from_inputs(inputs, wanted, managed):
-    """The change (kernel_cmdline's plan_*) that makes the configuration in ``inputs`` hold ``wanted``."""
+    """The change (plan_grub_d, plan_grubby or plan_transactional) that makes the configuration in ``inputs`` hold ``wanted``."""
     method = inputs["method"]
     if method == "grub_d":
-        return kc.plan_grub_d(inputs["default_grub"], [tuple(o) for o in inputs["others"]], inputs["dropin"], wanted, managed)
+        return plan_grub_d(inputs["default_grub"], [tuple(o) for o in inputs["others"]], inputs["dropin"], wanted, managed)
     if method == "grubby":
-        change = kc.plan_grubby(inputs["entries"], inputs["kernel_cmdline"], wanted, managed, inputs["record"])
+        change = plan_grubby(inputs["entries"], inputs["kernel_cmdline"], wanted, managed, inputs["record"])
     else:
-        change = kc.plan_transactional(inputs["default_grub"], inputs["kernel_cmdline"], wanted, managed, inputs["record"])
+        change = plan_transactional(inputs["default_grub"], inputs["kernel_cmdline"], wanted, managed, inputs["record"])
     change["record"] = inputs["record"]
     return change

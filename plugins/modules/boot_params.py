@@ -280,15 +280,28 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
-from ansible_collections.maitred.rke2_numa.plugins.module_utils import kernel_cmdline as kc
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_distro import METHODS, PROC_CMDLINE
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grubby import grubby_entries_text, plan_grubby
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import (
+    MANAGED_KERNEL_ARGS,
+    CmdlineError,
+    added_removed,
+    needs_reboot,
+    owned_tokens,
+    running_ownership,
+    split_cmdline,
+    validate_args,
+    validate_names,
+    wanted_strings,
+)
 
 ARGUMENT_SPEC = dict(
     args=dict(type="list", elements="str"),
-    managed=dict(type="list", elements="str", default=list(kc.MANAGED_KERNEL_ARGS)),
+    managed=dict(type="list", elements="str", default=list(MANAGED_KERNEL_ARGS)),
     state=dict(type="str", choices=["present", "absent"], default="present"),
     root=dict(type="path", default="/"),
     proc_root=dict(type="path"),
-    method=dict(type="str", choices=["auto"] + list(kc.METHODS), default="auto"),
+    method=dict(type="str", choices=["auto"] + list(METHODS), default="auto"),
     update_bootloader=dict(type="bool", default=True),
 )
 
@@ -409,8 +422,8 @@ def diffs(root, change):
             "before": f["before"] or "", "after": f["after"]} for f in change["files"]]
     if change.get("entries") and change["commands"]:
         out.append({"before_header": "grubby --info=ALL (kernel: args)", "after_header": "grubby --info=ALL (kernel: args)",
-                    "before": kc.grubby_entries_text((e, e["args"]) for e, dummy in change["entries"]),
-                    "after": kc.grubby_entries_text(change["entries"])})
+                    "before": grubby_entries_text((e, e["args"]) for e, dummy in change["entries"]),
+                    "after": grubby_entries_text(change["entries"])})
     return out
 
 
@@ -444,7 +457,7 @@ def apply_change(module, root, change, wanted, managed):
     for argv in commands:
         bc.run_checked(module, argv, "cannot update the boot loader", fail)
     if commands and "entries" in change:
-        left = kc.plan_grubby(bc.grubby_entries(module, True, fail), None, wanted, managed, change["record"])["commands"]
+        left = plan_grubby(bc.grubby_entries(module, True, fail), None, wanted, managed, change["record"])["commands"]
         if left:
             fail("grubby ran but the kernel entries still differ; grubby would still need: %s" % " ".join(left[0]))
     return bool(commands), backups
@@ -457,29 +470,29 @@ def main():
     root = p["root"]
     proc_root = p["proc_root"] or root
     try:
-        managed = kc.validate_names(p["managed"])
-        wanted = [] if p["state"] == "absent" else kc.validate_args(p["args"], managed)
-        cmdline = _read(_path(proc_root, kc.PROC_CMDLINE))
+        managed = validate_names(p["managed"])
+        wanted = [] if p["state"] == "absent" else validate_args(p["args"], managed)
+        cmdline = _read(_path(proc_root, PROC_CMDLINE))
         if cmdline is None:
-            raise kc.CmdlineError("cannot read the running kernel command line %s" % _path(proc_root, kc.PROC_CMDLINE))
+            raise CmdlineError("cannot read the running kernel command line %s" % _path(proc_root, PROC_CMDLINE))
         method = bc.detect_method(root, proc_root) if p["method"] == "auto" else p["method"]
         inputs = bc.read_boot_inputs(method, root, lambda: bc.grubby_entries(module, p["update_bootloader"]))
         change = bc.plan_from_inputs(inputs, wanted, managed)
-    except kc.CmdlineError as e:
+    except CmdlineError as e:
         module.fail_json(msg=to_native(e))
     except (IOError, OSError) as e:
         module.fail_json(msg="cannot read the boot configuration under %s: %s" % (root, to_native(e)))
 
     ran, backups = apply_change(module, root, change, wanted, managed)
-    running = kc.split_cmdline(cmdline)
-    own = kc.running_ownership(wanted, managed, change["history"], change["after"])
+    running = split_cmdline(cmdline)
+    own = running_ownership(wanted, managed, change["history"], change["after"])
     staged = method == "transactional_update" and bool(change["commands"]) and p["update_bootloader"]
-    added, removed = kc.added_removed(change["locations"], wanted)
+    added, removed = added_removed(change["locations"], wanted)
     result = dict(
         changed=bool(change["files"] or change["commands"]),
-        reboot_required=kc.needs_reboot(running, wanted, managed, own) or staged,
-        running=kc.owned_tokens(running, wanted, managed, own),
-        wanted=kc.wanted_strings(wanted),
+        reboot_required=needs_reboot(running, wanted, managed, own) or staged,
+        running=owned_tokens(running, wanted, managed, own),
+        wanted=wanted_strings(wanted),
         added=added,
         removed=removed,
         method=method,

@@ -95,7 +95,8 @@ import stat
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
-from ansible_collections.maitred.rke2_numa.plugins.module_utils import kernel_cmdline as kc
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_distro import METHODS
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import CmdlineError
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_checkpoints import read_checkpoints
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import TopologyError, read_topology
 
@@ -167,7 +168,7 @@ def main():
         argument_spec=dict(
             sysfs_root=dict(type="path", default="/"),
             boot_root=dict(type="path", default="/"),
-            boot_method=dict(type="str", choices=["auto"] + list(kc.METHODS), default="auto"),
+            boot_method=dict(type="str", choices=["auto"] + list(METHODS), default="auto"),
             kubelet_dir=dict(type="path", default="/var/lib/kubelet"),
             config_path=dict(type="path", default="/etc/rancher/rke2/config.yaml"),
         ),
@@ -182,13 +183,13 @@ def main():
         module.fail_json(msg="cannot read the topology: %s" % e)
 
     def cannot_read(msg, **dummy):
-        raise kc.CmdlineError(msg)
+        raise CmdlineError(msg)
 
     try:
         method = bc.detect_method(p["boot_root"], p["sysfs_root"]) if p["boot_method"] == "auto" else p["boot_method"]
         boot = bc.read_boot_inputs(method, p["boot_root"], lambda: bc.grubby_entries(module, False, cannot_read))
         boot["error"] = None
-    except (kc.CmdlineError, IOError, OSError) as e:
+    except (CmdlineError, IOError, OSError) as e:
         boot = {"method": None, "error": str(e)}
     module.exit_json(changed=False, topology=topology, kubelet_state=read_checkpoints(p["kubelet_dir"]), boot=boot,
                      rke2={"files": [read_rke2_file(f) for f in rke2_config_files(p["config_path"])]})

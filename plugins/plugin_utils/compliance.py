@@ -7,7 +7,7 @@ Input: the plan (planner.make_plan) and node_state_info's result. A node is
 compliant when it runs its plan (the verify rules, checkpoints the kubelet
 accepts included) and its boot configuration and RKE2 config files already
 hold it, so that nothing the apply chain would do changes anything. The
-rules are the ones the apply chain and verify use (kernel_cmdline's plan_*,
+rules are the ones the apply chain and verify use (the boot methods' plan_*,
 rke2_config's merge, kubelet_state's reset rule, verify), called here on the
 state read in one module call; none is re-implemented.
 """
@@ -19,7 +19,14 @@ import json
 import yaml
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
-from ansible_collections.maitred.rke2_numa.plugins.module_utils import kernel_cmdline as kc
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import (
+    MANAGED_KERNEL_ARGS,
+    added_removed,
+    needs_reboot,
+    running_ownership,
+    split_cmdline,
+    validate_args,
+)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, topology_at_next_start
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
     SECURE,
@@ -53,19 +60,19 @@ def _files(state):
     return out
 
 
-def boot_findings(plan, state, managed=kc.MANAGED_KERNEL_ARGS):
+def boot_findings(plan, state, managed=MANAGED_KERNEL_ARGS):
     """(files_change, reboot, reasons) for the plan's kernel args on this boot configuration."""
     boot = state["boot"]
     if boot.get("error"):
         return True, False, ["boot configuration: %s" % boot["error"]]
-    wanted = kc.validate_args(plan["kernel_args"], list(managed))
+    wanted = validate_args(plan["kernel_args"], list(managed))
     change = bc.plan_from_inputs(boot, wanted, list(managed))
-    own = kc.running_ownership(wanted, list(managed), change["history"], change["after"])
-    running = kc.split_cmdline(state["topology"].get("cmdline") or "")
-    reboot = kc.needs_reboot(running, wanted, list(managed), own)
+    own = running_ownership(wanted, list(managed), change["history"], change["after"])
+    running = split_cmdline(state["topology"].get("cmdline") or "")
+    reboot = needs_reboot(running, wanted, list(managed), own)
     reasons = []
     if change["files"] or change["commands"]:
-        added, removed = kc.added_removed(change["locations"], wanted)
+        added, removed = added_removed(change["locations"], wanted)
         what = ["add " + " ".join(added)] if added else []
         what += ["remove " + " ".join(removed)] if removed else []
         reasons.append("the boot configuration does not hold the plan's kernel args: %s"

@@ -27,7 +27,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
     format_cpulist,
     parse_cpulist,
 )
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_cmdline import (
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import (
     MANAGED_KERNEL_ARGS,  # the kernel args the plan owns
     size_key,
 )

@@ -11,7 +11,7 @@ args are compared as sets of ``name=value``.
 from __future__ import annotations
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_cmdline import parse_arg, split_cmdline
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import parse_arg, split_cmdline
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (

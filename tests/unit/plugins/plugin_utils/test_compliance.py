@@ -4,7 +4,7 @@
 """node_state_info on a node's filesystem copy, and the compliance decision on what it read.
 
 The node is made compliant with the collection's own write rules (the grub
-drop-in kernel_cmdline plans, the config.yaml merge) and the rke2 stand-in's
+drop-in boot_grub plans, the config.yaml merge) and the rke2 stand-in's
 kubelet, which writes the checkpoints the real kubelet would; then one thing
 at a time is put out of line.
 """
