@@ -109,10 +109,11 @@ def check_fits(plan, topology, labels):
         assert not more["fits"], (resource, amount + step, more)
 
 
+VARIANTS = [{}, {"hugepages_per_node": 0}, {"hugepages_size": "2M", "hugepages_per_node": 512, "hugepages_nodes": "all"}]
+
+
 @pytest.mark.parametrize("name", sorted(INTENTS))
-@pytest.mark.parametrize("variant", [{}, {"hugepages_per_node": 0}, {"hugepages_size": "2M", "hugepages_per_node": 512,
-                                                                      "hugepages_nodes": "all"}],
-                         ids=["demo", "no-hugepages", "2M-all"])
+@pytest.mark.parametrize("variant", VARIANTS, ids=["demo", "no-hugepages", "2M-all"])
 def test_sample_labels_are_valid_and_agree_with_the_numa_table(samples, name, variant):
     topology = samples[name]
     plan = make_plan(topology, **dict(INTENTS[name], **variant))
