@@ -69,6 +69,8 @@ def failed_task(output):
         (["rke2_numa_reboot_timeout=-5"], "rke2_numa_reboot_timeout=-5 (60 to 86400 s)"),
         (["rke2_numa_hugepages_retries=0"], "rke2_numa_hugepages_retries=0 (1 to 100)"),
         (["rke2_numa_config_mode=replace"], "rke2_numa_config_mode"),
+        # the labels role runs late in a roll, on a drained node: its choice is checked up front
+        (["rke2_numa_labels_via=sometimes"], "rke2_numa_labels_via"),
     ],
 )
 def test_bad_values_are_refused_before_anything_else(setup, extra, message):

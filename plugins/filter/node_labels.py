@@ -1,0 +1,39 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The labels role's filters: a node's NUMA capacity as Node labels (logic in plugin_utils/node_labels.py)."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, label_changes, nfd_features, numa_labels
+
+
+def rke2_numa_numa_labels(plan):
+    """{label: value}: the node's NUMA capacity and plan fingerprint, valid Kubernetes labels."""
+    try:
+        return numa_labels(plan)
+    except LabelError as e:
+        raise AnsibleFilterError("numa_labels: %s" % e)
+
+
+def rke2_numa_nfd_features(labels):
+    """The text of a feature file of Node Feature Discovery's local source holding ``labels``."""
+    try:
+        return nfd_features(labels)
+    except LabelError as e:
+        raise AnsibleFilterError("nfd_features: %s" % e)
+
+
+def rke2_numa_node_label_changes(current, wanted):
+    """kubectl label arguments that take the Node's labels ``current`` to ``wanted`` (the collection's keys only)."""
+    return label_changes(current, wanted)
+
+
+class FilterModule(object):
+    """maitred.rke2_numa node label filters."""
+
+    def filters(self):
+        return {"numa_labels": rke2_numa_numa_labels, "nfd_features": rke2_numa_nfd_features,
+                "node_label_changes": rke2_numa_node_label_changes}

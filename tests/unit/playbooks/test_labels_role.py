@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The labels role through ansible-playbook on localhost: with nfd it writes the feature
+file into a folder of the test's (check mode writes nothing, a rerun changes nothing, none
+removes it); with kubectl the real kubectl labels a Node of the API stand-in, touching only
+the collection's labels, and a rerun makes no API write."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import nfd_features, numa_labels
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
+from ansible_collections.maitred.rke2_numa.tests.unit.standins.test_kubeapi_standin import KUBECTL, Cluster, needs_kubectl
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROLE = os.path.join(REPO, "roles", "labels")
+P = "rke2-numa.maitred.io/"
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory):
+    """The l40s-offline sample's plan with 1G hugepages on its GPU node."""
+    base = tmp_path_factory.mktemp("l40s")
+    root = gen_sysfs.write_tree(gen_sysfs.samples()["l40s-offline"], str(base / "l40s-offline"))
+    return make_plan(read_topology(root), hugepages_per_node=4)
+
+
+def test_the_role_takes_the_plan_and_chooses_how_to_publish():
+    """(tests/unit/playbooks/test_role_specs.py keeps every default and its spec in step.)"""
+    with open(os.path.join(ROLE, "meta", "argument_specs.yml")) as f:
+        specs = yaml.safe_load(f)["argument_specs"]["main"]["options"]
+    assert [name for name, spec in specs.items() if spec.get("required")] == ["rke2_numa_plan"]
+    assert (specs["rke2_numa_labels_via"]["choices"], specs["rke2_numa_labels_via"]["default"]) == (["nfd", "kubectl", "none"], "nfd")
+    assert specs["rke2_numa_nfd_features_dir"]["default"] == "/etc/kubernetes/node-feature-discovery/features.d"
+
+
+def make_play(tmp_path, plan, env=None, **variables):
+    """ansible-playbook with the role on localhost; returns run(*extra) -> (changed, stdout)."""
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Labels", "hosts": "localhost", "gather_facts": False,
+        "vars": dict(variables, rke2_numa_plan=plan),
+        "roles": [{"role": "maitred.rke2_numa.labels"}],
+    }]))
+    env = dict(env or os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
+
+    def run(*extra):
+        cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+               "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)] + list(extra)
+        result = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        assert result.returncode == 0, result.stdout + result.stderr
+        return int(re.search(r"changed=(\d+)", result.stdout).group(1)), result.stdout
+
+    return run
+
+
+def test_nfd_feature_file_check_run_rerun_none(tmp_path, plan):
+    features = tmp_path / "nfd" / "features.d"
+    run = make_play(tmp_path, plan, rke2_numa_nfd_features_dir=str(features))
+    expected = nfd_features(numa_labels(plan))
+
+    changed, out = run("--check", "--diff")
+    assert changed == 2 and not (tmp_path / "nfd").exists(), "check mode writes nothing"
+    assert "+%shugepages-1gi-per-node=4" % P in out and "+%splan=%s" % (P, plan["fingerprint"]) in out
+
+    changed, out = run()
+    assert changed == 2
+    feature_file = features / "rke2-numa"
+    assert feature_file.read_text() == expected
+    assert stat.S_IMODE(feature_file.stat().st_mode) == 0o644 and stat.S_IMODE(features.stat().st_mode) == 0o755
+    assert sorted(os.listdir(str(features))) == ["rke2-numa"], "no temporary file left behind"
+
+    for extra in ((), ("--check", "--diff")):
+        changed, out = run(*extra)
+        assert changed == 0, out
+    assert feature_file.read_text() == expected
+
+    # another plan: the file follows it; an existing folder keeps its own mode
+    features.chmod(0o750)
+    other = make_play(tmp_path, dict(plan, fingerprint="0123456789abcdef"), rke2_numa_nfd_features_dir=str(features))
+    assert other()[0] == 1 and "%splan=0123456789abcdef\n" % P in feature_file.read_text()
+    assert stat.S_IMODE(features.stat().st_mode) == 0o750
+
+    # none: the feature file goes (NFD then removes its labels), nothing else in the folder
+    (features / "other-tool").write_text("vendor.io/x=1\n")
+    none = make_play(tmp_path, plan, rke2_numa_nfd_features_dir=str(features), rke2_numa_labels_via="none")
+    assert none("--check")[0] == 1 and feature_file.exists()
+    assert none()[0] == 1 and sorted(os.listdir(str(features))) == ["other-tool"]
+    assert none()[0] == 0
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    api = Cluster(tmp_path)
+    api.add_node("n1", ready=True, labels={"kubernetes.io/hostname": "n1", P + "team": "ml",
+                                           P + "hugepages-2mi-per-node": "512", P + "plan": "old"})
+    api.add_node("n2", ready=True)
+    yield api
+    assert api.stop() == 0
+    assert [c for c in api.calls() if c["code"] >= 500] == []
+
+
+@needs_kubectl
+def test_kubectl_sets_only_our_labels_and_a_rerun_writes_nothing(tmp_path, plan, cluster):
+    features = tmp_path / "features.d"
+    features.mkdir()
+    (features / "rke2-numa").write_text("%splan=old\n" % P)  # an earlier nfd run's
+    run = make_play(tmp_path, plan, env=cluster.env, rke2_numa_labels_via="kubectl", rke2_numa_kubectl=KUBECTL,
+                    rke2_numa_kubeconfig=cluster.kubeconfig, rke2_numa_kubectl_host="localhost", rke2_numa_node_name="n1",
+                    rke2_numa_nfd_features_dir=str(features))
+    before_n2 = cluster.node("n2")["labels"]
+
+    changed, out = run()
+    assert changed == 2, out  # the feature file removed, the Node labelled
+    assert os.listdir(str(features)) == []
+    wanted = numa_labels(plan)
+    assert cluster.node("n1")["labels"] == dict(wanted, **{"kubernetes.io/hostname": "n1", P + "team": "ml"})
+    assert cluster.node("n2")["labels"] == before_n2
+    (patch,) = cluster.summaries("patch")
+    assert patch["node"] == "n1" and patch["labels"] == dict(wanted, **{P + "hugepages-2mi-per-node": None})
+
+    changed, out = run()
+    assert changed == 0, out
+    assert len(cluster.summaries("patch")) == 1, "a rerun makes no API write"
+
+    # a label changed by hand is put back, alone
+    with cluster.edit("n1") as node:
+        node["labels"][P + "max-pod-gpus"] = "8"
+    assert run()[0] == 1
+    assert cluster.summaries("patch")[-1]["labels"] == {P + "max-pod-gpus": wanted[P + "max-pod-gpus"]}
