@@ -316,14 +316,14 @@ def _list(title, items, cls=""):
     return '<div class="%s"><b>%s</b><ul>%s</ul></div>' % (cls, escape(title), "".join("<li>%s</li>" % escape(i) for i in items))
 
 
-def host_section(index, entry, row, is_open):
-    """A host's details: status, facts, map, pod shapes, labels, warnings."""
+def host_section(index, entry, row, is_open, map_html):
+    """A host's details: status, facts, map (``map_html``), pod shapes, labels, warnings."""
     plan, topology = entry.get("plan") or {}, entry.get("topology") or {}
     labels = entry.get("labels") or []
     body = [
         '<p class="status %s">%s: %s</p>' % (row["status"], escape(row["label"]), escape(row["detail"])) if row["detail"] else "",
         host_facts(topology, plan),
-        host_map(topology, plan),
+        map_html,
         _list("pod shapes (copies at once)", row["shapes"], "shapes"),
         # One place for what the node is labelled with: today the plan's RKE2 node-label entries.
         '<div class="labels"><b>labels</b> %s</div>' % (escape(", ".join(labels)) if labels else "none planned"),
@@ -334,6 +334,25 @@ def host_section(index, entry, row, is_open):
             % (index, escape(row["host"]), escape(filter_text(row)), " open" if is_open else "", escape(row["host"]),
                row["status"], escape(row["label"]), escape(plural(len(row["warnings"]), "warning")) if row["warnings"] else "",
                "".join(body)))
+
+
+def shared_maps(entries, rows):
+    """Each host's map, every distinct map drawn once: a fleet of identical machines would otherwise repeat
+    the same hundreds of cells per host. A later host with the same map says which host shows it, and the
+    page's script copies that map in when the host is opened."""
+    first, out = {}, []
+    for i, entry in enumerate(entries):
+        html = host_map(entry.get("topology"), entry.get("plan"))
+        if 'class="map"' not in html:
+            out.append(html)
+            continue
+        owner = first.setdefault(html, i)
+        if owner == i:
+            out.append('<div data-map="%d">%s</div>' % (i, html))
+        else:
+            out.append('<div class="same-map" data-same="%d">same NUMA map as <a href="#host-%d">%s</a></div>'
+                       % (owner, owner, escape(rows[owner]["host"])))
+    return out
 
 
 def filter_text(row):
@@ -383,9 +402,20 @@ LEGEND = ('<p class="legend"><span><i class="reserved"></i>reserved CPU (houseke
           '<span><i class="online"></i>online CPU, not planned</span><span><i class="free"></i>memory</span>'
           '<span><i class="reserved"></i>reserved memory</span><span><i class="hugepages"></i>hugepages</span></p>')
 
-# The filter box: hides the table rows and host sections whose data-filter lacks the text.
+# The filter box: hides the table rows and host sections whose data-filter lacks the text. An opened
+# host whose map another host shows gets a copy of it.
 SCRIPT = """
 (function () {
+  function fill(d) {
+    d.querySelectorAll('.same-map').forEach(function (slot) {
+      var map = document.querySelector('[data-map="' + slot.getAttribute('data-same') + '"] > .map');
+      if (map && !slot.querySelector('.map')) { slot.appendChild(map.cloneNode(true)); }
+    });
+  }
+  document.querySelectorAll('details.host').forEach(function (d) {
+    if (d.open) { fill(d); }
+    d.addEventListener('toggle', function () { if (d.open) { fill(d); } });
+  });
   var box = document.getElementById('filter'), shown = document.getElementById('shown');
   box.addEventListener('input', function () {
     var q = box.value.trim().toLowerCase(), n = 0;
@@ -423,7 +453,8 @@ def render_html(entries, mode="plan", title="RKE2 NUMA fleet report"):
     """The whole page for the run: summary, filter box, fleet table, then each host's details and map."""
     rows = summarize(entries, mode)
     is_open = len(rows) <= OPEN_HOSTS
-    sections = [host_section(i, entry, row, is_open) for i, (entry, row) in enumerate(zip(entries, rows))]
+    sections = [host_section(i, entry, row, is_open, map_html)
+                for i, (entry, row, map_html) in enumerate(zip(entries, rows, shared_maps(entries, rows)))]
     return "".join([
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">',

@@ -199,3 +199,13 @@ def test_markdown_is_one_table_row_per_host_and_caps_the_warnings(samples):
 def test_bad_input_is_refused(hosts, mode, message):
     with pytest.raises(report.ReportError, match=message):
         report.render_html(hosts, mode)
+
+
+def test_a_map_shared_by_identical_hosts_is_drawn_once(samples):
+    topology, plan = samples["dgx-h100"]
+    other = samples["l40s-offline"]
+    hosts = [{"host": "gpu-%d" % i, "topology": topology, "plan": plan} for i in range(3)]
+    hosts.append({"host": "other", "topology": other[0], "plan": other[1]})
+    page = report.render_html(hosts)
+    assert page.count('<div class="map">') == 2 and page.count('class="numa-node"') == 3
+    assert page.count('<div class="same-map" data-same="0">same NUMA map as <a href="#host-0">gpu-0</a></div>') == 2
