@@ -34,6 +34,8 @@ OPEN_HOSTS = 8
 MARKDOWN_WARNINGS = 100
 # The map's geometry, in px: a CPU cell, the gap between a core's threads, between cores, the memory bar.
 CELL, GAP, CORE_GAP, BAR = 10, 1, 4, 14
+# The narrowest node box (a memory-only node, a node of a few cores), in px: room for its captions.
+NODE_WIDTH = 260
 CPU_STATES = ("reserved", "isolated", "offline", "online")
 
 
@@ -218,7 +220,7 @@ def cores_svg(cores, reserved, planned, offline=False):
 
 
 def memory_svg(node, width):
-    """The node's memory as a bar: reserved, hugepages, the rest; (svg, caption)."""
+    """The node's memory as a bar: reserved, hugepages, the rest; (svg, caption as HTML with the bar's colours)."""
     total = node["memory"]
     parts = ['<svg class="memory" width="%d" height="%d" viewBox="0 0 %d %d">' % (width, BAR, width, BAR),
              '<rect class="mem free" x="0" y="0" width="%d" height="%d"/>' % (width, BAR)]
@@ -230,11 +232,10 @@ def memory_svg(node, width):
                          % (cls, x, w, BAR, human(nbytes), cls))
             x += w
     parts.append("</svg>")
-    caption = "memory %s" % (human(total) if total else "none")
-    extras = ["%s %s" % (human(n), what) for what, n in (("reserved", node["reserved_memory"]),
-                                                        ("hugepages", node["hugepages"])) if n]
-    if extras:
-        caption += " (%s)" % ", ".join(extras)
+    caption = "memory %s" % human(total)
+    for cls, nbytes in (("reserved", node["reserved_memory"]), ("hugepages", node["hugepages"])):
+        if nbytes:
+            caption += ' <span><i class="%s"></i>%s %s</span>' % (cls, human(nbytes), cls)
     return "".join(parts), caption
 
 
@@ -258,18 +259,20 @@ def node_box(node, reserved, planned, gpu_count):
         cells, width = cores_svg(node["cores"], reserved, planned)
         head = "%s, %s" % (plural(cpu_total, "CPU"), plural(len(node["cores"]), "core"))
     else:
-        cells, width = "", 200
+        cells, width = "", NODE_WIDTH
         head = "memory only"
         if node["gpu_memory"]:
             head += ", GPU memory" + (" (the host's only GPU)" if gpu_count == 1 else "")
     bar, caption = memory_svg(node, width) if node["memory"] else ("", "no memory (an empty node)")
-    pod = ""
-    if node["table"].get("exclusive_cpus"):
-        pod = '<div class="pod">biggest pod: %s</div>' % escape(pod_text(node["table"]))
+    pod, table = "", node["table"]
+    if table.get("exclusive_cpus"):
+        pod = '<div class="pod">biggest pod: %s, %s memory, %s hugepages, %s</div>' % (
+            plural(table["exclusive_cpus"], "CPU"), size(table["allocatable_memory_bytes"]), size(table["hugepages_bytes"]),
+            plural(len(table["gpus"]), "GPU"))
     return ('<div class="numa-node%s" data-node="%d" style="width:%dpx"><div class="node-head"><b>node %d</b> %s</div>%s'
             '<div class="mem-bar">%s<div>%s</div></div>%s%s</div>'
-            % ("" if node["cores"] else " memory-only", node["id"], max(width, 200), node["id"], escape(head), cells, bar,
-               escape(caption), device_chips(node), pod))
+            % ("" if node["cores"] else " memory-only", node["id"], max(width, NODE_WIDTH), node["id"], escape(head), cells, bar,
+               caption, device_chips(node), pod))
 
 
 def offline_box(offline):
@@ -386,6 +389,8 @@ rect.cpu{width:10px;height:10px;stroke:#333;stroke-width:.5}
 .cpu.offline,i.offline{fill:#fff;background:#fff;stroke-dasharray:2 1}
 .cpu.online,i.online{fill:#8fa8c0;background:#8fa8c0}
 .mem-bar{margin-top:4px;font-size:12px}
+.mem-bar span{white-space:nowrap}
+.mem-bar i{display:inline-block;width:9px;height:9px;margin:0 3px 0 6px;border:1px solid #888}
 .mem.free,i.free{fill:#cfd8e3;background:#cfd8e3}
 .mem.reserved{fill:#e8743b}
 .mem.hugepages,i.hugepages{fill:#7b5ea7;background:#7b5ea7}

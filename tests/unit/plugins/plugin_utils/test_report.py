@@ -109,7 +109,7 @@ def test_a_big_machine_wraps_its_nodes_and_cores(tmp_path):
     assert len(nodes) == 16 and sum(sum(n["cells"].values()) for n in nodes.values()) == 448
     # 14 cores per node: two rows of 7, a narrow box the page wraps (flex-wrap) 16 times over
     widths = set(int(re.match(r"width:(\d+)px", n["width"]).group(1)) for n in nodes.values())
-    assert widths == {200}
+    assert widths == {report.NODE_WIDTH}
 
 
 @pytest.mark.parametrize("count, expected", [(56, 14), (24, 8), (72, 15), (31, 11), (1, 1), (4, 4)])
