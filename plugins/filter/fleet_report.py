@@ -94,7 +94,7 @@ def host_entry(host, variables):
     """{host, topology, plan, compliance, pods, labels} of one host from its hostvars."""
     entry = {"host": host}
     for key, name in HOST_VARS.items():
-        value = variables.get(name) if name in variables else None
+        value = variables.get(name)
         entry[key] = value if isinstance(value, dict) and value else None
     # labels per host: the plan's RKE2 node-label entries
     entry["labels"] = list((entry["plan"] or {}).get("node_labels") or [])

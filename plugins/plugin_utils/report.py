@@ -36,7 +36,6 @@ MARKDOWN_WARNINGS = 100
 CELL, GAP, CORE_GAP, BAR = 10, 1, 4, 14
 # The narrowest node box (a memory-only node, a node of a few cores), in px: room for its captions.
 NODE_WIDTH = 260
-CPU_STATES = ("reserved", "isolated", "offline", "online")
 
 
 class ReportError(Exception):
@@ -263,6 +262,7 @@ def node_box(node, reserved, planned, gpu_count):
         head = "memory only"
         if node["gpu_memory"]:
             head += ", GPU memory" + (" (the host's only GPU)" if gpu_count == 1 else "")
+    width = max(width, NODE_WIDTH)
     bar, caption = memory_svg(node, width) if node["memory"] else ("", "no memory (an empty node)")
     pod, table = "", node["table"]
     if table.get("exclusive_cpus"):
@@ -271,7 +271,7 @@ def node_box(node, reserved, planned, gpu_count):
             plural(len(table["gpus"]), "GPU"))
     return ('<div class="numa-node%s" data-node="%d" style="width:%dpx"><div class="node-head"><b>node %d</b> %s</div>%s'
             '<div class="mem-bar">%s<div>%s</div></div>%s%s</div>'
-            % ("" if node["cores"] else " memory-only", node["id"], max(width, NODE_WIDTH), node["id"], escape(head), cells, bar,
+            % ("" if node["cores"] else " memory-only", node["id"], width, node["id"], escape(head), cells, bar,
                caption, device_chips(node), pod))
 
 
