@@ -208,8 +208,8 @@ def cores_svg(cores, reserved, planned, offline=False):
     parts = ['<svg class="cores" width="%d" height="%d" viewBox="0 0 %d %d">' % (width, height, width, height)]
     for i, core in enumerate(cores):
         x0, y = (i % per_row) * (core_w + CORE_GAP), (i // per_row) * (CELL + CORE_GAP)
-        parts.append('<g class="core"><title>%s %s</title>' % ("CPU" if len(core) == 1 else "core, CPUs",
-                                                                ",".join(str(c) for c in core)))
+        what = "CPU" if len(core) == 1 else "core, CPUs"
+        parts.append('<g class="core"><title>%s %s</title>' % (what, ",".join(str(c) for c in core)))
         for j, cpu in enumerate(core):
             state = "offline" if offline else cpu_state(cpu, reserved, planned)
             parts.append('<rect class="cpu %s" x="%d" y="%d"/>' % (state, x0 + j * (CELL + GAP), y))
@@ -486,8 +486,8 @@ def md_cell(text):
 def render_markdown(entries, mode="plan", title="RKE2 NUMA fleet report"):
     """The summary beside the page: the summary line, the fleet table, the warnings (capped)."""
     rows = summarize(entries, mode)
-    lines = ["# %s" % md_cell(title), "", "%s (%s)." % (md_cell(summary_line(rows, mode)),
-                                                       "check.yml" if mode == "check" else "plan.yml"), "",
+    playbook = "check.yml" if mode == "check" else "plan.yml"
+    lines = ["# %s" % md_cell(title), "", "%s (%s)." % (md_cell(summary_line(rows, mode)), playbook), "",
              "| host | status | plan | biggest single-NUMA pod (cpu / memory / hugepages / GPUs) | pod shapes: copies | warnings |",
              "|---|---|---|---|---|---|"]
     for row in rows:

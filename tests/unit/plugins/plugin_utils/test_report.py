@@ -37,8 +37,8 @@ class Page(HTMLParser):
         if tag == "details":
             self.host = self.hosts.setdefault(attrs["data-host"], {"open": "open" in attrs, "nodes": {}, "cells": Counter()})
         elif "numa-node" in classes:
-            self.node = self.host["nodes"].setdefault(int(attrs["data-node"]), {"memory_only": "memory-only" in classes,
-                                                                               "cells": Counter(), "width": attrs["style"]})
+            node = {"memory_only": "memory-only" in classes, "cells": Counter(), "width": attrs["style"]}
+            self.node = self.host["nodes"].setdefault(int(attrs["data-node"]), node)
         elif "offline-cpus" in classes:
             self.node = None
         elif tag == "rect" and "cpu" in classes:
