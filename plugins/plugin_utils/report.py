@@ -263,7 +263,7 @@ def node_box(node, reserved, planned, gpu_count):
         if node["gpu_memory"]:
             head += ", GPU memory" + (" (the host's only GPU)" if gpu_count == 1 else "")
     width = max(width, NODE_WIDTH)
-    bar, caption = memory_svg(node, width) if node["memory"] else ("", "no memory (an empty node)")
+    memory, caption = memory_svg(node, width) if node["memory"] else ("", "no memory (an empty node)")
     pod, table = "", node["table"]
     if table.get("exclusive_cpus"):
         pod = '<div class="pod">biggest pod: %s, %s memory, %s hugepages, %s</div>' % (
@@ -271,7 +271,7 @@ def node_box(node, reserved, planned, gpu_count):
             plural(len(table["gpus"]), "GPU"))
     return ('<div class="numa-node%s" data-node="%d" style="width:%dpx"><div class="node-head"><b>node %d</b> %s</div>%s'
             '<div class="mem-bar">%s<div>%s</div></div>%s%s</div>'
-            % ("" if node["cores"] else " memory-only", node["id"], width, node["id"], escape(head), cells, bar,
+            % ("" if node["cores"] else " memory-only", node["id"], width, node["id"], escape(head), cells, memory,
                caption, device_chips(node), pod))
 
 
