@@ -48,9 +48,12 @@ ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.build
 # there), and for Molecule podman, runc (crun 1.8.1 refuses this host's hybrid
 # cgroup layout) and debootstrap (the offline test image), and kubectl (the
 # unit tests run the real client against the API stand-in; Debian's
-# kubernetes-client where the machine has no kubectl of its own).
+# kubernetes-client where the machine has no kubectl of its own), and
+# chromium with chromium-driver (the fleet report's browser test drives
+# headless Chromium through chromedriver).
 # command:package pairs: only the packages of missing commands are installed.
-DEP_PAIRS := lstopo-no-graphics:hwloc-nox shellcheck:shellcheck podman:podman runc:runc debootstrap:debootstrap kubectl:kubernetes-client
+DEP_PAIRS := lstopo-no-graphics:hwloc-nox shellcheck:shellcheck podman:podman runc:runc debootstrap:debootstrap kubectl:kubernetes-client \
+  chromium:chromium chromedriver:chromium-driver
 APT_PKGS := $(foreach p,$(DEP_PAIRS),$(word 2,$(subst :, ,$(p))))
 
 # ---------------------------------------------------------------- paths

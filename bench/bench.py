@@ -12,7 +12,10 @@
 2. The reader's own work on the largest sample tree, in process (median).
 3. The planner: numa_plan's pure function over 1,000 hosts (the sample
    topologies in turn), in process: the controller time of planning a fleet.
-4. Skipping a compliant fleet: playbooks/rolling.yml over 12 node filesystem
+4. The fleet report: the fleet_report filter's page (index.html) and Markdown summary for 1,000 hosts (the
+   sample plans in turn), in process: size and controller time; once as such a fleet is (identical machines
+   share one drawn map) and once with every host's map different (the worst case).
+5. Skipping a compliant fleet: playbooks/rolling.yml over 12 node filesystem
    copies that already run their plan (ansible_connection=local; kubectl
    answers the one Node list with no cordoned node) against playbooks/plan.yml
    over the same copies, alternating; medians and the ratio (target <= 1.3).
@@ -35,6 +38,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(REPO, ".build")
 sys.path.insert(0, BUILD)
 
+from ansible_collections.maitred.rke2_numa.plugins.filter.fleet_report import fleet_report  # noqa: E402
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology  # noqa: E402
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan  # noqa: E402
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs  # noqa: E402
@@ -141,8 +145,34 @@ def main(argv=None):
         runs.append(time.process_time() - start)
     print("numa_plan for %d hosts: median %.2f s of controller CPU time (target < 10 s)"
           % (args.plan_hosts, statistics.median(runs)))
+    bench_report(args, topologies, [make_plan(topo, **intent) for topo in topologies])
     bench_rolling(args)
     return 0
+
+
+def bench_report(args, topologies, plans):
+    import copy  # pylint: disable=import-outside-toplevel
+    hosts = ["host-%04d" % i for i in range(args.plan_hosts)]
+    fleets = {"identical machines": {}, "every map different": {}}
+    for i, host in enumerate(hosts):
+        topology = topologies[i % len(topologies)]
+        fleets["identical machines"][host] = {"rke2_numa_topology": topology, "rke2_numa_plan": plans[i % len(plans)]}
+        distinct = copy.deepcopy(topology)
+        for dev in distinct["pci_devices"]:
+            dev["uuid"] = "GPU-%s-%s" % (host, dev["address"])  # shown on the map: no two maps alike
+        fleets["every map different"][host] = {"rke2_numa_topology": distinct, "rke2_numa_plan": plans[i % len(plans)]}
+    for name, hostvars in fleets.items():
+        figures = {}
+        for output in ("html", "markdown"):
+            runs = []
+            for dummy in range(3):
+                start = time.process_time()
+                text = fleet_report(hosts, hostvars, output=output)
+                runs.append(time.process_time() - start)
+            figures[output] = (len(text.encode("utf-8")) / 1e6, statistics.median(runs))
+        print("fleet report for %d hosts (%s): index.html %.1f MB in %.2f s, summary.md %.2f MB in %.2f s "
+              "(median controller CPU time)" % (len(hosts), name, figures["html"][0], figures["html"][1],
+                                                figures["markdown"][0], figures["markdown"][1]))
 
 
 def bench_rolling(args):

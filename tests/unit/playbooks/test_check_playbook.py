@@ -93,6 +93,13 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
             "GPU pods that cannot be pinned: 1; pods refused with TopologyAffinityError: 0") in out.stdout
     with open(os.path.join(os.path.dirname(inventory), "kubectl.calls")) as calls:
         assert "--kubeconfig /etc/rancher/rke2/rke2.yaml get pods --all-namespaces -o json\n" in calls.readlines()
+    # the fleet report beside the JSON (its page is tested in a browser by test_report_browser)
+    page, summary = (tmp_path / "index.html").read_text(), (tmp_path / "summary.md").read_text()
+    assert "3 hosts: 1 compliant, 2 NOT compliant, 0 not checked; warnings on 1 host (check.yml)" in page
+    assert page.count('<details class="host"') == 3 and page.count('class="numa-node"') == 6
+    assert "| gpu-a | compliant | `%s` |" % plan["fingerprint"] in summary
+    assert "- **gpu-b**: NOT PINNED: ml/vllm-0 requests nvidia.com/gpu but is Burstable" in summary
+    assert oct((tmp_path / "index.html").stat().st_mode & 0o777) == "0o644"
 
 
 def test_check_without_cluster_access_still_checks_and_says_the_pods_were_not_audited(fleet, tmp_path):

@@ -44,15 +44,18 @@ def play(inventory, *extra):
 def test_plan_writes_the_same_files_with_and_without_check(inventory, tmp_path):
     outputs = {}
     for mode, extra in (("run", []), ("check", ["--check"])):
-        out_dir = tmp_path / mode
-        result = play(inventory, "-e", "rke2_numa_plan_dir=%s" % out_dir, *extra)
+        out_dir, report_dir = tmp_path / mode, tmp_path / (mode + "-report")
+        result = play(inventory, "-e", "rke2_numa_plan_dir=%s" % out_dir, "-e", "rke2_numa_report_dir=%s" % report_dir, *extra)
         assert result.returncode == 0, result.stdout + result.stderr
         # new files on the controller: changed (they used to be reported ok), also under --check
         assert "changed=0" not in result.stdout and "failed=0" in result.stdout
         assert "kubelet-arg:" in result.stdout and "biggest pod" in result.stdout
         outputs[mode] = dict((f, (out_dir / f).read_text()) for f in sorted(os.listdir(out_dir)))
-    assert sorted(outputs["run"]) == ["dgx-h100.config.yaml", "dgx-h100.json", "l40s-offline.config.yaml", "l40s-offline.json"]
+        outputs[mode].update((f, (report_dir / f).read_text()) for f in sorted(os.listdir(report_dir)))
+    assert sorted(outputs["run"]) == ["dgx-h100.config.yaml", "dgx-h100.json", "index.html", "l40s-offline.config.yaml",
+                                      "l40s-offline.json", "summary.md"]
     assert outputs["run"] == outputs["check"]
+    assert "2 hosts: 2 planned, 0 not planned; warnings on 1 host (plan.yml)." in outputs["run"]["summary.md"]
     plan = json.loads(outputs["run"]["dgx-h100.json"])
     snippet = yaml.safe_load(outputs["run"]["dgx-h100.config.yaml"])
     assert snippet == {"kubelet-arg": plan["kubelet_args"]}

@@ -1,0 +1,211 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet report's page and summary, read back with an HTML parser: a box per NUMA node and a cell per CPU in
+the state the plan gives it, every host string escaped, statuses per mode, a big fleet collapsed, wrapped maps."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import Counter
+from html.parser import HTMLParser
+
+import pytest
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import report
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
+
+SHAPES = [{"name": "tp1", "cpu": 8, "memory": "96Gi", "gpus": 1, "hugepages": "4Gi"}]
+
+
+class Page(HTMLParser):
+    """What the tests count: per host section, its node boxes and CPU cells, and every tag seen."""
+
+    def __init__(self, text):
+        HTMLParser.__init__(self)
+        self.hosts, self.tags, self.host, self.node = {}, Counter(), None, None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        classes = (attrs.get("class") or "").split()
+        self.tags[tag] += 1
+        if tag == "details":
+            self.host = self.hosts.setdefault(attrs["data-host"], {"open": "open" in attrs, "nodes": {}, "cells": Counter()})
+        elif "numa-node" in classes:
+            node = {"memory_only": "memory-only" in classes, "cells": Counter(), "width": attrs["style"]}
+            self.node = self.host["nodes"].setdefault(int(attrs["data-node"]), node)
+        elif "offline-cpus" in classes:
+            self.node = None
+        elif tag == "rect" and "cpu" in classes:
+            state = [c for c in classes if c != "cpu"][0]
+            self.host["cells"][state] += 1
+            if self.node is not None:
+                self.node["cells"][state] += 1
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory):
+    """{name: (topology, plan)} of the bundled sample machines."""
+    base = tmp_path_factory.mktemp("samples")
+    out = {}
+    for name, spec in sorted(gen_sysfs.samples().items()):
+        topology = read_topology(gen_sysfs.write_tree(spec, str(base / name)))
+        size = {"hugepages_size": "2M", "hugepages_per_node": 1024} if name == "grace-hopper" else {"hugepages_per_node": 4}
+        out[name] = (topology, make_plan(topology, pod_shapes=SHAPES, **size))
+    return out
+
+
+def entries(samples):
+    return [{"host": name, "topology": topology, "plan": plan} for name, (topology, plan) in samples.items()]
+
+
+def test_each_node_is_a_box_and_each_cpu_a_cell_in_its_state(samples):
+    page = Page(report.render_html(entries(samples)))
+    assert sorted(page.hosts) == sorted(samples)
+    for name, (topology, plan) in samples.items():
+        host = page.hosts[name]
+        assert sorted(host["nodes"]) == [t["node"] for t in plan["numa_tables"]], name
+        for t in plan["numa_tables"]:
+            node = host["nodes"][t["node"]]
+            assert node["memory_only"] == (not t["cpus"]), (name, t["node"])
+            assert node["cells"] == Counter(reserved=len(parse_cpulist(t["reserved_cpus"])),
+                                            isolated=len(parse_cpulist(t["isolated_cpus"]))) - Counter(), (name, t["node"])
+        assert host["cells"]["offline"] == len(parse_cpulist(plan["offline_cpus"])), name
+        assert sum(host["cells"].values()) == len(parse_cpulist(topology["cpus_online"])) + len(parse_cpulist(plan["offline_cpus"]))
+    # the offline machine: CPUs 31 and 63 in a box of their own, neither reserved nor isolated
+    assert page.hosts["l40s-offline"]["cells"]["offline"] == 2
+    # GH200: one CPU node and 8 memory-only nodes (GPU HBM, empty MIG nodes)
+    assert sum(1 for n in page.hosts["grace-hopper"]["nodes"].values() if n["memory_only"]) == 8
+
+
+def test_cells_are_grouped_by_core(samples):
+    topology, plan = samples["dgx-h100"]
+    html = report.host_map(topology, plan)
+    assert html.count('<g class="core">') == len(topology["cores"]) == 112
+    assert "<title>core, CPUs 0,112</title>" in html
+
+
+def test_devices_sit_on_their_node(samples):
+    topology, plan = samples["dgx-h100"]
+    page = report.host_map(topology, plan)
+    boxes = page.split('<div class="numa-node')[1:]
+    for nid, box in enumerate(boxes):
+        gpus = [d["address"] for d in topology["pci_devices"] if d["kind"] == "gpu" and d["numa_node"] == nid]
+        assert re.findall(r'class="dev gpu"[^>]*>GPU ([^<]+)<', box) == gpus
+        assert box.count('class="dev nic"') == 4
+
+
+def test_a_big_machine_wraps_its_nodes_and_cores(tmp_path):
+    spec = gen_sysfs.make_spec(sockets=2, cores_per_socket=112, threads=2, nodes_per_socket=8, gpus_per_node=1)
+    topology = read_topology(gen_sysfs.write_tree(spec, str(tmp_path)))
+    plan = make_plan(topology)
+    page = Page(report.render_html([{"host": "big", "topology": topology, "plan": plan}]))
+    nodes = page.hosts["big"]["nodes"]
+    assert len(nodes) == 16 and sum(sum(n["cells"].values()) for n in nodes.values()) == 448
+    # 14 cores per node: two rows of 7, a narrow box the page wraps (flex-wrap) 16 times over
+    widths = set(int(re.match(r"width:(\d+)px", n["width"]).group(1)) for n in nodes.values())
+    assert widths == {report.NODE_WIDTH}
+
+
+@pytest.mark.parametrize("count, expected", [(56, 14), (24, 8), (72, 15), (31, 11), (1, 1), (4, 4)])
+def test_cores_per_row_fills_rows_evenly(count, expected):
+    assert report.cores_per_row(count) == expected
+
+
+def test_every_host_string_is_escaped(samples):
+    topology, plan = copy.deepcopy(samples["l40s-offline"])
+    evil = '<script>alert("x")</script>'
+    topology["pci_devices"][-1]["interfaces"] = ['eth0"><img src=x onerror=alert(1)>']
+    plan["warnings"] = [evil + " & more"]
+    plan["pod_shapes"][0]["name"] = "<b>shape</b>"
+    plan["node_labels"] = ["a=<i>"]
+    entry = {"host": "<img src=x onerror=alert(2)>", "topology": topology, "plan": plan, "labels": plan["node_labels"]}
+    page = report.render_html([entry])
+    assert page.count("<script>") == 1  # the filter box's own
+    assert "<img" not in page and "<b>shape" not in page and "<i>" not in page.replace('<i class="', "")
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more" in page
+    summary = report.render_markdown([entry])
+    assert "<img" not in summary and "&lt;img src=x onerror=alert(2)&gt;" in summary
+
+
+def test_check_mode_says_compliant_or_why_not(samples):
+    topology, plan = samples["dgx-h100"]
+    hosts = [
+        {"host": "a", "topology": topology, "plan": plan,
+         "compliance": {"compliant": True, "reasons": [], "actions": [], "plan_fingerprint": plan["fingerprint"]}},
+        {"host": "b", "topology": topology, "plan": plan,
+         "compliance": {"compliant": False, "reasons": ["kernel args missing: nohz_full=1-55"], "actions": ["drain", "reboot"],
+                        "plan_fingerprint": plan["fingerprint"], "warnings": []},
+         "pods": {"unpinned": ["ml/vllm-0 is Burstable"], "topology_errors": []}},
+        {"host": "c"},
+    ]
+    rows = report.summarize(hosts, "check")
+    assert [(r["status"], r["label"]) for r in rows] == [("compliant", "compliant"), ("not-compliant", "NOT compliant"),
+                                                         ("failed", "not checked")]
+    assert rows[1]["detail"] == "kernel args missing: nohz_full=1-55 -> drain, reboot"
+    assert rows[1]["warnings"] == ["NOT PINNED: ml/vllm-0 is Burstable"]
+    assert report.summary_line(rows, "check") == "3 hosts: 1 compliant, 1 NOT compliant, 1 not checked; warnings on 1 host"
+    page = report.render_html(hosts, "check")
+    assert "NOT compliant: kernel args missing: nohz_full=1-55 -&gt; drain, reboot" in page
+    assert '<p class="no-map">no topology was read</p>' in page
+    assert "(check.yml)" in page
+
+
+def test_plan_mode_shows_planned_and_a_host_without_plan(samples):
+    topology, plan = samples["l40s-offline"]
+    hosts = [{"host": "ok", "topology": topology, "plan": plan}, {"host": "refused", "topology": topology}]
+    rows = report.summarize(hosts, "plan")
+    assert [r["label"] for r in rows] == ["planned", "not planned"]
+    assert rows[0]["pod"] == "60 / 505.5Gi / 4.0Gi / 2" and rows[0]["shapes"] == ["tp1: 1 (node 0)"]
+    page = Page(report.render_html(hosts))
+    # without a plan the CPUs are only online: neither reserved nor isolated
+    assert page.hosts["refused"]["cells"] == Counter(online=62, offline=2)
+
+
+def test_a_big_fleet_starts_collapsed(samples):
+    topology, plan = samples["dgx-h100"]
+    small = Page(report.render_html([{"host": "h%d" % i, "topology": topology, "plan": plan} for i in range(report.OPEN_HOSTS)]))
+    assert all(h["open"] for h in small.hosts.values())
+    big = report.render_html([{"host": "h%d" % i, "topology": topology, "plan": plan} for i in range(report.OPEN_HOSTS + 1)])
+    page = Page(big)
+    assert not any(h["open"] for h in page.hosts.values())
+    # the summary and the filter box come before the first host
+    assert big.index('class="summary"') < big.index('id="filter"') < big.index('id="fleet"') < big.index("<details")
+    assert page.tags["link"] == 0 and "http" not in big.replace("http-equiv", "")  # nothing to fetch
+
+
+def test_markdown_is_one_table_row_per_host_and_caps_the_warnings(samples):
+    topology, plan = copy.deepcopy(samples["dgx-h100"])
+    plan["warnings"] = ["w%d | with a pipe" % i for i in range(report.MARKDOWN_WARNINGS + 5)]
+    text = report.render_markdown([{"host": "gpu|1", "topology": topology, "plan": plan}, {"host": "gpu2"}])
+    lines = text.splitlines()
+    assert lines[0] == "# RKE2 NUMA fleet report"
+    assert lines[2] == "2 hosts: 1 planned, 1 not planned; warnings on 1 host (plan.yml)."
+    assert lines[6].startswith("| gpu\\|1 | planned | `%s` | 110 / 1018.8Gi / 4.0Gi / 4 |" % plan["fingerprint"])
+    assert lines[7].startswith("| gpu2 | not planned: ")
+    assert "- **gpu\\|1**: w0 \\| with a pipe" in lines
+    assert lines[-1] == "- ... 5 more in index.html"
+
+
+@pytest.mark.parametrize("hosts, mode, message", [
+    ([{"host": "a"}], "apply", "mode must be one of plan, check"),
+    ([{"plan": {}}], "plan", "needs a 'host' name"),
+])
+def test_bad_input_is_refused(hosts, mode, message):
+    with pytest.raises(report.ReportError, match=message):
+        report.render_html(hosts, mode)
+
+
+def test_a_map_shared_by_identical_hosts_is_drawn_once(samples):
+    topology, plan = samples["dgx-h100"]
+    other = samples["l40s-offline"]
+    hosts = [{"host": "gpu-%d" % i, "topology": topology, "plan": plan} for i in range(3)]
+    hosts.append({"host": "other", "topology": other[0], "plan": other[1]})
+    page = report.render_html(hosts)
+    assert page.count('<div class="map">') == 2 and page.count('class="numa-node"') == 3
+    assert page.count('<div class="same-map" data-same="0">same NUMA map as <a href="#host-0">gpu-0</a></div>') == 2
