@@ -18,7 +18,8 @@ description:
     shapes and how many copies fit), then per host, collapsed in fleets of more than 8 hosts, a NUMA map in the
     spirit of lstopo - a box per NUMA node (CPU-less nodes as memory only) with its CPUs as cells grouped by core
     and coloured reserved, isolated or offline, its memory with the reserved and hugepage parts, its GPUs and NICs -
-    and the host's labels and warnings.
+    and the host's labels (its RKE2 node-label entries and the NUMA capacity labels of the
+    C(maitred.rke2_numa.labels) role) and warnings.
   - Reads, for each host, C(rke2_numa_topology) and C(rke2_numa_plan) (set by the C(maitred.rke2_numa.topology) and
     C(maitred.rke2_numa.plan) roles), and in O(mode=check) C(rke2_numa_compliance) and C(rke2_numa_pod_audit) (set
     by the check playbook). A host without them is shown as not planned or not checked.
@@ -79,6 +80,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, numa_labels
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import ReportError, render_html, render_markdown
 
 # What the report reads of each host, by the entry's key.
@@ -96,8 +98,13 @@ def host_entry(host, variables):
     for key, name in HOST_VARS.items():
         value = variables.get(name)
         entry[key] = value if isinstance(value, dict) and value else None
-    # labels per host: the plan's RKE2 node-label entries
+    # labels per host: the plan's RKE2 node-label entries, then the NUMA capacity labels the labels role publishes
     entry["labels"] = list((entry["plan"] or {}).get("node_labels") or [])
+    if entry["plan"]:
+        try:
+            entry["labels"] += sorted("%s=%s" % item for item in numa_labels(entry["plan"]).items())
+        except LabelError as e:
+            entry["labels"].append("(no capacity labels: %s)" % e)
     return entry
 
 

@@ -328,7 +328,7 @@ def host_section(index, entry, row, is_open, map_html):
         host_facts(topology, plan),
         map_html,
         _list("pod shapes (copies at once)", row["shapes"], "shapes"),
-        # One place for what the node is labelled with: today the plan's RKE2 node-label entries.
+        # What the node is labelled with: its RKE2 node-label entries and the NUMA capacity labels.
         '<div class="labels"><b>labels</b> %s</div>' % (escape(", ".join(labels)) if labels else "none planned"),
         _list("warnings", row["warnings"], "warnings"),
     ]

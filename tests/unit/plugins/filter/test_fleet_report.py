@@ -10,6 +10,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.filter.fleet_report import fleet_report, host_entry
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import numa_labels
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 
 TOPO = {
@@ -23,8 +24,11 @@ PLAN = make_plan(TOPO, node_labels=["maitred.io/numa-aligned=true"])
 def test_each_host_is_read_from_its_variables():
     hostvars = {"a": {"rke2_numa_topology": TOPO, "rke2_numa_plan": PLAN, "unrelated": 1},
                 "b": {"rke2_numa_topology": TOPO, "rke2_numa_plan": {}}}
+    # the labels per host: the plan's RKE2 node-label entries, then the NUMA capacity labels the labels role publishes
+    capacity = sorted("%s=%s" % item for item in numa_labels(PLAN).items())
+    assert "rke2-numa.maitred.io/max-pod-cpus=6" in capacity
     assert host_entry("a", hostvars["a"]) == {"host": "a", "topology": TOPO, "plan": PLAN, "compliance": None, "pods": None,
-                                              "labels": ["maitred.io/numa-aligned=true"]}
+                                              "labels": ["maitred.io/numa-aligned=true"] + capacity}
     # an empty plan (a role default) is no plan
     assert host_entry("b", hostvars["b"])["plan"] is None
     text = fleet_report(["a", "b", "gone"], hostvars, output="markdown")
