@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -15,6 +16,7 @@ import pytest
 import yaml
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import nfd_features, numa_labels
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import TOKEN, comply, make_node
 
@@ -61,10 +63,10 @@ def fleet(tmp_path_factory):
     return str(path), nodes, plan
 
 
-def play(inventory, *extra):
+def play(inventory, *extra, **kwargs):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, PLAYBOOK] + list(extra)
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, kwargs.get("playbook", PLAYBOOK)] + list(extra)
     return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
 
 
@@ -142,3 +144,26 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_two_kubectl_re
     assert {name: tree(root) for name, root in nodes.items()} == before
     assert "skipping: no hosts matched" in out.stdout
     assert '"compliant (skipped): gpu-a, gpu-b",' in out.stdout and '"reconfigured: none",' in out.stdout, out.stdout
+
+
+def test_labels_playbook_labels_only_the_nodes_that_run_their_plan(fleet, tmp_path):
+    inventory, nodes, plan = fleet
+    features = {name: root / "etc/kubernetes/node-feature-discovery/features.d" for name, root in nodes.items()}
+    host_vars = tmp_path / "host_vars"
+    host_vars.mkdir()
+    for name, path in features.items():
+        (host_vars / (name + ".yml")).write_text(yaml.safe_dump({"rke2_numa_nfd_features_dir": str(path)}))
+    local = tmp_path / "inventory.yml"
+    local.write_text(open(inventory).read())  # host_vars/ beside the inventory
+    labels = os.path.join(REPO, "playbooks", "labels.yml")
+    try:
+        out = play(str(local), "-e", "ansible_become=false", playbook=labels)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert (features["gpu-a"] / "rke2-numa").read_text() == nfd_features(numa_labels(plan))
+        assert not features["gpu-b"].exists() and not features["gpu-c"].exists()
+        assert out.stdout.count("not labelled: the node does not run its plan yet") == 2
+        again = play(str(local), "-e", "ansible_become=false", playbook=labels)
+        assert again.returncode == 0 and "changed=1" not in again.stdout, again.stdout
+    finally:
+        if features["gpu-a"].exists():  # the node copy as the other tests expect it
+            shutil.rmtree(str(nodes["gpu-a"] / "etc/kubernetes"))
