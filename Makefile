@@ -95,7 +95,7 @@ help:
 	@echo "make docs-lint   antsibull-docs lint-collection-docs --plugin-docs (every plugin's and role's docs)"
 	@echo "make changelog-lint  antsibull-changelog lint, and the next release's changelog previewed in $(CHANGELOG_DIR)"
 	@echo "make ee          ansible-builder create: docs/execution-environment.yml with the built tarball, in $(EE_DIR)"
-	@echo "make molecule    molecule test, each scenario of extensions/molecule in turn (MOLECULE_SCENARIOS=...; root)"
+	@echo "make molecule    molecule test, the scenarios of extensions/molecule two at a time (MOLECULE_SCENARIOS=..., MOLECULE_JOBS=1; root)"
 	@echo "make image       the Molecule image $(MOLECULE_IMAGE) (debootstrap, cached); image-clean removes it and its cache"
 	@echo "make samples     sysfs trees of sample GPU machines into $(SAMPLES)"
 	@echo "make bench       python bench/bench.py"

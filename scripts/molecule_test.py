@@ -1,12 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, maitred.rke2_numa contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Run ``molecule test`` for each scenario, one after another, and time it.
+"""Run ``molecule test`` for each scenario, MOLECULE_JOBS (default 2) at a time, and time it.
 
 ``make molecule`` runs this from the collection root. Each scenario runs in its
 own ``molecule test -s NAME`` (never ``--all --workers N``: Molecule's parallel
-mode assumes instances shared between scenarios), whatever the previous one
-did, and its output is passed through as it comes. Then it prints the wall
+mode assumes instances shared between scenarios), whatever the others do; the
+scenarios' containers and volumes have names of their own, so two run side by
+side (much of a scenario's time is waiting on its stand-ins, not on the CPU).
+The biggest scenarios (by the length of their converge.yml) start first. With
+one job the output is passed through as it comes; with more, each scenario's
+output is printed whole when it ends. Then it prints the wall
 clock time of each action (from Molecule's ``[NAME > ACTION] Executing`` line
 to its ``Executed`` line) and ends with one plain line
 ``molecule: N passed, M failed`` (a scenario passes when ``molecule test``
@@ -25,7 +29,9 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Molecule 25+ announces each action as "[NAME > ACTION] Executing" and then
@@ -49,9 +55,20 @@ def shared_token(path="extensions/molecule/shared/vars/main.yml"):
     raise SystemExit("molecule_test: no __rke2_numa_molecule_token in %s" % path)
 
 
-def run(scenario, env, rows, token):
-    """Run one scenario, echo its output, append (scenario, action, seconds, result) to rows; return its
-    exit code, or 1 when the output held the token."""
+def biggest_first(scenarios, root="extensions/molecule"):
+    """The scenarios, the longest converge.yml first (the longest runs should not start last)."""
+    def size(name):
+        try:
+            with open(os.path.join(root, name, "converge.yml"), encoding="utf-8") as f:
+                return len(f.readlines())
+        except OSError:
+            return 0
+    return sorted(scenarios, key=lambda name: (-size(name), name))
+
+
+def run(scenario, env, rows, token, out):
+    """Run one scenario, pass each line of its output to out, append (scenario, action, seconds, result)
+    to rows; return its exit code, or 1 when the output held the token."""
     start = {}
     leaks = 0
     molecule = os.path.join(os.path.dirname(sys.executable), "molecule")
@@ -61,8 +78,7 @@ def run(scenario, env, rows, token):
         if token in line:
             leaks += 1
             line = "LEAK (join token blanked): " + line.replace(token, "<TOKEN>")
-        sys.stdout.write(line)
-        sys.stdout.flush()
+        out(line)
         m = ACTION.search(ANSI.sub("", line))
         if not m or (m["s1"] or m["s2"]) != scenario:
             continue
@@ -73,9 +89,14 @@ def run(scenario, env, rows, token):
             rows.append((scenario, action, now - start.pop(action), m["result"] or ""))
     rc = proc.wait()
     if leaks:
-        print("molecule_test: the join token appeared on %d line(s) of scenario %s" % (leaks, scenario))
+        out("molecule_test: the join token appeared on %d line(s) of scenario %s\n" % (leaks, scenario))
         return rc or 1
     return rc
+
+
+def echo(line):
+    sys.stdout.write(line)
+    sys.stdout.flush()
 
 
 def main():
@@ -91,18 +112,29 @@ def main():
         env.setdefault("NO_COLOR", "1")
         env.setdefault("ANSIBLE_NOCOLOR", "1")
         env.setdefault("COLUMNS", "160")
-    rows, results, token = [], {}, shared_token()
-    t0 = time.monotonic()
-    for scenario in scenarios:
-        print("==== molecule test -s %s" % scenario, flush=True)
+    jobs = max(1, int(os.environ.get("MOLECULE_JOBS", "2")))
+    rows, results, token, lock = [], {}, shared_token(), threading.Lock()
+
+    def one(scenario):
         s0 = time.monotonic()
-        rc = run(scenario, env, rows, token)
+        if jobs == 1:
+            print("==== molecule test -s %s" % scenario, flush=True)
+            rc = run(scenario, env, rows, token, echo)
+        else:
+            lines = []
+            rc = run(scenario, env, rows, token, lines.append)
+            with lock:
+                echo("==== molecule test -s %s\n%s" % (scenario, "".join(lines)))
         results[scenario] = (rc, time.monotonic() - s0)
 
-    print("\n==== molecule: time of each action")
-    for scenario, action, seconds, result in rows:
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(one, biggest_first(scenarios)))
+
+    print("\n==== molecule: time of each action (%d at a time)" % jobs)
+    for scenario, action, seconds, result in sorted(rows, key=lambda row: row[0]):
         print("%-16s %-12s %7.1f s  %s" % (scenario, action, seconds, result))
-    for scenario, (rc, seconds) in results.items():
+    for scenario, (rc, seconds) in sorted(results.items()):
         print("%-16s %-12s %7.1f s  %s" % (scenario, "total", seconds, "passed" if rc == 0 else "FAILED (exit %d)" % rc))
     print("%-16s %-12s %7.1f s" % ("all", "", time.monotonic() - t0))
     failed = sorted(s for s, (rc, _seconds) in results.items() if rc != 0)
