@@ -78,6 +78,9 @@ TEST_PHASES := deps venv lint sanity build import docs-lint changelog-lint ee mo
 # extensions/molecule/*/molecule.yml:  make molecule MOLECULE_SCENARIOS="topology"
 MOLECULE_IMAGE := localhost/rke2-numa-debian12-systemd:latest
 MOLECULE_SCENARIOS ?=
+# pytest-xdist workers for `make unit` (auto: one per core); files stay whole
+# on one worker (--dist loadfile), so a module's fixtures are built once.
+UNIT_JOBS ?= auto
 
 .PHONY: help deps deps-venv venv collection-tree samples demo lint sanity unit build import docs-lint changelog-lint ee molecule image image-clean test bench clean distclean
 
@@ -191,7 +194,7 @@ sanity: venv
 
 unit: venv collection-tree
 	@mkdir -p $(BUILD)
-	@$(ANSIBLE_ENV) $(VPY) -m pytest -q -p no:cacheprovider --junitxml=$(BUILD)/junit-unit.xml tests/unit
+	@$(ANSIBLE_ENV) $(VPY) -m pytest -q -p no:cacheprovider -n $(UNIT_JOBS) --dist loadfile --junitxml=$(BUILD)/junit-unit.xml tests/unit
 
 build: venv
 	@$(ANSIBLE_ENV) ansible-galaxy collection build --force --output-path $(DIST) .

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
+import time
+import tracemalloc
 
 import pytest
 
@@ -26,7 +29,10 @@ def _make_importable():
     link = os.path.join(base, "ansible_collections", "maitred", "rke2_numa")
     if not os.path.islink(link):
         os.makedirs(os.path.dirname(link), exist_ok=True)
-        os.symlink(REPO, link)
+        try:
+            os.symlink(REPO, link)
+        except FileExistsError:
+            pass  # another pytest-xdist worker made it first
     sys.path.insert(0, base)
 
 
@@ -35,15 +41,52 @@ _make_importable()
 
 @pytest.fixture(scope="session")
 def hwloc_root(tmp_path_factory):
-    """Return a function: dump name -> path of its unpacked fs root (unpacked once)."""
+    """Return a function: dump name -> path of its unpacked fs root.
+
+    Each dump is unpacked once per run, under a lock, in a folder the pytest-xdist
+    workers share (their base temp's parent), and only read after that."""
     from ansible_collections.maitred.rke2_numa.tests.fixtures.hwloc_dumps import unpack
 
-    base = tmp_path_factory.mktemp("hwloc")
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    base = base / "hwloc-dumps"
+    base.mkdir(exist_ok=True)
     cache = {}
 
     def root(name):
         if name not in cache:
-            cache[name] = unpack(name, base / name)
+            with open(str(base / (name + ".lock")), "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                done = base / (name + ".root")
+                if not done.exists():
+                    done.write_text(unpack(name, base / name))
+                cache[name] = done.read_text()
         return cache[name]
 
     return root
+
+class _Cost:
+    """What ``with cost() as spent:`` measured: ``spent.bytes``, the most memory Python held at
+    once, and ``spent.cpu``, this process's CPU seconds (other processes' load does not count)."""
+
+    bytes = cpu = None
+
+    def __enter__(self):
+        tracemalloc.start()
+        self._cpu = time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.cpu = time.process_time() - self._cpu
+        self.bytes = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return False
+
+
+@pytest.fixture
+def cost():
+    """For "refused fast" tests: the work an input caused, in bytes held and CPU seconds of this
+    process, not in wall-clock seconds (which fail on a loaded machine). Expanding a range of
+    4 million CPU ids holds 300 MB; a refusal before expanding holds kilobytes."""
+    return _Cost

@@ -5,11 +5,16 @@ only its mode changed, or nothing changed (and a symlinked config), with the
 checkpoints present or absent. After rke2_config, the reset's backup and
 delete, and a failed kubelet that wrote checkpoints of its own, the rollback
 must leave every file exactly as it was before the run: bytes, mode, owner,
-symlinks, which files exist. (Stopping and starting the agent is Molecule's.)"""
+symlinks, which files exist. (Stopping and starting the agent is Molecule's.)
+
+All 16 cases are hosts of one inventory (each local, with its own files) and run
+in one ansible-playbook: one start-up and one compile of the roles instead of 16;
+each case's test then reads its host's recap and its files."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -58,12 +63,15 @@ BRANCHES = {
 }
 
 
-@pytest.mark.parametrize("checkpoints", ["present", "absent"])
-@pytest.mark.parametrize("branch", sorted(BRANCHES))
-def test_rollback_restores_exactly_what_was_there(tmp_path, branch, checkpoints):
+CASES = ["%s-%s" % (branch, checkpoints) for branch in sorted(BRANCHES) for checkpoints in ("present", "absent")]
+
+
+def make_case(base, case):
+    """The files of one case under base/case; returns (its host vars, its snapshot before the run)."""
+    branch, checkpoints = case.rsplit("-", 1)
     mode, text, fmode, symlinked, dropin = BRANCHES[branch]
-    etc = tmp_path / "etc"
-    kubelet = tmp_path / "kubelet"
+    etc = base / case / "etc"
+    kubelet = base / case / "kubelet"
     os.makedirs(str(etc / "config.yaml.d"))
     os.makedirs(str(kubelet))
     config = etc / "config.yaml"
@@ -79,23 +87,34 @@ def test_rollback_restores_exactly_what_was_there(tmp_path, branch, checkpoints)
     if checkpoints == "present":
         (kubelet / "cpu_manager_state").write_text('{"policyName":"none","defaultCpuSet":"","checksum":1}')
         (kubelet / "memory_manager_state").write_text('{"policyName":"None","machineState":{},"checksum":2}')
-    before = snapshot(str(etc), str(kubelet))
-
-    role = "maitred.rke2_numa.kubelet_reset"
-    playbook = tmp_path / "play.yml"
-    playbook.write_text(yaml.safe_dump([{
-        "name": "Rollback", "hosts": "localhost", "gather_facts": False,
-        "vars": {"rke2_numa_plan": {"kubelet_args": PLANNED, "node_labels": [], "node_taints": []},
+    host_vars = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                  "rke2_numa_config_mode": mode, "rke2_numa_config_path": str(config),
                  "rke2_numa_config_dropin_path": str(etc / "config.yaml.d" / "50-rke2-numa.yaml"),
-                 "rke2_numa_kubelet_dir": str(kubelet), "rke2_numa_backup_dir": str(tmp_path / "backup")},
+                 "rke2_numa_kubelet_dir": str(kubelet), "rke2_numa_backup_dir": str(base / case / "backup")}
+    return host_vars, snapshot(str(etc), str(kubelet))
+
+
+@pytest.fixture(scope="module")
+def rollback_run(tmp_path_factory):
+    """Every case's files, one ansible-playbook over all of them: (its output, {case: snapshot before})."""
+    base = tmp_path_factory.mktemp("rollback")
+    hosts, before = {}, {}
+    for case in CASES:
+        hosts[case], before[case] = make_case(base, case)
+    (base / "inventory.yml").write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
+    role = "maitred.rke2_numa.kubelet_reset"
+    kubelet = "{{ rke2_numa_kubelet_dir }}"
+    playbook = base / "play.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Rollback", "hosts": "all", "gather_facts": False,
+        "vars": {"rke2_numa_plan": {"kubelet_args": PLANNED, "node_labels": [], "node_taints": []}},
         "tasks": [
             {"name": "Merge", "ansible.builtin.include_role": {"name": "maitred.rke2_numa.rke2_config"}},
-            {"name": "Read the checkpoints", "maitred.rke2_numa.kubelet_state_info": {"kubelet_dir": str(kubelet)},
+            {"name": "Read the checkpoints", "maitred.rke2_numa.kubelet_state_info": {"kubelet_dir": kubelet},
              "register": "__rke2_numa_state"},
             {"name": "Back up and delete", "ansible.builtin.include_role": {"name": role, "tasks_from": "backup_and_delete.yml"}},
             {"name": "The failed kubelet wrote checkpoints of its own", "ansible.builtin.copy": {
-                "content": '{"policyName":"static"}', "dest": str(kubelet / "{{ item }}"), "mode": "0644"},
+                "content": '{"policyName":"static"}', "dest": kubelet + "/{{ item }}", "mode": "0644"},
              "loop": ["cpu_manager_state", "memory_manager_state"]},
             {"name": "Restore the config", "ansible.builtin.include_role": {"name": role, "tasks_from": "restore_config.yml"}},
             {"name": "Restore the checkpoints",
@@ -103,10 +122,18 @@ def test_rollback_restores_exactly_what_was_there(tmp_path, branch, checkpoints)
         ],
     }]))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-           "-e", "ansible_python_interpreter=%s" % sys.executable, "--diff", str(playbook)]
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false", ANSIBLE_FORKS="8")
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(base / "inventory.yml"),
+           "--diff", str(playbook)]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert TOKEN not in out.stdout + out.stderr
-    assert snapshot(str(etc), str(kubelet)) == before
+    return out, base, before
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_rollback_restores_exactly_what_was_there(rollback_run, case):
+    out, base, before = rollback_run
+    output = out.stdout + out.stderr
+    recap = re.search(r"^%s\s+: ok=\d+\s+changed=\d+\s+unreachable=(\d+)\s+failed=(\d+)" % re.escape(case), out.stdout, re.M)
+    assert recap and recap.groups() == ("0", "0"), output
+    assert TOKEN not in output
+    assert snapshot(str(base / case / "etc"), str(base / case / "kubelet")) == before[case]
