@@ -136,20 +136,41 @@ def test_readme_plan_command_from_the_installed_tarball(tarball_install, samples
     assert sorted(os.listdir(plan_dir)) == [SAMPLE_HOST + ".config.yaml", SAMPLE_HOST + ".json"]
 
 
+def parse_playbook_argv(argv):
+    """ansible-playbook's own option parser on argv (in process): SystemExit on an unknown or bad option."""
+    from ansible.cli.playbook import PlaybookCLI
+
+    cli = PlaybookCLI(["ansible-playbook"] + argv)
+    cli.init_parser()
+    options = cli.parser.parse_args(argv)
+    return options.args
+
+
 def test_readme_and_header_playbook_commands_name_playbooks_that_parse(tarball_install, tmp_path):
+    """Every command's options parse as ansible-playbook's (in process), and the playbooks they name
+    pass --syntax-check: one run for the installed collection's, one for the clone's files."""
     env = env_without_ansible(ANSIBLE_COLLECTIONS_PATH=str(tarball_install))
     commands = [c for c in shell_commands(readme()) + header_commands() if "ansible-playbook" in c]
     assert len(commands) >= 6
+    installed, files = [], []
     for command in commands:
         argv = shlex.split(os.path.expandvars(command.split("ansible-playbook", 1)[1]))
-        argv[argv.index("-i") + 1] = os.path.join(REPO, "inventory", "sample.yml")
-        if any(arg.startswith("playbooks/") for arg in argv):
-            # the clone way (plan.yml's header says how): the playbook file, the collection from .build
-            assert "ANSIBLE_COLLECTIONS_PATH=$PWD/.build" in command, command
-            run(["ansible-playbook", "--syntax-check"] + argv, REPO,
-                dict(env, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build")))
-        else:
-            run(["ansible-playbook", "--syntax-check"] + argv, tmp_path, env)
+        try:
+            playbooks = parse_playbook_argv(argv)
+        except SystemExit:
+            pytest.fail("ansible-playbook refuses the options of: %s" % command)
+        assert playbooks, command
+        for playbook in playbooks:
+            if playbook.startswith("playbooks/"):
+                # the clone way (plan.yml's header says how): the playbook file, the collection from .build
+                assert "ANSIBLE_COLLECTIONS_PATH=$PWD/.build" in command, command
+                files.append(playbook)
+            else:
+                installed.append(playbook)
+    inventory = ["-i", os.path.join(REPO, "inventory", "sample.yml")]
+    run(["ansible-playbook", "--syntax-check"] + inventory + sorted(set(files)), REPO,
+        dict(env, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build")))
+    run(["ansible-playbook", "--syntax-check"] + inventory + sorted(set(installed)), tmp_path, env)
 
 
 def test_install_from_git_and_requirements(tmp_path, samples):
