@@ -196,8 +196,24 @@ unit: venv collection-tree
 	@mkdir -p $(BUILD)
 	@$(ANSIBLE_ENV) $(VPY) -m pytest -q -p no:cacheprovider -n $(UNIT_JOBS) --dist loadfile --junitxml=$(BUILD)/junit-unit.xml tests/unit
 
-build: venv
+# The tarball is built once and reused (import, ee): it is rebuilt only when a
+# file git knows (or would add) is newer, or the list of files changed.
+TARBALL := $(DIST)/maitred-rke2_numa-$(GALAXY_VERSION).tar.gz
+BUILD_FILES := $(shell git ls-files -co --exclude-standard 2>/dev/null | while IFS= read -r f; do [ -f "$$f" ] && [ "$$f" = "$${f%% *}" ] && printf '%s\n' "$$f"; done)
+BUILD_LIST := $(BUILD)/build-files.txt
+
+build: $(TARBALL)
+
+$(BUILD_LIST): FORCE
+	@mkdir -p $(BUILD)
+	@printf '%s\n' $(BUILD_FILES) > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+$(TARBALL): $(VENV)/.stamp $(BUILD_LIST) $(BUILD_FILES)
 	@$(ANSIBLE_ENV) ansible-galaxy collection build --force --output-path $(DIST) .
+
+.PHONY: FORCE
+FORCE:
 
 # Galaxy's own import checks on the tarball `make build` writes, as Galaxy runs
 # them but offline (tests/galaxy-importer.cfg: no ansible-test, which `make
@@ -205,10 +221,10 @@ build: venv
 # plugin and role).
 # It writes importer_result.json in $(IMPORT_DIR). A WARNING or ERROR line
 # in its log fails the target: Galaxy would show it to the collection's users.
-import: build
+import: $(TARBALL)
 	@mkdir -p $(IMPORT_DIR)
 	@cd $(IMPORT_DIR) && GALAXY_IMPORTER_CONFIG=$(CURDIR)/tests/galaxy-importer.cfg \
-	  $(VPY) -m galaxy_importer.main $(CURDIR)/$(DIST)/maitred-rke2_numa-$(GALAXY_VERSION).tar.gz 2>&1 | tee importer.log
+	  $(VPY) -m galaxy_importer.main $(CURDIR)/$(TARBALL) 2>&1 | tee importer.log
 	@if grep -E '^(WARNING|ERROR|CRITICAL)' $(IMPORT_DIR)/importer.log; then echo "import: galaxy-importer complained (above)"; exit 1; fi
 
 # The docs of every plugin (ansible-doc's view: DOCUMENTATION, EXAMPLES,
@@ -240,10 +256,10 @@ changelog-lint: venv
 # build context's requirements.yml) and introspect step (the collection's
 # meta/execution-environment.yml and the files it names, which the tarball
 # must carry) run here.
-ee: build
+ee: $(TARBALL)
 	@rm -rf $(EE_DIR)
 	@mkdir -p $(EE_DIR)
-	@cp docs/execution-environment.yml $(DIST)/maitred-rke2_numa-$(GALAXY_VERSION).tar.gz $(EE_DIR)/
+	@cp docs/execution-environment.yml $(TARBALL) $(EE_DIR)/
 	@cd $(EE_DIR) && ansible-builder create -f execution-environment.yml -c context
 	@cd $(EE_DIR)/context/_build && ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/$(EE_DIR)/collections \
 	  ansible-galaxy collection install --offline -r requirements.yml -p $(CURDIR)/$(EE_DIR)/collections
