@@ -119,8 +119,11 @@ def test_plan_role_variables_match_the_documented_options():
         # an unquoted 1.40 in YAML is the float 1.4; the action used to turn it into "1.4"
         ({"rke2_numa_kubernetes_version": 1.40}, "got the number 1.4"),
         ({"rke2_numa_node_taints": ["gpu=true"]}, "node_taints item 'gpu=true'"),
+        # from Molecule bad_input: refused by the plan, before apply.yml's first write
+        ({"rke2_numa_node_labels": ["bad label=x"]}, "bad label"),
+        ({"rke2_numa_extra_kubelet_args": ["max-pods 110"]}, "max-pods 110"),
     ],
-    ids=["reserved-cores-0", "float-version", "taint-without-effect"],
+    ids=["reserved-cores-0", "float-version", "taint-without-effect", "bad-label", "extra-arg-with-a-space"],
 )
 def test_input_that_would_make_a_wrong_plan_fails_the_host(inventory, tmp_path, extra_vars, fragment):
     result = play(inventory, "-e", json.dumps(extra_vars), "--limit", "dgx-h100", "-e", "rke2_numa_plan_dir=%s" % tmp_path)
