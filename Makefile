@@ -75,7 +75,7 @@ TEST_PHASES := deps venv lint sanity build import docs-lint changelog-lint ee mo
 
 # Molecule: the podman image scripts/build-image.sh builds (the same name is in
 # extensions/molecule/config.yml) and the scenarios to run, by default every
-# extensions/molecule/*/molecule.yml:  make molecule MOLECULE_SCENARIOS="topology"
+# extensions/molecule/*/molecule.yml:  make molecule MOLECULE_SCENARIOS="default"
 MOLECULE_IMAGE := localhost/rke2-numa-debian12-systemd:latest
 MOLECULE_SCENARIOS ?=
 # pytest-xdist workers for `make unit` (auto: one per core); files stay whole
