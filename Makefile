@@ -77,6 +77,9 @@ TEST_PHASES := deps venv lint sanity build import docs-lint changelog-lint ee mo
 # extensions/molecule/config.yml) and the scenarios to run, by default every
 # extensions/molecule/*/molecule.yml:  make molecule MOLECULE_SCENARIOS="default"
 MOLECULE_IMAGE := localhost/rke2-numa-debian12-systemd:latest
+# ... and the node image built FROM it (scripts/build-node-image.sh): the
+# static part of a fresh RKE2 GPU worker baked in once for every scenario.
+MOLECULE_NODE_IMAGE := localhost/rke2-numa-node:latest
 MOLECULE_SCENARIOS ?=
 # pytest-xdist workers for `make unit` (auto: one per core); files stay whole
 # on one worker (--dist loadfile), so a module's fixtures are built once.
@@ -99,7 +102,7 @@ help:
 	@echo "make changelog-lint  antsibull-changelog lint, and the next release's changelog previewed in $(CHANGELOG_DIR)"
 	@echo "make ee          ansible-builder create: docs/execution-environment.yml with the built tarball, in $(EE_DIR)"
 	@echo "make molecule    molecule test, the scenarios of extensions/molecule two at a time (MOLECULE_SCENARIOS=..., MOLECULE_JOBS=1; root)"
-	@echo "make image       the Molecule image $(MOLECULE_IMAGE) (debootstrap, cached); image-clean removes it and its cache"
+	@echo "make image       the Molecule images $(MOLECULE_IMAGE) (debootstrap, cached) and $(MOLECULE_NODE_IMAGE); image-clean removes them and the cache"
 	@echo "make samples     sysfs trees of sample GPU machines into $(SAMPLES)"
 	@echo "make bench       python bench/bench.py"
 	@echo "make clean       remove $(BUILD) and caches;  make distclean: also $(VENV)*"
@@ -284,8 +287,10 @@ test:
 # a no-op when it is current.
 image: deps
 	@scripts/build-image.sh $(MOLECULE_IMAGE)
+	@PYTHON=$(PYTHON) scripts/build-node-image.sh $(MOLECULE_IMAGE) $(MOLECULE_NODE_IMAGE)
 
 image-clean:
+	@scripts/build-node-image.sh --remove $(MOLECULE_NODE_IMAGE)
 	@scripts/build-image.sh --remove $(MOLECULE_IMAGE)
 
 # Each scenario in its own `molecule test -s NAME`, one after another; the
