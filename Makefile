@@ -1,6 +1,6 @@
 # maitred.rke2_numa: one command for newcomers and CI.
 #
-#   make test    deps, venv, lint, sanity, build, import, docs-lint, changelog-lint, ee, molecule, unit (fail fast, timed)
+#   make test    deps, venv, image; molecule beside lint, sanity, build, import, docs-lint, changelog-lint, ee; unit (fail fast, timed)
 #   make demo    plan the sample GPU machines (inventory/sample.yml)
 #   make help    every target
 #
@@ -68,10 +68,11 @@ GALAXY_VERSION := $(shell sed -n 's/^version: *//p' galaxy.yml)
 CHANGELOG_DIR := $(BUILD)/changelog
 EE_DIR := $(BUILD)/ee
 
-# Phases of `make test`, in order; unit last so that pytest's summary is near
-# the end, and a final "unit: N passed, N failed" line closes the output.
-# molecule prints its own "molecule: N passed, M failed" line before unit.
-TEST_PHASES := deps venv lint sanity build import docs-lint changelog-lint ee molecule unit
+# Phases of `make test` (the order and what runs beside what: TEST_FIRST
+# below); unit last so that pytest's summary is near the end, and a final
+# "unit: N passed, N failed" line closes the output. molecule prints its own
+# "molecule: N passed, M failed" line before unit.
+TEST_PHASES := deps venv image lint sanity build import docs-lint changelog-lint ee molecule unit
 
 # Molecule: the podman image scripts/build-image.sh builds (the same name is in
 # extensions/molecule/config.yml) and the scenarios to run, by default every
@@ -268,20 +269,18 @@ ee: $(TARBALL)
 	  ansible-galaxy collection install --offline -r requirements.yml -p $(CURDIR)/$(EE_DIR)/collections
 	@ansible-builder introspect $(EE_DIR)/collections
 
-# Each phase in its own make, timed; stop at the first failure. The last line
-# is the unit tests' counts from pytest's junit file, as CI reads it.
+# Each phase in its own make, timed; stop at the first failure
+# (scripts/make_test.sh): deps, venv and the Molecule image first, then
+# Molecule in the background with the static phases beside it (Molecule mostly
+# waits on its containers), then the unit suite. TEST_PARALLEL=0: one after
+# another. The last line is the unit tests' counts from pytest's junit file,
+# as CI reads it.
+TEST_FIRST := deps venv image
+TEST_BESIDE := lint sanity build import docs-lint changelog-lint ee
+TEST_LAST := unit
 test:
-	@summary=""; \
-	for phase in $(TEST_PHASES); do \
-	  echo "=== $$phase"; t0=$$(date +%s%N); \
-	  if ! $(MAKE) $$phase; then \
-	    echo "=== $$phase FAILED after $$(( ($$(date +%s%N) - t0) / 1000000 )) ms"; exit 1; \
-	  fi; \
-	  ms=$$(( ($$(date +%s%N) - t0) / 1000000 )); summary="$$summary $$phase=$$(( ms / 1000 )).$$(( ms % 1000 / 100 ))s"; \
-	  echo "=== $$phase ok ($$ms ms)"; \
-	done; \
-	echo "=== times:$$summary"; \
-	$(VPY) scripts/junit_summary.py $(BUILD)/junit-unit.xml
+	@scripts/make_test.sh "$(MAKE)" "$(TEST_FIRST)" "$(TEST_BESIDE)" "$(TEST_LAST)"
+	@$(VPY) scripts/junit_summary.py $(BUILD)/junit-unit.xml
 
 # The Molecule test image, built offline and cached (scripts/build-image.sh);
 # a no-op when it is current.
