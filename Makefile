@@ -86,7 +86,7 @@ MOLECULE_SCENARIOS ?=
 # on one worker (--dist loadfile), so a module's fixtures are built once.
 UNIT_JOBS ?= auto
 
-.PHONY: help deps deps-venv venv collection-tree samples demo lint sanity unit build import docs-lint changelog-lint ee molecule image image-clean test bench clean distclean
+.PHONY: help deps deps-venv venv collection-tree samples demo hwloc-refs lint sanity unit build import docs-lint changelog-lint ee molecule image image-clean test bench clean distclean
 
 help:
 	@echo "make test        $(TEST_PHASES) (what CI runs: .ci/run)"
@@ -106,6 +106,7 @@ help:
 	@echo "make image       the Molecule images $(MOLECULE_IMAGE) (debootstrap, cached) and $(MOLECULE_NODE_IMAGE); image-clean removes them and the cache"
 	@echo "make samples     sysfs trees of sample GPU machines into $(SAMPLES)"
 	@echo "make bench       python bench/bench.py"
+	@echo "make hwloc-refs  lstopo's answers for the hwloc dumps and samples, saved in tests/fixtures/lstopo"
 	@echo "make clean       remove $(BUILD) and caches;  make distclean: also $(VENV)*"
 
 # Installs the package of each command of $(DEP_PAIRS) that is missing (as
@@ -299,6 +300,12 @@ image-clean:
 molecule: deps venv collection-tree image
 	@$(VPY) scripts/install_collections.py
 	@$(VPY) scripts/molecule_test.py $(MOLECULE_SCENARIOS)
+
+# lstopo's answers for the hwloc dumps and sample machines, kept in
+# tests/fixtures/lstopo/ for the unit tests (regenerate when hwloc-nox or a
+# sample changes; the unit suite compares one dump with lstopo live).
+hwloc-refs: deps venv collection-tree
+	@$(VPY) tests/fixtures/lstopo_refs.py tests/fixtures/lstopo
 
 bench: venv collection-tree
 	@if [ -f bench/bench.py ]; then $(ANSIBLE_ENV) $(VPY) bench/bench.py; else echo "bench/bench.py does not exist yet"; fi

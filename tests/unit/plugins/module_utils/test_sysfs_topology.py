@@ -1,14 +1,14 @@
 # -*- coding: utf-8 -*-
 """The topology reader against real machines (hwloc's dumps), our sample GPU
-servers, and hand-made edge cases; hwloc's lstopo is the independent oracle."""
+servers, and hand-made edge cases; hwloc's lstopo is the independent oracle:
+its answers for the dumps and samples saved (tests/fixtures/lstopo, make
+hwloc-refs), run live on the generated GB200 trees and two dumps."""
 
 from __future__ import annotations
 
 import os
 import re
 import shutil
-import subprocess
-import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -22,9 +22,8 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology i
 )
 
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
+from ansible_collections.maitred.rke2_numa.tests.fixtures import lstopo_refs
 from ansible_collections.maitred.rke2_numa.tests.fixtures.hwloc_dumps import HWLOC_DUMPS
-
-LSTOPO = shutil.which("lstopo-no-graphics")
 
 # Where lstopo and the kernel's own files disagree on purpose, and why we follow
 # the kernel: the kubelet (cadvisor) reads the same sysfs files we do.
@@ -46,31 +45,11 @@ CORES_DIFFER = {
 }
 
 
-def _mask(text):
-    """hwloc bitmap string ("0x000000ff,0xff000000,,0x0") -> set of CPU ids."""
-    value = 0
-    for word in text.split(","):
-        value = (value << 32) | int(word or "0", 16)
-    return {i for i in range(value.bit_length()) if value >> i & 1}
-
-
 def lstopo(root):
-    """Run hwloc's lstopo on a tree: {nodes: {id: (cpus, memory_kb)}, cores: [cpus], pus: set}."""
-    if LSTOPO is None:
+    """Run hwloc's lstopo on a tree now (see tests/fixtures/lstopo_refs.py)."""
+    if shutil.which(lstopo_refs.LSTOPO) is None:
         pytest.fail("lstopo-no-graphics is missing: install Debian's hwloc-nox (make deps does)")
-    env = dict(os.environ, HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES="1", HWLOC_COMPONENTS="-pci")
-    out = subprocess.run([LSTOPO, "--if", "fsroot", "--input", root, "--disallowed", "--of", "xml"],
-                         capture_output=True, text=True, env=env, check=True)
-    objects = list(ET.fromstring(out.stdout).iter("object"))
-    return {
-        "nodes": {int(o.get("os_index")): (_mask(o.get("cpuset")), int(o.get("local_memory") or 0) // 1024)
-                  for o in objects if o.get("type") == "NUMANode"},
-        "cores": sorted(sorted(_mask(o.get("cpuset"))) for o in objects if o.get("type") == "Core"),
-        "pus": {int(o.get("os_index")) for o in objects if o.get("type") == "PU"},
-        # hwloc's linux backend marks the nodes the NVIDIA driver names in numa_status
-        "gpu_memory": {int(o.get("os_index")) for o in objects
-                       if o.get("type") == "NUMANode" and o.get("subtype") == "GPUMemory"},
-    }
+    return lstopo_refs.lstopo(root)
 
 
 def check_invariants(topo):
@@ -92,10 +71,11 @@ def check_invariants(topo):
         assert dev["numa_node"] is None or dev["numa_node"] in ids
 
 
-def compare_with_lstopo(name, root):
+def compare_with_lstopo(name, root, live=False):
+    """read_topology against lstopo: its saved answer for a dump or sample (make hwloc-refs), or run now."""
     topo = read_topology(root)
     check_invariants(topo)
-    hw = lstopo(root)
+    hw = lstopo(root) if live else lstopo_refs.saved(name)
     assert hw["pus"] == set(parse_cpulist(topo["cpus_online"]))
     dropped = NODES_HWLOC_DROPS.get(name, set())
     mine = {n["id"]: n for n in topo["numa_nodes"]}
@@ -124,6 +104,18 @@ def compare_with_lstopo(name, root):
 @pytest.mark.parametrize("name", HWLOC_DUMPS)
 def test_hwloc_dump_agrees_with_lstopo(name, hwloc_root):
     compare_with_lstopo(name, hwloc_root(name))
+
+
+def test_every_dump_and_sample_has_a_saved_lstopo_answer():
+    assert sorted(f[:-len(".json")] for f in os.listdir(lstopo_refs.REFS_DIR) if f.endswith(".json")) == \
+        sorted(HWLOC_DUMPS + list(gen_sysfs.samples())), "run make hwloc-refs"
+
+
+@pytest.mark.parametrize("name", ["nvidiagpunumanodes", "256ppc-8n8s4t"])
+def test_saved_lstopo_answers_are_what_lstopo_says_now(name, hwloc_root):
+    """The live oracle, on a dump with GPU memory nodes and a big one: a new hwloc that answers
+    differently fails here (then check and run make hwloc-refs)."""
+    assert lstopo(hwloc_root(name)) == lstopo_refs.saved(name)
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +165,7 @@ def test_grace_hopper_cpuless_nodes(samples_dir):
 def test_nvidia_gpu_memory_nodes_are_marked(hwloc_root):
     # POWER9 + 6 V100 over NVLink 2.0: each GPU's HBM is a CPU-less node (250-255) that the
     # NVIDIA driver names in /proc/driver/nvidia/gpus/<address>/numa_status
-    topo = compare_with_lstopo("nvidiagpunumanodes", hwloc_root("nvidiagpunumanodes"))
+    topo = compare_with_lstopo("nvidiagpunumanodes", hwloc_root("nvidiagpunumanodes"), live=True)
     marks = dict((n["id"], (n["gpu_memory"], n["gpu_memory_source"])) for n in topo["numa_nodes"])
     assert marks == dict([(0, (False, None)), (8, (False, None))]
                          + [(nid, (True, "nvidia_numa_status")) for nid in range(250, 256)])
@@ -211,7 +203,7 @@ def _gb200(tmp_path, evidence):
 )
 def test_coherent_gpu_memory_nodes_are_marked_from_sysfs(tmp_path, evidence, marked):
     root = _gb200(tmp_path, evidence)
-    topo = compare_with_lstopo("gb200", root)
+    topo = compare_with_lstopo("gb200", root, live=True)
     assert len(topo["numa_nodes"]) == 34
     assert dict((n["id"], n["gpu_memory_source"]) for n in topo["numa_nodes"] if n["gpu_memory"]) == marked
     assert not [n for n in topo["numa_nodes"] if n["has_cpu"] and n["gpu_memory"]]
