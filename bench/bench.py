@@ -20,7 +20,7 @@
    answers the one Node list with no cordoned node) against playbooks/plan.yml
    over the same copies, alternating; medians and the ratio (target <= 1.3).
 
-Run from the repo root with the venv active: python bench/bench.py [--rounds N] [--hosts N]
+Run from the repo root with the venv active: python bench/bench.py [--rounds N] [--hosts N] [--only rolling]
 """
 
 from __future__ import annotations
@@ -92,7 +92,11 @@ def main(argv=None):
     parser.add_argument("--forks", type=int, default=5)
     parser.add_argument("--plan-hosts", type=int, default=1000)
     parser.add_argument("--fleet", type=int, default=12)
+    parser.add_argument("--only", choices=["rolling"], help="run one benchmark: the no-op roll against plan.yml")
     args = parser.parse_args(argv)
+    if args.only == "rolling":
+        bench_rolling(args)
+        return 0
     if args.hosts < 20:
         parser.error("--hosts must be at least 20")
 
