@@ -66,11 +66,12 @@ def hwloc_root(tmp_path_factory):
 
     return root
 
+
 class _Cost:
     """What ``with cost() as spent:`` measured: ``spent.bytes``, the most memory Python held at
     once, and ``spent.cpu``, this process's CPU seconds (other processes' load does not count)."""
 
-    bytes = cpu = None
+    bytes = cpu = _cpu = None
 
     def __enter__(self):
         tracemalloc.start()
