@@ -68,11 +68,15 @@ GALAXY_VERSION := $(shell sed -n 's/^version: *//p' galaxy.yml)
 CHANGELOG_DIR := $(BUILD)/changelog
 EE_DIR := $(BUILD)/ee
 
-# Phases of `make test` (the order and what runs beside what: TEST_FIRST
-# below); unit last so that pytest's summary is near the end, and a final
+# Phases of `make test` (scripts/make_test.sh): TEST_FIRST in a row, then
+# molecule in the background with TEST_BESIDE beside it, then TEST_LAST: unit
+# last so that pytest's summary is near the end, and a final
 # "unit: N passed, N failed" line closes the output. molecule prints its own
 # "molecule: N passed, M failed" line before unit.
-TEST_PHASES := deps venv image lint sanity build import docs-lint changelog-lint ee molecule unit
+TEST_FIRST := deps venv image
+TEST_BESIDE := lint sanity build import docs-lint changelog-lint ee
+TEST_LAST := unit
+TEST_PHASES := $(TEST_FIRST) $(TEST_BESIDE) molecule $(TEST_LAST)
 
 # Molecule: the podman image scripts/build-image.sh builds (the same name is in
 # extensions/molecule/config.yml) and the scenarios to run, by default every
@@ -276,9 +280,6 @@ ee: $(TARBALL)
 # waits on its containers), then the unit suite. TEST_PARALLEL=0: one after
 # another. The last line is the unit tests' counts from pytest's junit file,
 # as CI reads it.
-TEST_FIRST := deps venv image
-TEST_BESIDE := lint sanity build import docs-lint changelog-lint ee
-TEST_LAST := unit
 test:
 	@scripts/make_test.sh "$(MAKE)" "$(TEST_FIRST)" "$(TEST_BESIDE)" "$(TEST_LAST)"
 	@$(VPY) scripts/junit_summary.py $(BUILD)/junit-unit.xml

@@ -28,7 +28,7 @@ def rke2_numa_probe_report(probes, pod_list, logs, plan, topology, cpu_state, gp
     return prove_report(probes, pods, texts, plan, topology, (cpu_state or {}).get("entries") or {}, gpu_resource, waited)
 
 
-def rke2_numa_pod_audit(pod_list, node_names, gpu_resource="nvidia.com/gpu"):
+def rke2_numa_pod_audit(pod_list, node_names=None, gpu_resource="nvidia.com/gpu"):
     """{node: {unpinned, topology_errors}}: GPU pods that cannot be pinned, pods refused by the Topology Manager."""
     return audit_pods(pod_list, node_names, gpu_resource)
 

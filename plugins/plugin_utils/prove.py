@@ -351,10 +351,15 @@ def kube_items(reply):
     return [reply]
 
 
-def audit_pods(pod_list, node_names, gpu_resource="nvidia.com/gpu"):
-    """Per node name: {unpinned: [...], topology_errors: [...]} from ``kubectl get pods -A -o json``."""
+def audit_pods(pod_list, node_names=None, gpu_resource="nvidia.com/gpu"):
+    """Per node name: {unpinned: [...], topology_errors: [...]} from ``kubectl get pods -A -o json``:
+    for each of ``node_names``, or (None) for every node a pod is bound to - one pass over the list
+    for a whole fleet."""
+    pods = kube_items(pod_list)
+    if node_names is None:
+        node_names = sorted(set((pod.get("spec") or {}).get("nodeName") for pod in pods) - {None, ""})
     audit = dict((name, {"unpinned": [], "topology_errors": []}) for name in node_names)
-    for pod in kube_items(pod_list):
+    for pod in pods:
         spec, status, meta = pod.get("spec") or {}, pod.get("status") or {}, pod.get("metadata") or {}
         node = spec.get("nodeName")
         if node not in audit:

@@ -266,6 +266,11 @@ def test_audit_flags_the_qos_trap_and_topology_refusals():
     assert "cpu 1500m: the CPU Manager pins only whole CPUs" in audit["n1"]["unpinned"][1]
     assert audit["n2"] == {"unpinned": [], "topology_errors": ["ml/tp8 was refused by the kubelet: TopologyAffinityError (no message)"]}
     assert audit["n3"] == {"unpinned": [], "topology_errors": []} and "n9" not in audit
+    # without names (check.yml: one pass for the fleet): every node a pod is bound to, the same entries
+    fleet = audit_pods(pods)
+    assert sorted(fleet) == ["n1", "n2", "n9"]
+    assert fleet["n1"] == audit["n1"] and fleet["n2"] == audit["n2"]
+    assert [u.split(" ")[0] for u in fleet["n9"]["unpinned"]] == ["ml/elsewhere"]
 
 
 def test_kubectl_s_reply_for_one_name_is_the_pod_itself(machine):
