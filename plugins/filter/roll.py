@@ -1,12 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, maitred.rke2_numa contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The rolling play's maintenance-window guard (logic in plugin_utils/window.py)."""
+"""The rolling play's maintenance-window guard and the markers earlier rolls left (logic in plugin_utils)."""
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
 
 
@@ -22,4 +23,4 @@ class FilterModule(object):
     """maitred.rke2_numa rolling filters."""
 
     def filters(self):
-        return {"maintenance_window": maintenance_window}
+        return {"maintenance_window": maintenance_window, "node_markers": node_markers}

@@ -36,6 +36,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
     format_cpulist,
     parse_cpulist,
 )
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import label_value_errors, qualified_name_errors
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import (
     QuantityError,
     parse_bytes,
@@ -51,13 +52,6 @@ def flag_name(arg):
 # (topologymanager.defaultMaxAllowableNUMANodes).
 DEFAULT_MAX_NUMA_NODES = 8
 
-# apimachinery validation: a qualified name's name part and a label value
-_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-             "alphanumeric character (e.g. 'MyName', or 'my.name', or '123-abc')")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
-              "must start and end with an alphanumeric character (e.g. 'MyValue', or 'my_value', or '12345')")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # The kubelet refuses --node-labels in these namespaces (ValidateKubeletFlags) unless the key is one it
 # sets itself or sits under kubelet.kubernetes.io / node.kubernetes.io (k8s.io/kubelet well_known_labels.go).
@@ -70,44 +64,6 @@ _KUBELET_LABEL_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
 _FLAG_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
 
-def _qualified_name_errors(key):
-    """apimachinery IsQualifiedName: optional DNS-1123 subdomain prefix (<= 253) + '/' + name (<= 63)."""
-    parts = key.split("/")
-    if len(parts) == 1:
-        prefix, name = None, parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-    else:
-        return ["a qualified name %s with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')" % _NAME_MSG]
-    errors = []
-    if prefix is not None:
-        if not prefix:
-            errors.append("prefix part must be non-empty")
-        elif len(prefix) > 253:
-            errors.append("prefix part must be no more than 253 characters")
-        elif not _DNS1123_SUBDOMAIN.fullmatch(prefix):
-            errors.append("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                          "characters, '-' or '.', and must start and end with an alphanumeric character "
-                          "(e.g. 'example.com')")
-    if not name:
-        errors.append("name part must be non-empty")
-    elif len(name) > 63:
-        errors.append("name part must be no more than 63 characters")
-    if name and not _NAME.fullmatch(name):
-        errors.append("name part %s" % _NAME_MSG)
-    return errors
-
-
-def _label_value_errors(value):
-    """apimachinery IsValidLabelValue: empty, or <= 63 characters of the name charset."""
-    errors = []
-    if len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if value and not _NAME.fullmatch(value):
-        errors.append(_VALUE_MSG)
-    return errors
-
-
 def node_label_error(label):
     """Why the kubelet refuses ``key=value`` as a --node-labels entry (RKE2 ``node-label``), or None.
 
@@ -118,8 +74,8 @@ def node_label_error(label):
     if not isinstance(label, str) or "=" not in label:
         return "must be key=value (a label value may be empty: key=)"
     key, dummy, value = label.partition("=")
-    errors = ["key %r: %s" % (key, e) for e in _qualified_name_errors(key)]
-    errors += ["value %r: %s" % (value, e) for e in _label_value_errors(value)]
+    errors = ["key %r: %s" % (key, e) for e in qualified_name_errors(key)]
+    errors += ["value %r: %s" % (value, e) for e in label_value_errors(value)]
     if errors:
         return "; ".join(errors)
     namespace = key.split("/", 1)[0] if "/" in key else ""
@@ -152,9 +108,9 @@ def node_taint_error(taint):
     kv = pair.split("=")
     if len(kv) > 2:
         return "invalid taint spec: more than one '=' in %r" % pair
-    errors = ["key %r: %s" % (kv[0], e) for e in _qualified_name_errors(kv[0])]
+    errors = ["key %r: %s" % (kv[0], e) for e in qualified_name_errors(kv[0])]
     if len(kv) == 2:
-        errors += ["value %r: %s" % (kv[1], e) for e in _label_value_errors(kv[1])]
+        errors += ["value %r: %s" % (kv[1], e) for e in label_value_errors(kv[1])]
     return "; ".join(errors) or None
 
 

@@ -7,37 +7,20 @@ KUBEAPI_STANDIN_PYTHON another interpreter for the server (e.g. python3.8, the o
 
 from __future__ import annotations
 
-import contextlib
 import http.client
-import importlib.util
 import json
 import os
 import re
-import shutil
-import signal
 import subprocess
-import sys
 import threading
 import time
 
 import pytest
 
-STANDINS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "standins")
-KUBEAPI_PATH = os.path.join(STANDINS, "kubeapi", "kubeapi.py")
-KUBECTL = os.environ.get("KUBEAPI_STANDIN_KUBECTL") or shutil.which("kubectl")
-PYTHON = os.environ.get("KUBEAPI_STANDIN_PYTHON") or sys.executable
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBEAPI_PATH, KUBECTL, Cluster, needs_kubectl, rke2
+
 PLAN = "rke2-numa.maitred.io/plan"
 READY = 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
-
-
-def _load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-rke2 = _load("rke2_standin_for_kubeapi", os.path.join(STANDINS, "rke2", "rke2.py"))
 _VERSIONS = {}
 
 
@@ -47,95 +30,6 @@ def kubectl_minor():
         out = subprocess.run([KUBECTL, "version", "--client", "-o", "json"], capture_output=True, text=True, timeout=30, check=False)
         _VERSIONS[KUBECTL] = int(re.match(r"\d+", json.loads(out.stdout)["clientVersion"]["minor"]).group())
     return _VERSIONS[KUBECTL]
-
-
-needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="no kubectl client on PATH (the test runs the real one against the stand-in)")
-
-
-class Cluster:
-    """A kubeapi stand-in serving a fresh state folder on a free port, and the real kubectl pointed at it."""
-
-    def __init__(self, tmp_path):
-        self.tmp = tmp_path
-        self.state = str(tmp_path / "state")
-        port_file = tmp_path / "port"
-        self.stderr = open(str(tmp_path / "kubeapi.err"), "w")
-        self.proc = subprocess.Popen([PYTHON, KUBEAPI_PATH, "serve", "--state-dir", self.state, "--port", "0",
-                                      "--port-file", str(port_file)], stdout=subprocess.DEVNULL, stderr=self.stderr)
-        deadline = time.time() + 15
-        while not port_file.exists():
-            if self.proc.poll() is not None or time.time() > deadline:
-                self.stop()
-                pytest.fail("the server did not start: %s" % (tmp_path / "kubeapi.err").read_text())
-            time.sleep(0.02)
-        self.port = int(port_file.read_text())
-        self.url = "http://127.0.0.1:%d" % self.port
-        self.kubeconfig = str(tmp_path / "kubeconfig")
-        text = subprocess.run([PYTHON, KUBEAPI_PATH, "kubeconfig", "--server", self.url], capture_output=True, text=True,
-                              check=True, timeout=20).stdout
-        with open(self.kubeconfig, "w") as handle:
-            handle.write(text)
-        home = tmp_path / "home"
-        home.mkdir()
-        self.env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "kubeconfig")}
-        self.env.update(HOME=str(home), NO_PROXY="127.0.0.1,localhost")
-
-    # -- the state folder, as the rke2 stand-in writes it
-    def add_node(self, name, ready=True, **changes):
-        with rke2.locked_node(self.state, name) as box:
-            node = rke2.new_node(name)
-            node["ready"] = ready
-            node.update(changes)
-            box["node"] = node
-
-    @contextlib.contextmanager
-    def edit(self, name):
-        with rke2.locked_node(self.state, name) as box:
-            yield box["node"]
-
-    def node(self, name):
-        with open(os.path.join(self.state, "nodes", name + ".json")) as handle:
-            return json.load(handle)
-
-    def calls(self, **match):
-        try:
-            with open(os.path.join(self.state, "kubeapi.log")) as handle:
-                entries = [json.loads(line) for line in handle]
-        except FileNotFoundError:
-            entries = []
-        return [e for e in entries if all(e.get(k) == v for k, v in match.items())]
-
-    def summaries(self, verb):
-        return [e["summary"] for e in sorted(self.calls(), key=lambda e: e["time"]) if e.get("summary", {}).get("verb") == verb]
-
-    # -- clients
-    def kubectl(self, *argv, timeout=60):
-        return subprocess.run([KUBECTL, "--kubeconfig", self.kubeconfig, "--cache-dir", str(self.tmp / "kube-cache")] + list(argv),
-                              env=self.env, capture_output=True, text=True, timeout=timeout, check=False)
-
-    def request(self, method, path, body=None, content_type="application/json", accept="application/json"):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        headers = {"Accept": accept}
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = content_type
-        connection.request(method, path, body=data, headers=headers)
-        response = connection.getresponse()
-        text = response.read().decode()
-        connection.close()
-        return response.status, json.loads(text) if text.startswith("{") else text
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.stderr.close()
-        return self.proc.returncode
 
 
 @pytest.fixture

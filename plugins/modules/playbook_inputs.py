@@ -1,0 +1,128 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+# This is a documentation stub: the work is done by the action plugin of the
+# same name (plugins/action/playbook_inputs.py), on the controller.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: playbook_inputs
+short_description: Refuse a playbook's hostile or careless inputs before its first cluster call and its first write
+version_added: 0.1.0
+description:
+  - The argument spec of the variables of the C(check), C(rolling), C(labels) and C(prove) playbooks, and the
+    rules their values must meet. Each playbook runs it first, for every host, before it reads the cluster or
+    writes anything; a refusal names the host, the variable and its value, and lists every problem at once.
+  - Names that reach kubectl are names - a Node name is an RFC 1123 subdomain of at most 253 characters (one
+    that starts with C(-) would be read as a flag), a namespace an RFC 1123 label, annotation keys qualified
+    names, a pod selector a label selector as the API server parses it.
+  - Numbers are bounded, and a value that would widen the run's reach is refused - C(rke2_numa_serial=0) (every
+    host at once to Ansible), C(rke2_numa_drain_timeout=0) (forever to kubectl), a C(rke2_numa_server_group)
+    that is not a group of the inventory (kubectl would silently run on the controller), and for a roll a
+    C(rke2_numa_window_end) already past (it says how long ago it ended).
+  - A variable not given is not checked here; its role's default applies.
+  - Runs on the controller only (an action plugin); it never contacts the host.
+author:
+  - maitred.rke2_numa contributors (@maitred)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: Validation changes nothing; check mode validates the same.
+  diff_mode:
+    support: none
+  platform:
+    platforms: all
+options:
+  playbook:
+    description: The playbook whose inputs these are; C(rolling) also refuses a window that has ended.
+    type: str
+    required: true
+    choices: [check, rolling, labels, prove]
+  inputs:
+    description: The playbook's variables set for this host, by name (pass C(omit) for one that is not set).
+    type: dict
+    required: true
+    suboptions:
+      rke2_numa_node_name:
+        description: The Node's name in the cluster - an RFC 1123 subdomain, at most 253 characters.
+        type: raw
+      rke2_numa_kubectl:
+        description: The kubectl program - an absolute path or a command name.
+        type: raw
+      rke2_numa_kubeconfig:
+        description: The kubeconfig kubectl uses - an absolute path.
+        type: raw
+      rke2_numa_server_group:
+        description: The inventory group of the RKE2 servers - empty, or a group of the inventory with a host.
+        type: raw
+      rke2_numa_kubectl_host:
+        description: The host that runs kubectl - a host of the inventory or C(localhost).
+        type: raw
+      rke2_numa_kured_daemonset:
+        description: C(namespace/name) of kured's DaemonSet, or empty (not checked).
+        type: raw
+      rke2_numa_foreign_node_annotations:
+        description: Node annotation keys (qualified names) that say another tool maintains the node.
+        type: raw
+      rke2_numa_probe_namespace:
+        description: The namespace of the probe pods - an RFC 1123 label.
+        type: raw
+      rke2_numa_drain_pod_selector:
+        description: C(kubectl drain --pod-selector) - empty, or a label selector.
+        type: raw
+      rke2_numa_drain_timeout:
+        description: Seconds C(kubectl drain) may take - 1 to 14400 (kubectl waits forever on 0).
+        type: raw
+      rke2_numa_drain_grace_period:
+        description: C(kubectl drain --grace-period) - 1 to 3600 s, or null (each pod's own).
+        type: raw
+      rke2_numa_node_ready_timeout:
+        description: Seconds to wait for the Node Ready - 1 to 3600.
+        type: raw
+      rke2_numa_serial:
+        description: Nodes rolled at a time - an integer of at least 1, a percentage from 1% to 100%, or a list of those.
+        type: raw
+      rke2_numa_max_fail_percentage:
+        description: The failed nodes, in percent of those to roll, past which no batch starts - 0 to 100.
+        type: raw
+      rke2_numa_node_minutes:
+        description: Minutes one node is expected to take in the window - above 0, at most 1440.
+        type: raw
+      rke2_numa_window_end:
+        description: The end of the maintenance window - empty, or ISO 8601 with a UTC offset; for a roll, not past.
+        type: raw
+      rke2_numa_reboot_ok:
+        description: Whether a roll may reboot a node - a boolean.
+        type: raw
+      rke2_numa_audit_pods:
+        description: Whether the check audits the pods - a boolean.
+        type: raw
+      rke2_numa_prove:
+        description: Whether a roll proves the pinning with probe pods - a boolean.
+        type: raw
+"""
+
+EXAMPLES = r"""
+- name: Refuse hostile or careless inputs before anything else
+  maitred.rke2_numa.playbook_inputs:
+    playbook: rolling
+    inputs:
+      rke2_numa_node_name: "{{ rke2_numa_node_name | default(omit) }}"
+      rke2_numa_serial: "{{ rke2_numa_serial | default(omit) }}"
+      rke2_numa_window_end: "{{ rke2_numa_window_end | default(omit) }}"
+"""
+
+RETURN = r"""
+errors:
+  description: Every problem found, one message each (empty when the inputs are valid).
+  returned: always
+  type: list
+  elements: str
+  sample: ["rke2_numa_serial 0 must be a number of nodes >= 1 or a percentage from 1% to 100% (or a list of those)"]
+"""

@@ -1,0 +1,187 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The playbooks' inputs, checked before their first cluster call and their first write.
+
+Every value from an inventory or ``-e`` is hostile until it passes here: the
+names that reach kubectl's argv are names (kube_names), the numbers are
+bounded, and a value that would widen a run's reach is refused (a serial of 0
+is "every host at once" to Ansible, a drain timeout of 0 "forever" to
+kubectl, a server group that does not exist would silently run kubectl on
+the controller). ``input_errors`` returns every problem at once, each naming
+the variable and its value, so that one run tells the operator all there is
+to fix.
+
+A variable that is not set is not checked here: its role's default is.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import (
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    label_selector_errors,
+    qualified_name_errors,
+)
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, parse_iso8601
+
+# Upper bounds: long enough for any real fleet, short enough that a typo does not hold a node for a day.
+DRAIN_TIMEOUT_MAX = 4 * 3600          # s: kubectl drain --timeout (0 there waits forever)
+GRACE_PERIOD_MAX = 3600               # s: kubectl drain --grace-period
+NODE_READY_TIMEOUT_MAX = 3600         # s: kubectl wait --for=condition=Ready
+NODE_MINUTES_MAX = 24 * 60            # min: the estimate of one node's time in the window
+PLAYBOOKS = ("check", "rolling", "labels", "prove")
+# A command kubectl may be given as: an absolute path, or a name looked up on PATH.
+_COMMAND = re.compile(r"/[^\x00]*|[A-Za-z0-9_.+][-A-Za-z0-9_.+]*")
+_PERCENT = re.compile(r"\s*([0-9]+)\s*%\s*")
+_INT = re.compile(r"\s*[+-]?[0-9]+\s*")
+# What Ansible's `bool` filter reads as true or false (the roles test these variables with it).
+_BOOLEANS = ("true", "false", "yes", "no", "on", "off", "1", "0", "y", "n", "t", "f")
+
+
+def _show(value):
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _int(value):
+    """An int from an int or a string of digits (``-e name=2`` is a string); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and _INT.fullmatch(value):
+        return int(value)
+    return None
+
+
+def _bounded(name, value, low, high, unit, none_ok=False, none_means=""):
+    if value is None and none_ok:
+        return []
+    number = _int(value)
+    if number is None or not low <= number <= high:
+        return ["%s %s must be an integer from %d to %d%s%s" % (
+            name, _show(value), low, high, unit, (" (or null: %s)" % none_means) if none_ok else "")]
+    return []
+
+
+def _named(name, value, errors, what):
+    return ["%s %s is not %s: %s" % (name, _show(value), what, "; ".join(errors))] if errors else []
+
+
+def serial_errors(value):
+    """Ansible's ``serial``: an int >= 1, a percentage 1%-100%, or a list of those (the batch sizes in turn)."""
+    items = value if isinstance(value, list) else [value]
+    bad = []
+    for item in items:
+        number = _int(item)
+        match = _PERCENT.fullmatch(item) if isinstance(item, str) else None
+        if number is not None:
+            ok = number >= 1
+        elif match:
+            ok = 1 <= int(match.group(1)) <= 100
+        else:
+            ok = False
+        if not ok:
+            bad.append(item)
+    if bad or not items:
+        return ["rke2_numa_serial %s must be a number of nodes >= 1 or a percentage from 1%% to 100%% (or a list of those); "
+                "0 or less would roll every node at once" % _show(value)]
+    return []
+
+
+def window_errors(value, now, rolling):
+    """The window's end: ISO 8601 with an offset; for a roll, not already past."""
+    if value in (None, ""):
+        return []
+    try:
+        end = parse_iso8601(value)
+    except WindowError as e:
+        return [str(e)]
+    if rolling and end <= now:
+        return ["rke2_numa_window_end %s ended %d min ago: no node may start; set the end of this run's window"
+                % (value, (now - end) // 60)]
+    return []
+
+
+def input_errors(playbook, inputs, groups, hosts, now):
+    """Every problem with the inputs of ``playbook`` (one of PLAYBOOKS), as messages; [] when all are valid.
+
+    ``inputs``: {variable: value} of the variables set for this host; ``groups``: the inventory's groups
+    ({name: [hosts]}); ``hosts``: the inventory's hosts; ``now``: epoch seconds.
+    """
+    if playbook not in PLAYBOOKS:
+        raise ValueError("unknown playbook %r" % (playbook,))
+    rolling = playbook == "rolling"
+    errors = []
+    get = inputs.get
+    if "rke2_numa_node_name" in inputs:
+        errors += _named("rke2_numa_node_name", get("rke2_numa_node_name"),
+                         dns1123_subdomain_errors(get("rke2_numa_node_name")), "a Node name")
+    if "rke2_numa_kubectl" in inputs:
+        value = get("rke2_numa_kubectl")
+        if not isinstance(value, str) or not _COMMAND.fullmatch(value):
+            errors.append("rke2_numa_kubectl %s must be an absolute path or a command name" % _show(value))
+    if "rke2_numa_kubeconfig" in inputs:
+        value = get("rke2_numa_kubeconfig")
+        if not isinstance(value, str) or not value.startswith("/") or "\x00" in value:
+            errors.append("rke2_numa_kubeconfig %s must be an absolute path" % _show(value))
+    if get("rke2_numa_server_group") not in (None, ""):
+        group = get("rke2_numa_server_group")
+        if not isinstance(group, str) or group not in groups:
+            errors.append("rke2_numa_server_group %s is not a group of the inventory (its groups: %s); kubectl would run "
+                          "on the controller instead" % (_show(group), ", ".join(sorted(g for g in groups if g != "ungrouped"))))
+        elif not groups[group]:
+            errors.append("rke2_numa_server_group %s has no host: no server to run kubectl on" % _show(group))
+    if "rke2_numa_kubectl_host" in inputs:
+        value = get("rke2_numa_kubectl_host")
+        if not isinstance(value, str) or (value != "localhost" and value not in hosts):
+            errors.append("rke2_numa_kubectl_host %s is neither a host of the inventory nor localhost" % _show(value))
+    if "rke2_numa_kured_daemonset" in inputs:
+        value = get("rke2_numa_kured_daemonset")
+        parts = value.split("/") if isinstance(value, str) else []
+        if value != "" and (len(parts) != 2 or dns1123_label_errors(parts[0]) or dns1123_subdomain_errors(parts[1])):
+            errors.append("rke2_numa_kured_daemonset %s must be namespace/name of kured's DaemonSet (a namespace and a "
+                          "DaemonSet name), or empty: not checked" % _show(value))
+    if "rke2_numa_foreign_node_annotations" in inputs:
+        value = get("rke2_numa_foreign_node_annotations")
+        if not isinstance(value, list):
+            errors.append("rke2_numa_foreign_node_annotations %s must be a list of annotation keys" % _show(value))
+        else:
+            for key in value:
+                errors += _named("rke2_numa_foreign_node_annotations entry", key, qualified_name_errors(key), "an annotation key")
+    if "rke2_numa_probe_namespace" in inputs:
+        errors += _named("rke2_numa_probe_namespace", get("rke2_numa_probe_namespace"),
+                         dns1123_label_errors(get("rke2_numa_probe_namespace")), "a namespace")
+    if "rke2_numa_drain_pod_selector" in inputs and get("rke2_numa_drain_pod_selector") != "":
+        value = get("rke2_numa_drain_pod_selector")
+        errors += _named("rke2_numa_drain_pod_selector", value, label_selector_errors(value), "a label selector")
+    if "rke2_numa_drain_timeout" in inputs:
+        errors += _bounded("rke2_numa_drain_timeout", get("rke2_numa_drain_timeout"), 1, DRAIN_TIMEOUT_MAX,
+                           " s (0 would let kubectl drain wait forever)")
+    if "rke2_numa_drain_grace_period" in inputs:
+        errors += _bounded("rke2_numa_drain_grace_period", get("rke2_numa_drain_grace_period"), 1, GRACE_PERIOD_MAX, " s",
+                           none_ok=True, none_means="each pod's own")
+    if "rke2_numa_node_ready_timeout" in inputs:
+        errors += _bounded("rke2_numa_node_ready_timeout", get("rke2_numa_node_ready_timeout"), 1, NODE_READY_TIMEOUT_MAX, " s")
+    if "rke2_numa_serial" in inputs:
+        errors += serial_errors(get("rke2_numa_serial"))
+    if "rke2_numa_max_fail_percentage" in inputs:
+        errors += _bounded("rke2_numa_max_fail_percentage", get("rke2_numa_max_fail_percentage"), 0, 100, " (%)")
+    if "rke2_numa_node_minutes" in inputs:
+        value = get("rke2_numa_node_minutes")
+        try:
+            minutes = None if isinstance(value, bool) else float(value)
+        except (TypeError, ValueError):
+            minutes = None
+        if minutes is None or not 0 < minutes <= NODE_MINUTES_MAX:
+            errors.append("rke2_numa_node_minutes %s must be a number of minutes above 0 and at most %d" % (_show(value), NODE_MINUTES_MAX))
+    if "rke2_numa_window_end" in inputs:
+        errors += window_errors(get("rke2_numa_window_end"), now, rolling)
+    for name in ("rke2_numa_reboot_ok", "rke2_numa_audit_pods", "rke2_numa_prove"):
+        value = get(name)
+        if name in inputs and not (isinstance(value, bool) or (isinstance(value, (str, int)) and str(value).lower() in _BOOLEANS)):
+            errors.append("%s %s must be true or false" % (name, _show(value)))
+    return errors

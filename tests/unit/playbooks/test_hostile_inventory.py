@@ -1,0 +1,134 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""rolling.yml against a hostile or careless inventory: the real kubectl against the API stand-in, node
+filesystem copies (ansible_connection=local). Whatever the inventory says, nothing outside it is touched: a
+refused input makes no API call and writes no file; a stale marker never drains a healthy node."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, Cluster, needs_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLAYBOOKS = os.path.join(REPO, "playbooks")
+SPEC = dict(sockets=1, cores_per_socket=4, threads=2, gpus_per_node=1)
+CORDONED, FAILED = "rke2-numa.maitred.io/cordoned", "rke2-numa.maitred.io/failed"
+
+pytestmark = needs_kubectl
+
+
+def tree(root):
+    out = {}
+    for base, dirs, files in os.walk(str(root)):
+        for name in files:
+            path = os.path.join(base, name)
+            with open(path, "rb") as handle:
+                out[path] = (handle.read(), os.stat(path).st_mode)
+    return out
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    """gpu-a (the inventory's node) and two GPU Nodes outside the inventory, all labelled gpu=true."""
+    api = Cluster(tmp_path)
+    for name in ("gpu-a", "other-1", "other-2"):
+        api.add_node(name, ready=True, labels={"gpu": "true", "kubernetes.io/hostname": name})
+    yield api
+    assert api.stop() == 0
+    assert [c for c in api.calls() if c["code"] >= 500] == []
+
+
+def run(cluster, tmp_path, playbook, hosts, *extra, **common):
+    inv = {"gpu": {"vars": dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                                 "rke2_numa_kubectl": KUBECTL, "rke2_numa_kubeconfig": cluster.kubeconfig}, **common),
+                   "hosts": hosts}}
+    path = tmp_path / "inventory.yml"
+    path.write_text(yaml.safe_dump(inv))
+    env = dict(cluster.env, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(path),
+           os.path.join(PLAYBOOKS, playbook)] + list(extra)
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+
+
+def node_vars(root, **more):
+    return dict({"rke2_numa_sysfs_root": str(root), "rke2_numa_boot_root": str(root),
+                 "rke2_numa_kubelet_dir": str(root / "var/lib/kubelet"),
+                 "rke2_numa_config_path": str(root / "etc/rancher/rke2/config.yaml")}, **more)
+
+
+def test_hostile_or_careless_inputs_are_refused_before_any_api_call_and_any_write(cluster, tmp_path):
+    """Each host carries one bad value; the run stops at its first task: no API call at all, no file anywhere."""
+    root = make_node(tmp_path / "gpu-a", **SPEC)   # not compliant: the old code rolled it
+    past = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=95)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    bad = {
+        "h-flag": {"rke2_numa_node_name": "-lgpu=true"},                 # kubectl drain -lgpu=true: every GPU Node
+        "h-long-flag": {"rke2_numa_node_name": "--selector=gpu=true"},
+        "h-two": {"rke2_numa_node_name": "gpu-a,other-1"},
+        "h-other": {"rke2_numa_node_name": "node/other-1"},
+        "h-serial": {"rke2_numa_serial": 0},                             # serial 0: every host at once
+        "h-percent": {"rke2_numa_serial": "0%"},
+        "h-forever": {"rke2_numa_drain_timeout": 0},                     # kubectl drain --timeout=0s: forever
+        "h-group": {"rke2_numa_server_group": "server"},                 # a typo: kubectl on the controller
+        "h-window": {"rke2_numa_window_end": past},
+        "h-fail": {"rke2_numa_max_fail_percentage": 101},
+        "h-selector": {"rke2_numa_drain_pod_selector": "app=vllm --force"},
+    }
+    hosts = {name: node_vars(root, **dict({"rke2_numa_node_name": "gpu-a"}, **values)) for name, values in bad.items()}
+    before = tree(root)
+    reports = tmp_path / "reports"
+    out = run(cluster, tmp_path, "rolling.yml", hosts, "-e", "rke2_numa_report_dir=%s" % reports)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0, text
+    for host, words in [
+            ("h-flag", "rke2_numa_node_name '-lgpu=true' is not a Node name"),
+            ("h-long-flag", "rke2_numa_node_name '--selector=gpu=true' is not a Node name"),
+            ("h-two", "rke2_numa_node_name 'gpu-a,other-1' is not a Node name"),
+            ("h-other", "rke2_numa_node_name 'node/other-1' is not a Node name"),
+            ("h-serial", "rke2_numa_serial 0 must be a number of nodes >= 1"),
+            ("h-percent", "rke2_numa_serial '0%' must be a number of nodes >= 1"),
+            ("h-forever", "rke2_numa_drain_timeout 0 must be an integer from 1 to 14400 s (0 would let kubectl drain wait forever)"),
+            ("h-group", "rke2_numa_server_group 'server' is not a group of the inventory"),
+            ("h-window", "rke2_numa_window_end %s ended 95 min ago" % past),
+            ("h-fail", "rke2_numa_max_fail_percentage 101 must be an integer from 0 to 100"),
+            ("h-selector", "rke2_numa_drain_pod_selector 'app=vllm --force' is not a label selector")]:
+        assert "%s: the inputs of rolling are refused, nothing was read or written: " % host in text, host
+        assert words in text, (host, text[-3000:])
+    assert cluster.calls() == [], "not one API call"
+    assert tree(root) == before and not reports.exists()
+    for name in ("gpu-a", "other-1", "other-2"):
+        node = cluster.node(name)
+        assert not node["unschedulable"] and not node.get("annotations") and len(node["pods"]) == 3
+
+
+def test_a_stale_marker_on_a_healthy_node_is_cleared_not_rolled(cluster, tmp_path):
+    """Our cordoned/failed markers on a compliant, schedulable Node (an interrupted run that never cordoned, or an admin
+    who uncordoned it): the roll clears them and neither cordons nor drains the node."""
+    root = make_node(tmp_path / "gpu-a", **SPEC)
+    comply(root, make_plan(read_topology(str(root))))
+    with cluster.edit("gpu-a") as node:
+        node["annotations"] = {CORDONED: "true", FAILED: "drain of gpu-a failed", "team": "ml"}
+    before = tree(root)
+    out = run(cluster, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)})
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text
+    node = cluster.node("gpu-a")
+    assert node["annotations"] == {"team": "ml"} and not node["unschedulable"]
+    assert node["evictions"] == [] and len(node["pods"]) == 3, "not drained"
+    writes = [c["summary"] for c in cluster.calls() if c["method"] != "GET"]
+    assert writes == [{"verb": "patch", "node": "gpu-a", "patchType": "merge", "annotations": {CORDONED: None, FAILED: None},
+                       "code": 200}], writes
+    assert "compliant (skipped): gpu-a" in text
+    assert tree(root) == before

@@ -1,0 +1,104 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The playbooks' inputs: hostile or careless values refused, every problem named at once."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import input_errors
+
+NOW = 1796104800.0  # 2026-12-01T06:00:00Z
+GROUPS = {"all": ["gpu-a", "gpu-b", "k1"], "gpu": ["gpu-a", "gpu-b"], "servers": ["k1"], "empty": [], "ungrouped": []}
+HOSTS = GROUPS["all"]
+GOOD = {
+    "rke2_numa_node_name": "gpu-a.example.com", "rke2_numa_kubectl": "/var/lib/rancher/rke2/bin/kubectl",
+    "rke2_numa_kubeconfig": "/etc/rancher/rke2/rke2.yaml", "rke2_numa_server_group": "servers", "rke2_numa_kubectl_host": "k1",
+    "rke2_numa_kured_daemonset": "kube-system/kured", "rke2_numa_foreign_node_annotations": ["weave.works/kured-reboot-in-progress"],
+    "rke2_numa_probe_namespace": "rke2-numa-probe", "rke2_numa_drain_pod_selector": "app in (vllm, triton)",
+    "rke2_numa_drain_timeout": 600, "rke2_numa_drain_grace_period": None, "rke2_numa_node_ready_timeout": "300",
+    "rke2_numa_serial": "20%", "rke2_numa_max_fail_percentage": "0", "rke2_numa_node_minutes": "7.5",
+    "rke2_numa_window_end": "2026-12-01T08:00:00+01:00", "rke2_numa_reboot_ok": "true", "rke2_numa_audit_pods": False,
+    "rke2_numa_prove": True,
+}
+
+
+def errors(playbook="rolling", **changes):
+    return input_errors(playbook, dict(GOOD, **changes), GROUPS, HOSTS, NOW)
+
+
+def test_valid_inputs_pass_and_unset_ones_are_left_to_the_role_defaults():
+    assert errors() == []
+    assert input_errors("rolling", {}, GROUPS, HOSTS, NOW) == []
+    assert errors(rke2_numa_server_group="", rke2_numa_kubectl_host="localhost", rke2_numa_kured_daemonset="",
+                  rke2_numa_drain_pod_selector="", rke2_numa_kubectl="kubectl", rke2_numa_serial=[1, "10%", 5]) == []
+
+
+@pytest.mark.parametrize("name", ["-l", "--selector=gpu=true", "gpu-a,gpu-b", "gpu-a/b", "GPU", "a" * 254, ""])
+def test_a_node_name_that_is_not_a_name_is_refused(name):
+    found = errors(rke2_numa_node_name=name)
+    assert len(found) == 1 and found[0].startswith("rke2_numa_node_name %s" % repr(name)[:60]), found
+    assert " is not a Node name: " in found[0]
+
+
+@pytest.mark.parametrize("serial", [0, "0", -1, "-2", "abc", "0%", "101%", "%", True, [], [1, 0], None, 1.5])
+def test_a_serial_that_would_roll_every_node_at_once_or_is_not_a_batch_size_is_refused(serial):
+    found = errors(rke2_numa_serial=serial)
+    assert len(found) == 1 and found[0].startswith("rke2_numa_serial ") and "would roll every node at once" in found[0]
+
+
+@pytest.mark.parametrize("serial", [1, "1", 12, "1%", "100%", " 25 % ", [1, "50%"]])
+def test_batch_sizes(serial):
+    assert errors(rke2_numa_serial=serial) == []
+
+
+@pytest.mark.parametrize("name, value, words", [
+    ("rke2_numa_max_fail_percentage", 101, "from 0 to 100"),
+    ("rke2_numa_max_fail_percentage", -1, "from 0 to 100"),
+    ("rke2_numa_max_fail_percentage", "10%", "from 0 to 100"),
+    ("rke2_numa_drain_timeout", 0, "0 would let kubectl drain wait forever"),
+    ("rke2_numa_drain_timeout", 14401, "from 1 to 14400"),
+    ("rke2_numa_drain_timeout", "10m", "from 1 to 14400"),
+    ("rke2_numa_drain_grace_period", -1, "or null: each pod's own"),
+    ("rke2_numa_node_ready_timeout", 0, "from 1 to 3600"),
+    ("rke2_numa_node_minutes", 0, "above 0"),
+    ("rke2_numa_node_minutes", "x", "above 0"),
+    ("rke2_numa_reboot_ok", "maybe", "must be true or false"),
+    ("rke2_numa_kubectl", "--kubeconfig=/tmp/x", "absolute path or a command name"),
+    ("rke2_numa_kubeconfig", "rke2.yaml", "absolute path"),
+    ("rke2_numa_kubectl_host", "elsewhere", "neither a host of the inventory nor localhost"),
+    ("rke2_numa_kured_daemonset", "kured", "namespace/name"),
+    ("rke2_numa_kured_daemonset", "kube-system/-kured", "namespace/name"),
+    ("rke2_numa_foreign_node_annotations", "weave.works/x", "must be a list"),
+    ("rke2_numa_foreign_node_annotations", ["-x"], "is not an annotation key"),
+    ("rke2_numa_probe_namespace", "--all-namespaces", "is not a namespace"),
+    ("rke2_numa_drain_pod_selector", "app=vllm --force", "is not a label selector"),
+    ("rke2_numa_window_end", "tomorrow", "not an ISO 8601 date-time"),
+])
+def test_bounds_and_forms(name, value, words):
+    found = errors(**{name: value})
+    assert len(found) == 1 and found[0].startswith(name) and words in found[0], found
+
+
+def test_a_server_group_that_does_not_exist_is_refused_not_replaced_by_the_controller():
+    assert errors(rke2_numa_server_group="server") == [
+        "rke2_numa_server_group 'server' is not a group of the inventory (its groups: all, empty, gpu, servers); "
+        "kubectl would run on the controller instead"]
+    assert errors(rke2_numa_server_group="empty") == ["rke2_numa_server_group 'empty' has no host: no server to run kubectl on"]
+
+
+def test_a_window_that_has_ended_stops_a_roll_saying_when_but_not_a_check():
+    found = errors(rke2_numa_window_end="2026-12-01T04:30:00Z")
+    assert found == ["rke2_numa_window_end 2026-12-01T04:30:00Z ended 90 min ago: no node may start; set the end of this run's window"]
+    assert errors("check", rke2_numa_window_end="2026-12-01T04:30:00Z") == []
+
+
+def test_every_problem_is_named_at_once():
+    found = errors(rke2_numa_node_name="-l", rke2_numa_serial=0, rke2_numa_drain_timeout=0, rke2_numa_server_group="nope")
+    assert [e.split(" ", 1)[0] for e in found] == ["rke2_numa_node_name", "rke2_numa_server_group", "rke2_numa_drain_timeout",
+                                                   "rke2_numa_serial"]
+
+
+def test_an_unknown_playbook_is_a_programming_error():
+    with pytest.raises(ValueError):
+        input_errors("apply", {}, GROUPS, HOSTS, NOW)
