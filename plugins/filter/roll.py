@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
 
@@ -19,8 +20,13 @@ def maintenance_window(window_end, now, node_minutes, done_seconds=()):
         raise AnsibleFilterError(str(e))
 
 
+def maintainers(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations, now):
+    """Why another maintainer keeps the roll off ``node`` now (plugin_utils/maintainers.py); [] when none does."""
+    return maintainers_at_work(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations or [], float(now))
+
+
 class FilterModule(object):
     """maitred.rke2_numa rolling filters."""
 
     def filters(self):
-        return {"maintenance_window": maintenance_window, "node_markers": node_markers}
+        return {"maintenance_window": maintenance_window, "node_markers": node_markers, "maintainers_at_work": maintainers}

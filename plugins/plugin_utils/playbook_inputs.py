@@ -142,9 +142,9 @@ def input_errors(playbook, inputs, groups, hosts, now):
     if "rke2_numa_kured_daemonset" in inputs:
         value = get("rke2_numa_kured_daemonset")
         parts = value.split("/") if isinstance(value, str) else []
-        if value != "" and (len(parts) != 2 or dns1123_label_errors(parts[0]) or dns1123_subdomain_errors(parts[1])):
+        if value not in ("", "auto") and (len(parts) != 2 or dns1123_label_errors(parts[0]) or dns1123_subdomain_errors(parts[1])):
             errors.append("rke2_numa_kured_daemonset %s must be namespace/name of kured's DaemonSet (a namespace and a "
-                          "DaemonSet name), or empty: not checked" % _show(value))
+                          "DaemonSet name), auto (found by its labels, image or command) or empty: not checked" % _show(value))
     if "rke2_numa_foreign_node_annotations" in inputs:
         value = get("rke2_numa_foreign_node_annotations")
         if not isinstance(value, list):

@@ -132,3 +132,67 @@ def test_a_stale_marker_on_a_healthy_node_is_cleared_not_rolled(cluster, tmp_pat
                        "code": 200}], writes
     assert "compliant (skipped): gpu-a" in text
     assert tree(root) == before
+
+
+def drain_play(cluster, tmp_path, **variables):
+    """The drain role (its main entry point: the checks, the cordon, the drain) on localhost, for Node gpu-a."""
+    playbook = tmp_path / "drain.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Drain", "hosts": "localhost", "gather_facts": False,
+        "vars": dict({"rke2_numa_node_name": "gpu-a", "rke2_numa_kubectl": KUBECTL, "rke2_numa_kubeconfig": cluster.kubeconfig,
+                      "rke2_numa_drain_timeout": 20}, **variables),
+        "roles": [{"role": "maitred.rke2_numa.drain"}]}]))
+    env = dict(cluster.env, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
+    return subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                           "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)],
+                          env=env, capture_output=True, text=True, check=False)
+
+
+def kured_lock(*nodes):
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    locks = [{"nodeID": n, "metadata": {"unschedulable": False}, "created": now, "TTL": 0} for n in nodes]
+    return json.dumps({"maxOwners": 2, "locks": locks})
+
+
+@pytest.mark.parametrize("case, words", [
+    ("kured", "gpu-a is being maintained by another tool: kured holds its reboot lock on other-1 (kured/kured-release): "
+              "one node out of service at a time"),
+    ("autoscaler", "gpu-a is being maintained by another tool: the cluster autoscaler is deleting it (taint ToBeDeletedByClusterAutoscaler)"),
+    ("upgrade", "gpu-a is being maintained by another tool: system-upgrade-controller is upgrading it "
+                "(cattle-system/apply-rke2-agent-on-gpu-a-1a2b3)"),
+    ("named-kured-missing", "rke2_numa_kured_daemonset ops/kured: no such DaemonSet"),
+])
+def test_no_node_is_taken_out_while_another_maintainer_is_at_work(cluster, tmp_path, case, words):
+    """kured rebooting another node (its multi-node lock, installed by a chart in its own namespace), the autoscaler
+    deleting the node, an upgrade in progress: refused before the cordon, nothing written to the API."""
+    variables = {}
+    if case == "kured":
+        (tmp_path / "state" / "daemonsets.json").write_text(json.dumps([
+            {"namespace": "kured", "name": "kured-release", "labels": {"app.kubernetes.io/name": "kured"},
+             "annotations": {"weave.works/kured-node-lock": kured_lock("other-1")}}]))
+    elif case == "autoscaler":
+        with cluster.edit("gpu-a") as node:
+            node["taints"] = [{"key": "ToBeDeletedByClusterAutoscaler", "value": "1796104000", "effect": "NoSchedule"}]
+    elif case == "upgrade":
+        with cluster.edit("gpu-a") as node:
+            node["pods"].append({"namespace": "cattle-system", "name": "apply-rke2-agent-on-gpu-a-1a2b3", "owner": "Job",
+                                 "labels": {"upgrade.cattle.io/node": "gpu-a", "upgrade.cattle.io/plan": "rke2-agent"}})
+    else:
+        variables["rke2_numa_kured_daemonset"] = "ops/kured"
+    out = drain_play(cluster, tmp_path, **variables)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0 and words in text, text[-3000:]
+    assert [c for c in cluster.calls() if c["method"] != "GET"] == [], "no API write"
+    assert not cluster.node("gpu-a")["unschedulable"]
+
+
+def test_an_expired_kured_lock_does_not_hold_the_roll(cluster, tmp_path):
+    old = json.dumps({"nodeID": "other-1", "created": "2026-01-01T00:00:00Z", "TTL": 3600 * 10 ** 9})
+    (tmp_path / "state" / "daemonsets.json").write_text(json.dumps([
+        {"namespace": "kube-system", "name": "kured", "annotations": {"weave.works/kured-node-lock": old}}]))
+    out = drain_play(cluster, tmp_path)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    node = cluster.node("gpu-a")
+    assert node["unschedulable"] and node["annotations"] == {CORDONED: "true"}
+    assert [p["name"] for p in node["pods"]] == ["rke2-canal-gpu-a", "kube-proxy-gpu-a"], "drained: DaemonSet and mirror pods stay"

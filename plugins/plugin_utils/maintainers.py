@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Other maintainers at work: may a roll take this node out of service now? (controller side)
+
+A roll must not drain a node while another tool reboots, deletes or upgrades one: two nodes out at once is
+what a maintenance window must never do to a GPU fleet. Read from the API just before the cordon:
+
+- kured (kubereboot/kured, pkg/daemonsetlock): its lock is an annotation on its own DaemonSet (``--ds-name``,
+  ``--ds-namespace``, ``--lock-annotation``; default kube-system/kured, weave.works/kured-node-lock), either one
+  owner ``{"nodeID", "metadata", "created", "TTL"}`` or, with ``--concurrency`` > 1,
+  ``{"maxOwners", "locks": [...]}``. ``TTL`` is a Go time.Duration (nanoseconds); 0 never expires (ttlExpired).
+  While kured holds any live lock it is rebooting a node: no node of ours starts.
+- The cluster autoscaler taints a node it is about to delete ``ToBeDeletedByClusterAutoscaler``; Karpenter
+  ``karpenter.sh/disrupted`` (``karpenter.sh/disruption`` before v1).
+- system-upgrade-controller (rancher/system-upgrade-controller) runs a Job per node and plan; its pods carry
+  ``upgrade.cattle.io/node=<node>``. One that has not succeeded is an upgrade in progress.
+- Node annotations other tools set while they work (``rke2_numa_foreign_node_annotations``).
+
+Their cordons look like an admin's and are kept (never undone by a roll).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+KURED_LOCK_ANNOTATION = "weave.works/kured-node-lock"
+KURED_DEFAULT = ("kube-system", "kured")
+AUTO = "auto"
+AUTOSCALER_TAINTS = {
+    "ToBeDeletedByClusterAutoscaler": "the cluster autoscaler is deleting it",
+    "karpenter.sh/disrupted": "Karpenter is disrupting it",
+    "karpenter.sh/disruption": "Karpenter is disrupting it",
+}
+SUC_NODE_LABEL = "upgrade.cattle.io/node"
+_KURED_LABELS = ("app.kubernetes.io/name", "app", "name", "k8s-app")
+
+
+def _flag(argv, name):
+    """The value of ``--name=value`` or ``--name value`` in a container's command line, or None."""
+    for i, arg in enumerate(argv):
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+        if arg == name and i + 1 < len(argv):
+            return argv[i + 1]
+    return None
+
+
+def _argv(daemonset):
+    containers = ((((daemonset.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers")) or []
+    out = []
+    for c in containers:
+        out += [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
+    return out, [str(c.get("image") or "") for c in containers]
+
+
+def is_kured(daemonset):
+    """A DaemonSet that runs kured: its labels, its image, or its command say so."""
+    meta = daemonset.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    argv, images = _argv(daemonset)
+    image_names = [i.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0] for i in images]
+    return (any(labels.get(k) == "kured" for k in _KURED_LABELS) or "kured" in image_names
+            or any(a.rsplit("/", 1)[-1] == "kured" for a in argv))
+
+
+def _time(text):
+    value = str(text or "")
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    # Go's RFC 3339 has up to 9 fractional digits; Python reads 6
+    if "." in value:
+        head, dummy, rest = value.partition(".")
+        digits = "".join(c for c in rest if c.isdigit())
+        value = head + "." + (digits[:6] or "0") + rest[len(digits):]
+    try:
+        moment = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return moment.timestamp()
+
+
+def kured_locks(text, now):
+    """The live locks of a kured lock annotation: [{node, created, ttl_seconds}]; expired ones left out.
+
+    A value neither format can read counts as one live lock of an unknown node (fail closed)."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return [{"node": "?", "created": None, "ttl_seconds": 0, "unreadable": True}]
+    if not isinstance(value, dict):
+        return [{"node": "?", "created": None, "ttl_seconds": 0, "unreadable": True}]
+    entries = value.get("locks") if "locks" in value or "maxOwners" in value else [value]
+    live = []
+    for entry in entries or []:
+        if not isinstance(entry, dict):
+            continue
+        ttl = entry.get("TTL") or 0
+        ttl_seconds = ttl / 1e9 if isinstance(ttl, (int, float)) else 0
+        created = _time(entry.get("created"))
+        if ttl_seconds > 0 and created is not None and now - created >= ttl_seconds:
+            continue   # kured's ttlExpired: the lock is free
+        live.append({"node": str(entry.get("nodeID") or "?"), "created": entry.get("created"), "ttl_seconds": ttl_seconds})
+    return live
+
+
+def find_kured(daemonsets, setting):
+    """[(namespace/name, lock annotation key, DaemonSet)] of kured's DaemonSets, and an error or None.
+
+    ``setting``: ``auto`` (every DaemonSet that runs kured, wherever installed), ``namespace/name`` (that
+    one, which must exist), or empty (not checked)."""
+    if not setting:
+        return [], None
+    found = []
+    for ds in daemonsets:
+        meta = ds.get("metadata") or {}
+        ident = "%s/%s" % (meta.get("namespace"), meta.get("name"))
+        if (setting == AUTO and (is_kured(ds) or ident == "%s/%s" % KURED_DEFAULT)) or ident == setting:
+            argv, dummy = _argv(ds)
+            found.append((ident, _flag(argv, "--lock-annotation") or KURED_LOCK_ANNOTATION, ds))
+    if setting != AUTO and not found:
+        return [], ("rke2_numa_kured_daemonset %s: no such DaemonSet, so kured's reboot lock cannot be read; "
+                    "set it to kured's namespace/name, auto (find it), or empty if kured is not installed" % setting)
+    return found, None
+
+
+def maintainers_at_work(node, daemonsets, suc_pods, kured_setting, foreign_annotations, now):
+    """Why the roll must not start this node now (empty: it may). ``node``: the Node object; ``daemonsets``: every
+    DaemonSet; ``suc_pods``: the pods labelled upgrade.cattle.io/node=<this node>; ``now``: epoch seconds."""
+    name = (node.get("metadata") or {}).get("name")
+    annotations = (node.get("metadata") or {}).get("annotations") or {}
+    reasons = []
+    kureds, error = find_kured(daemonsets, kured_setting)
+    if error:
+        reasons.append(error)
+    for ident, key, ds in kureds:
+        text = ((ds.get("metadata") or {}).get("annotations") or {}).get(key)
+        if text is None:
+            continue
+        for lock in kured_locks(text, now):
+            if lock.get("unreadable"):
+                reasons.append("kured's lock on %s (%s) cannot be read; treated as held" % (ident, key))
+            elif lock["node"] == name:
+                reasons.append("kured holds its reboot lock on it (%s)" % ident)
+            else:
+                reasons.append("kured holds its reboot lock on %s (%s): one node out of service at a time" % (lock["node"], ident))
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        why = AUTOSCALER_TAINTS.get(taint.get("key"))
+        if why:
+            reasons.append("%s (taint %s)" % (why, taint.get("key")))
+    running = sorted("%s/%s" % ((p.get("metadata") or {}).get("namespace"), (p.get("metadata") or {}).get("name"))
+                     for p in suc_pods if (p.get("status") or {}).get("phase") != "Succeeded")
+    if running:
+        reasons.append("system-upgrade-controller is upgrading it (%s)" % ", ".join(running))
+    present = [a for a in foreign_annotations if a in annotations]
+    if present:
+        reasons.append("the Node has %s" % ", ".join(present))
+    return reasons
