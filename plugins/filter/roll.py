@@ -9,6 +9,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import roll_outcome
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
 
 
@@ -25,8 +26,22 @@ def maintainers(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations
     return maintainers_at_work(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations or [], float(now))
 
 
+def outcome(hostvars, fleet_hosts, rolled_hosts, check_mode=False):
+    """The roll's summary and whether it failed, from the hosts' facts (plugin_utils/roll_outcome.py)."""
+    fleet, rolled = [], []
+    for host in fleet_hosts or []:
+        compliance = hostvars[host].get("rke2_numa_compliance")
+        fleet.append({"host": host, "compliant": None if not isinstance(compliance, dict) else bool(compliance.get("compliant"))})
+    for host in rolled_hosts or []:
+        facts = hostvars[host]
+        rolled.append({"host": host, "result": facts.get("rke2_numa_roll_result"), "reason": facts.get("rke2_numa_roll_reason"),
+                       "seconds": facts.get("rke2_numa_roll_seconds")})
+    return roll_outcome(fleet, rolled, bool(check_mode))
+
+
 class FilterModule(object):
     """maitred.rke2_numa rolling filters."""
 
     def filters(self):
-        return {"maintenance_window": maintenance_window, "node_markers": node_markers, "maintainers_at_work": maintainers}
+        return {"maintenance_window": maintenance_window, "node_markers": node_markers, "maintainers_at_work": maintainers,
+                "roll_outcome": outcome}

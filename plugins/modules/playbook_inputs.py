@@ -43,12 +43,17 @@ options:
     description: The playbook whose inputs these are; C(rolling) also refuses a window that has ended.
     type: str
     required: true
-    choices: [check, rolling, labels, prove]
+    choices: [check, rolling, labels, prove, plan]
   inputs:
     description: The playbook's variables set for this host, by name (pass C(omit) for one that is not set).
     type: dict
     required: true
     suboptions:
+      inventory_hostname:
+        description:
+          - The host's inventory name, given when it names report or plan files (C(<dir>/<host>.json)) - letters,
+            digits, C(-), C(_), C(.) and C(@), no C(/) or leading C(.), and not C(fleet) (the fleet's own file).
+        type: raw
       rke2_numa_node_name:
         description: The Node's name in the cluster - an RFC 1123 subdomain, at most 253 characters.
         type: raw

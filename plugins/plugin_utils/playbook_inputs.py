@@ -32,7 +32,10 @@ DRAIN_TIMEOUT_MAX = 4 * 3600          # s: kubectl drain --timeout (0 there wait
 GRACE_PERIOD_MAX = 3600               # s: kubectl drain --grace-period
 NODE_READY_TIMEOUT_MAX = 3600         # s: kubectl wait --for=condition=Ready
 NODE_MINUTES_MAX = 24 * 60            # min: the estimate of one node's time in the window
-PLAYBOOKS = ("check", "rolling", "labels", "prove")
+PLAYBOOKS = ("check", "rolling", "labels", "prove", "plan")
+# A host's report and plan files are <dir>/<host>.json (and <host>.config.yaml) beside the fleet's own files.
+_FILE_STEM = re.compile(r"[A-Za-z0-9_][-A-Za-z0-9_.@]*")
+RESERVED_STEMS = ("fleet",)
 # A command kubectl may be given as: an absolute path, or a name looked up on PATH.
 _COMMAND = re.compile(r"/[^\x00]*|[A-Za-z0-9_.+][-A-Za-z0-9_.+]*")
 _PERCENT = re.compile(r"\s*([0-9]+)\s*%\s*")
@@ -117,6 +120,12 @@ def input_errors(playbook, inputs, groups, hosts, now):
     rolling = playbook == "rolling"
     errors = []
     get = inputs.get
+    if "inventory_hostname" in inputs:
+        host = get("inventory_hostname")
+        if not isinstance(host, str) or not _FILE_STEM.fullmatch(host) or host in RESERVED_STEMS:
+            errors.append("inventory host name %s cannot name its report files (<dir>/<host>.json): use letters, digits, '-', '_', '.' "
+                          "and '@', not '/' nor a leading '.', and not %s (the fleet's own file); set the machine's address in "
+                          "ansible_host and give the host another name" % (_show(host), ", ".join(RESERVED_STEMS)))
     if "rke2_numa_node_name" in inputs:
         errors += _named("rke2_numa_node_name", get("rke2_numa_node_name"),
                          dns1123_subdomain_errors(get("rke2_numa_node_name")), "a Node name")

@@ -74,8 +74,10 @@ def play(inventory, *extra, **kwargs):
 def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_path, extra):
     inventory, nodes, plan = fleet
     before = {name: tree(root) for name, root in nodes.items()}
+    tmp_path.chmod(0o700)   # an operator's folder (-e rke2_numa_report_dir=$HOME): it keeps its mode
     out = play(inventory, "-e", "rke2_numa_report_dir=%s" % tmp_path, "-vvv", *extra)
     assert out.returncode == 0, out.stdout + out.stderr
+    assert oct(tmp_path.stat().st_mode & 0o777) == "0o700"
     assert TOKEN not in out.stdout + out.stderr, "the join token never leaves the node"
     assert "changed=0" in out.stdout and "changed=1" not in out.stdout
     assert {name: tree(root) for name, root in nodes.items()} == before

@@ -85,6 +85,7 @@ def test_hostile_or_careless_inputs_are_refused_before_any_api_call_and_any_writ
         "h-window": {"rke2_numa_window_end": past},
         "h-fail": {"rke2_numa_max_fail_percentage": 101},
         "h-selector": {"rke2_numa_drain_pod_selector": "app=vllm --force"},
+        "fleet": {},                                                     # its report would overwrite fleet.json
     }
     hosts = {name: node_vars(root, **dict({"rke2_numa_node_name": "gpu-a"}, **values)) for name, values in bad.items()}
     before = tree(root)
@@ -103,7 +104,8 @@ def test_hostile_or_careless_inputs_are_refused_before_any_api_call_and_any_writ
             ("h-group", "rke2_numa_server_group 'server' is not a group of the inventory"),
             ("h-window", "rke2_numa_window_end %s ended 95 min ago" % past),
             ("h-fail", "rke2_numa_max_fail_percentage 101 must be an integer from 0 to 100"),
-            ("h-selector", "rke2_numa_drain_pod_selector 'app=vllm --force' is not a label selector")]:
+            ("h-selector", "rke2_numa_drain_pod_selector 'app=vllm --force' is not a label selector"),
+            ("fleet", "inventory host name 'fleet' cannot name its report files")]:
         assert "%s: the inputs of rolling are refused, nothing was read or written: " % host in text, host
         assert words in text, (host, text[-3000:])
     assert cluster.calls() == [], "not one API call"

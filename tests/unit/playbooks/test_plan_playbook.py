@@ -74,8 +74,10 @@ def test_refused_plan_fails_the_host_naming_the_rule(inventory, tmp_path):
 
 def test_plan_of_another_host_is_refused(inventory, tmp_path):
     # rke2_numa_plan as an extra var beats the plan role's set_fact: it must fit this host's topology
+    tmp_path.chmod(0o750)
     result = play(inventory, "-e", "rke2_numa_plan_dir=%s" % tmp_path, "--limit", "l40s-offline")
     assert result.returncode == 0, result.stdout + result.stderr
+    assert oct(tmp_path.stat().st_mode & 0o777) == "0o750", "a folder of the operator's keeps its mode"
     foreign = tmp_path / "foreign.json"
     foreign.write_text(json.dumps({"rke2_numa_plan": json.loads((tmp_path / "l40s-offline.json").read_text())}))
     result = play(inventory, "-e", "@%s" % foreign)

@@ -99,6 +99,17 @@ def test_every_problem_is_named_at_once():
                                                    "rke2_numa_serial"]
 
 
+@pytest.mark.parametrize("host", ["../x", "a/b", ".hidden", "fleet", "", "-x", "gpu a"])
+def test_a_host_name_that_cannot_name_its_report_files_is_refused(host):
+    found = input_errors("check", {"inventory_hostname": host}, GROUPS, HOSTS, NOW)
+    assert len(found) == 1 and "cannot name its report files (<dir>/<host>.json)" in found[0]
+
+
+@pytest.mark.parametrize("host", ["gpu-a", "gpu-a.example.com", "GPU_7", "10.0.0.7", "root@gpu-a", "fleet-1"])
+def test_host_names_that_name_report_files(host):
+    assert input_errors("plan", {"inventory_hostname": host}, GROUPS, HOSTS, NOW) == []
+
+
 def test_an_unknown_playbook_is_a_programming_error():
     with pytest.raises(ValueError):
         input_errors("apply", {}, GROUPS, HOSTS, NOW)
