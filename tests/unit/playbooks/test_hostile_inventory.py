@@ -198,3 +198,16 @@ def test_an_expired_kured_lock_does_not_hold_the_roll(cluster, tmp_path):
     node = cluster.node("gpu-a")
     assert node["unschedulable"] and node["annotations"] == {CORDONED: "true"}
     assert [p["name"] for p in node["pods"]] == ["rke2-canal-gpu-a", "kube-proxy-gpu-a"], "drained: DaemonSet and mirror pods stay"
+
+
+def test_a_roll_the_window_stops_is_not_a_success(cluster, tmp_path):
+    """Too little time left for a node: no node starts, nothing is written, and the run fails naming what is left."""
+    root = make_node(tmp_path / "gpu-a", **SPEC)   # not compliant: it needs a roll
+    end = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    before = tree(root)
+    out = run(cluster, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, rke2_numa_window_end=end, rke2_numa_node_minutes=30)
+    text = out.stdout + out.stderr
+    assert out.returncode == 2, text[-3000:]
+    assert "stopping: the maintenance window ends in" in text
+    assert "the roll stopped: 1 node not rolled: gpu-a (the maintenance window)" in text and "remaining: gpu-a" in text
+    assert [c for c in cluster.calls() if c["method"] != "GET"] == [] and tree(root) == before
