@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import pods_left
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import roll_outcome
@@ -44,4 +45,4 @@ class FilterModule(object):
 
     def filters(self):
         return {"maintenance_window": maintenance_window, "node_markers": node_markers, "maintainers_at_work": maintainers,
-                "roll_outcome": outcome}
+                "roll_outcome": outcome, "drain_pods_left": pods_left}

@@ -211,3 +211,22 @@ def test_a_roll_the_window_stops_is_not_a_success(cluster, tmp_path):
     assert "stopping: the maintenance window ends in" in text
     assert "the roll stopped: 1 node not rolled: gpu-a (the maintenance window)" in text and "remaining: gpu-a" in text
     assert [c for c in cluster.calls() if c["method"] != "GET"] == [] and tree(root) == before
+
+
+def test_a_partial_drain_is_not_a_drain(cluster, tmp_path):
+    """--pod-selector evicts only the pods it selects and kubectl exits 0: the GPU pod it did not select still runs, so
+    the node is not drained (the kubelet reset must not run under it): refused, left cordoned with the reason."""
+    with cluster.edit("gpu-a") as node:
+        node["pods"].append({"namespace": "ml", "name": "vllm-0", "owner": "StatefulSet", "labels": {"app": "vllm"}})
+        for pod in node["pods"]:
+            if pod["name"].startswith("sample-workload"):
+                pod["labels"] = {"app": "batch"}
+    out = drain_play(cluster, tmp_path, rke2_numa_drain_pod_selector="app=batch")
+    text = out.stdout + out.stderr
+    assert out.returncode != 0, text[-3000:]
+    assert ("the drain of gpu-a left pods that are neither DaemonSet nor mirror pods: ml/vllm-0 (StatefulSet) - the kubelet "
+            "state is not reset under running pods") in text
+    node = cluster.node("gpu-a")
+    assert node["unschedulable"] and node["annotations"][FAILED] == "drained partially: workload pods are still on the node"
+    assert [p["name"] for p in node["pods"]] == ["rke2-canal-gpu-a", "kube-proxy-gpu-a", "vllm-0"], "only the selected pod was evicted"
+    assert "TASK [maitred.rke2_numa.drain : The node is drained]" not in text, "rke2_numa_node_drained is never set"
