@@ -478,9 +478,20 @@ def render_html(entries, mode="plan", title="RKE2 NUMA fleet report"):
 # ----------------------------------------------------------------- Markdown
 
 
+# Inline Markdown: emphasis, code, links and images ([text](url), ![alt](url)), strikethrough, table cells.
+_MD_INLINE = frozenset("\\`*_[]()!|~")
+# GFM autolinks bare URLs, www. names and e-mail addresses: a zero-width space keeps them text.
+_AUTOLINKS = (("://", ":\u200b//"), ("www.", "www\u200b."), ("@", "@\u200b"))
+
+
 def md_cell(text):
-    """Text for a Markdown table cell: HTML-escaped, pipes escaped, on one line."""
-    return escape(" ".join(str(text).split())).replace("|", "\\|")
+    """Untrusted text (host, pod and warning text) for a Markdown line or table cell, on one line: HTML-escaped, and
+    nothing in it renders as a link, an image, emphasis or a cell break, so the summary is safe to paste into a CI
+    job summary or a ticket."""
+    flat = escape(" ".join(str(text).split()), quote=False)
+    for old, new in _AUTOLINKS:
+        flat = flat.replace(old, new)
+    return "".join("\\" + c if c in _MD_INLINE else c for c in flat)
 
 
 def render_markdown(entries, mode="plan", title="RKE2 NUMA fleet report"):

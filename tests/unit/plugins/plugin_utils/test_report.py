@@ -130,7 +130,18 @@ def test_every_host_string_is_escaped(samples):
     assert "<img" not in page and "<b>shape" not in page and "<i>" not in page.replace('<i class="', "")
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more" in page
     summary = report.render_markdown([entry])
-    assert "<img" not in summary and "&lt;img src=x onerror=alert(2)&gt;" in summary
+    assert "<img" not in summary and "&lt;img src=x onerror=alert\\(2\\)&gt;" in summary
+
+
+def test_markdown_renders_no_link_image_or_emphasis_from_untrusted_text(samples):
+    topology, plan = copy.deepcopy(samples["dgx-h100"])
+    plan["warnings"] = ["see ![x](https://evil.example/p.png) and [docs](http://evil.example) **now** `x` ~~y~~ <b>"]
+    text = report.render_markdown([{"host": "gpu-a_[x](https://evil.example)", "topology": topology, "plan": plan},
+                                   {"host": "www.evil.example"}, {"host": "root@evil.example"}])
+    assert "![x](" not in text and "[docs](" not in text and "](" not in text and "**now**" not in text
+    assert "https://" not in text and "http://" not in text and "www.evil" not in text and "@evil" not in text
+    assert "\\!\\[x\\]\\(https:\u200b//evil.example/p.png\\)" in text and "\\*\\*now\\*\\*" in text and "&lt;b&gt;" in text
+    assert "| gpu-a\\_\\[x\\]\\(https:\u200b//evil.example\\) | planned |" in text
 
 
 def test_check_mode_says_compliant_or_why_not(samples):
