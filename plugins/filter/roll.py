@@ -10,7 +10,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import pods_left
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import roll_outcome
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, failure_reason, roll_outcome
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
 
 
@@ -45,4 +45,5 @@ class FilterModule(object):
 
     def filters(self):
         return {"maintenance_window": maintenance_window, "node_markers": node_markers, "maintainers_at_work": maintainers,
-                "roll_outcome": outcome, "drain_pods_left": pods_left}
+                "roll_outcome": outcome, "drain_pods_left": pods_left, "failure_reason": failure_reason,
+                "annotation_reason": annotation_reason}

@@ -45,3 +45,25 @@ def roll_outcome(fleet, rolled, check_mode=False):
             " (the maintenance window)" if by_result.get("window") else ""))
     msg = ("the roll stopped: " + "; ".join(parts)) if parts else None
     return {"summary": summary, "failed": bool(parts), "msg": msg}
+
+
+ANNOTATION_REASON_MAX = 300
+
+
+def failure_reason(result):
+    """The reason a failed task gives, for the roll's summary: its message, or kubectl's own words when the message
+    is only Ansible's "non-zero return code" (e.g. ``nodes "gpu-a" not found``), on one line."""
+    result = result or {}
+    msg = str(result.get("msg") or "")
+    stderr = [line.strip() for line in str(result.get("stderr") or "").splitlines() if line.strip()]
+    if (not msg or msg == "non-zero return code") and stderr:
+        msg = "; ".join(line[len("error: "):] if line.startswith("error: ") else line for line in stderr[-2:])
+    return " ".join((msg or "failed").split())
+
+
+def annotation_reason(reason):
+    """The short reason the Node's ``failed`` annotation holds: our first sentence, never the kubelet's log lines that
+    follow it (annotations are readable by anyone who can read Nodes), at most ANNOTATION_REASON_MAX characters."""
+    text = " ".join(str(reason or "failed").split())
+    head = text.split(". ", 1)[0].rstrip(".")
+    return head if len(head) <= ANNOTATION_REASON_MAX else head[:ANNOTATION_REASON_MAX - 3] + "..."

@@ -40,3 +40,22 @@ def test_check_mode_says_what_would_happen():
 def test_nothing_to_roll():
     out = roll_outcome([{"host": "n3", "compliant": True}], [])
     assert not out["failed"] and out["summary"][:2] == ["compliant (skipped): n3", "not checked: none"]
+
+
+def test_the_reason_is_kubectls_not_ansibles():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import failure_reason
+    assert failure_reason({"msg": "non-zero return code", "stderr": 'Error from server (NotFound): nodes "gpu-a.example.com" not found\n'}) == \
+        'Error from server (NotFound): nodes "gpu-a.example.com" not found'
+    assert failure_reason({"msg": "non-zero return code", "stderr": "error: timed out waiting for the condition on nodes/gpu-a\n"}) == \
+        "timed out waiting for the condition on nodes/gpu-a"
+    assert failure_reason({"msg": "drain of gpu-a failed,\n  nothing changed", "stderr": "x"}) == "drain of gpu-a failed, nothing changed"
+    assert failure_reason({}) == "failed" and failure_reason(None) == "failed"
+
+
+def test_the_annotation_holds_our_first_sentence_never_the_kubelet_log():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason
+    reason = ("rolled back to the previous config and checkpoints: the kubelet did not come back healthy within 20 s. "
+              "The kubelet said: E1201 failed to parse kubelet flag | secret-ish log line. After the rollback ...")
+    assert annotation_reason(reason) == "rolled back to the previous config and checkpoints: the kubelet did not come back healthy within 20 s"
+    assert len(annotation_reason("x" * 1000)) == 300
+    assert annotation_reason("pending reboot: the plan's kernel args are written") == "pending reboot: the plan's kernel args are written"
