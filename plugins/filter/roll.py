@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import capacity_check, roll_order
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import pods_left
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers
@@ -40,10 +41,34 @@ def outcome(hostvars, fleet_hosts, rolled_hosts, check_mode=False):
     return roll_outcome(fleet, rolled, bool(check_mode))
 
 
+def _kinds(reply, kind):
+    return [i for i in (reply or {}).get("items") or [] if i.get("kind") == kind]
+
+
+def capacity(reply, node_name, batch_hosts, gpu_resource, hostvars):
+    """Would draining ``node_name`` leave GPU pods Pending? ``reply``: ``kubectl get nodes,pods -A -o json``;
+    ``batch_hosts``: the inventory hosts of this batch (their Nodes are out too)."""
+    batch = [hostvars[h].get("rke2_numa_node_name") or h for h in batch_hosts or []]
+    return capacity_check(node_name, batch, _kinds(reply, "Node"), _kinds(reply, "Pod"), gpu_resource)
+
+
+def order(hostvars, hosts, markers, pods_reply, gpu_resource, how="idle_first"):
+    """The hosts to roll (not compliant, or left cordoned by an earlier roll), in the order to roll them."""
+    candidates = []
+    for host in hosts or []:
+        facts = hostvars[host]
+        node = facts.get("rke2_numa_node_name") or host
+        compliance = facts.get("rke2_numa_compliance") or {}
+        if not compliance.get("compliant") or (markers or {}).get(node, {}).get("cordoned_by_us"):
+            candidates.append({"host": host, "node": node})
+    return roll_order(candidates, (pods_reply or {}).get("items") or [], gpu_resource, how)
+
+
 class FilterModule(object):
     """maitred.rke2_numa rolling filters."""
 
     def filters(self):
         return {"maintenance_window": maintenance_window, "node_markers": node_markers, "maintainers_at_work": maintainers,
                 "roll_outcome": outcome, "drain_pods_left": pods_left, "failure_reason": failure_reason,
-                "annotation_reason": annotation_reason}
+                "annotation_reason": annotation_reason,
+                "roll_capacity": capacity, "roll_order": order}

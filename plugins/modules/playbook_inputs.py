@@ -102,6 +102,12 @@ options:
       rke2_numa_window_end:
         description: The end of the maintenance window - empty, or ISO 8601 with a UTC offset; for a roll, not past.
         type: raw
+      rke2_numa_roll_order:
+        description: The order of a roll - C(idle_first) or C(sorted).
+        type: raw
+      rke2_numa_allow_pending_pods:
+        description: Whether a roll may drain a node whose GPU pods fit nowhere else - a boolean.
+        type: raw
       rke2_numa_reboot_ok:
         description: Whether a roll may reboot a node - a boolean.
         type: raw

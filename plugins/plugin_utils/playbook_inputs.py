@@ -189,7 +189,9 @@ def input_errors(playbook, inputs, groups, hosts, now):
             errors.append("rke2_numa_node_minutes %s must be a number of minutes above 0 and at most %d" % (_show(value), NODE_MINUTES_MAX))
     if "rke2_numa_window_end" in inputs:
         errors += window_errors(get("rke2_numa_window_end"), now, rolling)
-    for name in ("rke2_numa_reboot_ok", "rke2_numa_audit_pods", "rke2_numa_prove"):
+    if "rke2_numa_roll_order" in inputs and get("rke2_numa_roll_order") not in ("idle_first", "sorted"):
+        errors.append("rke2_numa_roll_order %s must be idle_first or sorted" % _show(get("rke2_numa_roll_order")))
+    for name in ("rke2_numa_reboot_ok", "rke2_numa_audit_pods", "rke2_numa_prove", "rke2_numa_allow_pending_pods"):
         value = get(name)
         if name in inputs and not (isinstance(value, bool) or (isinstance(value, (str, int)) and str(value).lower() in _BOOLEANS)):
             errors.append("%s %s must be true or false" % (name, _show(value)))

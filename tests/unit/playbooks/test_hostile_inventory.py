@@ -230,3 +230,35 @@ def test_a_partial_drain_is_not_a_drain(cluster, tmp_path):
     assert node["unschedulable"] and node["annotations"][FAILED] == "drained partially: workload pods are still on the node"
     assert [p["name"] for p in node["pods"]] == ["rke2-canal-gpu-a", "kube-proxy-gpu-a", "vllm-0"], "only the selected pod was evicted"
     assert "TASK [maitred.rke2_numa.drain : The node is drained]" not in text, "rke2_numa_node_drained is never set"
+
+
+def gpu_pod(name, gpus):
+    return {"namespace": "ml", "name": name, "owner": "StatefulSet",
+            "spec": {"containers": [{"name": "vllm", "image": "vllm",
+                                     "resources": {"requests": {"cpu": "4", "nvidia.com/gpu": str(gpus)},
+                                                   "limits": {"cpu": "4", "nvidia.com/gpu": str(gpus)}}}]}}
+
+
+@pytest.mark.parametrize("free", [1, 2], ids=["no-room", "room"])
+def test_a_drain_that_would_leave_gpu_pods_pending_is_not_started(cluster, tmp_path, free):
+    """gpu-a runs a 2-GPU pod; the rest of the fleet has `free` GPUs: with 1 the roll stops before the cordon, naming
+    the pod; with 2 it goes on (to the preflight, which needs a real node: not asserted here)."""
+    root = make_node(tmp_path / "gpu-a", **SPEC)
+    for name in ("gpu-a", "other-1", "other-2"):
+        with cluster.edit(name) as node:
+            node["allocatable"] = {"cpu": "32", "nvidia.com/gpu": "2" if name != "other-2" else "0"}
+            node["capacity"] = dict(node["allocatable"])
+    with cluster.edit("gpu-a") as node:
+        node["pods"].append(gpu_pod("vllm-0", 2))
+    with cluster.edit("other-1") as node:
+        node["pods"].append(gpu_pod("vllm-1", 2 - free))
+    out = run(cluster, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, rke2_numa_prove=False)
+    text = out.stdout + out.stderr
+    words = ("draining gpu-a would leave 1 GPU pod Pending: ml/vllm-0 (2 GPUs) - the rest of the fleet has 1 nvidia.com/gpu free "
+             "on Ready, schedulable Nodes; not drained (rke2_numa_allow_pending_pods=true drains it anyway)")
+    assert out.returncode == 2, text[-3000:]
+    if free == 1:
+        assert words in text and "failed: gpu-a" in text
+        assert [c for c in cluster.calls() if c["method"] != "GET"] == [] and not cluster.node("gpu-a")["unschedulable"]
+    else:
+        assert "draining gpu-a would leave" not in text and "TASK [maitred.rke2_numa.kubelet_reset : " in text

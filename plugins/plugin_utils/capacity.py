@@ -1,0 +1,140 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Capacity-aware maintenance windows: will the pods a drain evicts find room elsewhere? (controller side)
+
+A drained GPU node whose pods cannot be scheduled anywhere else is an outage, not maintenance. Before a
+node of the batch is drained, the GPU pods it would evict (and the whole exclusive CPUs of the Guaranteed
+ones) are placed, largest first, on what the rest of the fleet has free: allocatable minus the requests of
+the pods bound there, on Nodes that are Ready, schedulable and not in the batch. A pod that fits nowhere
+would be left Pending. Neither kured, the system-upgrade-controller nor MCO looks.
+
+The model is the scheduler's resource fit only (requests against allocatable, one pod on one Node); taints,
+affinity and topology spread can only make it worse, so a refusal here is certain and a pass is
+necessary, not sufficient. Quantities: plugin_utils/quantity.py.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import MIRROR_ANNOTATION
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import QuantityError, parse_cpu
+
+
+def _number(value, cpu=False):
+    if value is None:
+        return 0
+    try:
+        return parse_cpu(str(value)) if cpu else int(str(value))
+    except (QuantityError, ValueError):
+        return 0
+
+
+def _requests(pod, resource, cpu=False):
+    """The pod's effective request of ``resource``: the larger of the sum over containers and the largest init container."""
+    spec = pod.get("spec") or {}
+
+    def one(container):
+        res = container.get("resources") or {}
+        value = (res.get("requests") or {}).get(resource)
+        if value is None:   # a limit without a request requests the limit (extended resources always)
+            value = (res.get("limits") or {}).get(resource)
+        return _number(value, cpu)
+
+    main = sum(one(c) for c in spec.get("containers") or [])
+    init = max([one(c) for c in spec.get("initContainers") or []] or [0])
+    return max(main, init)
+
+
+def _guaranteed_whole_cpus(pod):
+    """Exclusive CPUs the static CPU Manager gives the pod: Guaranteed QoS with an integer CPU request, else 0."""
+    if (pod.get("status") or {}).get("qosClass") not in (None, "Guaranteed"):
+        return 0
+    cpus = _requests(pod, "cpu", cpu=True)
+    return int(cpus) if cpus and float(cpus).is_integer() else 0
+
+
+def _active(pod):
+    return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+
+
+def _evicted(pod):
+    """Would kubectl drain --ignore-daemonsets evict it? Every pod but DaemonSet and mirror pods."""
+    meta = pod.get("metadata") or {}
+    if MIRROR_ANNOTATION in (meta.get("annotations") or {}):
+        return False
+    return not any(ref.get("controller") and ref.get("kind") == "DaemonSet" for ref in meta.get("ownerReferences") or [])
+
+
+def _ready(node):
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in (node.get("status") or {}).get("conditions") or [])
+
+
+def gpu_pods(node_name, pods, gpu_resource):
+    """The pods a drain of ``node_name`` would evict that request GPUs: [(ns/name, gpus, exclusive cpus)]."""
+    out = []
+    for pod in pods:
+        if (pod.get("spec") or {}).get("nodeName") != node_name or not _active(pod) or not _evicted(pod):
+            continue
+        gpus = _requests(pod, gpu_resource)
+        if gpus:
+            meta = pod.get("metadata") or {}
+            out.append(("%s/%s" % (meta.get("namespace"), meta.get("name")), gpus, _guaranteed_whole_cpus(pod)))
+    return out
+
+
+def is_idle(node_name, pods, gpu_resource):
+    """No GPU pod would move: rolling this node first spends the window where no workload moves."""
+    return not gpu_pods(node_name, pods, gpu_resource)
+
+
+def free_capacity(nodes, pods, exclude, gpu_resource):
+    """{Node name: [free GPUs, free CPUs]} of the Ready, schedulable Nodes not in ``exclude``."""
+    used = {}
+    for pod in pods:
+        name = (pod.get("spec") or {}).get("nodeName")
+        if name and _active(pod):
+            gpus, cpus = used.get(name, (0, 0.0))
+            used[name] = (gpus + _requests(pod, gpu_resource), cpus + _requests(pod, "cpu", cpu=True))
+    free = {}
+    for node in nodes:
+        name = (node.get("metadata") or {}).get("name")
+        if not name or name in exclude or (node.get("spec") or {}).get("unschedulable") or not _ready(node):
+            continue
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        gpus = _number(allocatable.get(gpu_resource))
+        if not gpus:
+            continue
+        used_gpus, used_cpus = used.get(name, (0, 0.0))
+        free[name] = [gpus - used_gpus, _number(allocatable.get("cpu"), cpu=True) - used_cpus]
+    return free
+
+
+def capacity_check(node_name, batch, nodes, pods, gpu_resource):
+    """Would draining ``node_name`` (with the rest of ``batch`` out too) leave GPU pods Pending?
+
+    Returns {pending: [ns/name (N GPUs)], moving: int, free_gpus: int, ok: bool, msg: str or None}."""
+    moving = sorted(gpu_pods(node_name, pods, gpu_resource), key=lambda p: (-p[1], -p[2], p[0]))
+    free = free_capacity(nodes, pods, set(batch) | {node_name}, gpu_resource)
+    total = sum(max(gpus, 0) for gpus, dummy in free.values())
+    pending = []
+    for name, gpus, cpus in moving:   # first fit, largest first
+        target = next((n for n in sorted(free) if free[n][0] >= gpus and free[n][1] >= cpus), None)
+        if target is None:
+            pending.append("%s (%d GPU%s)" % (name, gpus, "" if gpus == 1 else "s"))
+        else:
+            free[target][0] -= gpus
+            free[target][1] -= cpus
+    msg = None
+    if pending:
+        msg = ("draining %s would leave %d GPU pod%s Pending: %s - the rest of the fleet has %d %s free on Ready, schedulable "
+               "Nodes; not drained (rke2_numa_allow_pending_pods=true drains it anyway)"
+               % (node_name, len(pending), "" if len(pending) == 1 else "s", ", ".join(pending), total, gpu_resource))
+    return {"pending": pending, "moving": len(moving), "free_gpus": total, "ok": not pending, "msg": msg}
+
+
+def roll_order(candidates, pods, gpu_resource, order="idle_first"):
+    """The hosts to roll, in the order to roll them. ``candidates``: [{host, node}]; ``order``: ``idle_first`` (nodes
+    no GPU pod would leave first, then the others, each by name) or ``sorted`` (by name)."""
+    if order == "sorted":
+        return sorted(c["host"] for c in candidates)
+    return [c["host"] for c in sorted(candidates, key=lambda c: (not is_idle(c["node"], pods, gpu_resource), c["host"]))]
