@@ -169,3 +169,15 @@ def test_labels_playbook_labels_only_the_nodes_that_run_their_plan(fleet, tmp_pa
     finally:
         if features["gpu-a"].exists():  # the node copy as the other tests expect it
             shutil.rmtree(str(nodes["gpu-a"] / "etc/kubernetes"))
+
+
+def test_check_with_the_pod_audit_off_reads_no_pod(fleet, tmp_path):
+    """rke2_numa_audit_pods=false: no cluster access at all (kubectl host variables are not needed), the check goes on."""
+    inventory, nodes, _plan = fleet
+    calls = os.path.join(os.path.dirname(inventory), "kubectl.calls")
+    before = open(calls).read() if os.path.exists(calls) else ""
+    out = play(inventory, "-e", "rke2_numa_report_dir=%s" % tmp_path, "-e", "rke2_numa_audit_pods=false")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (open(calls).read() if os.path.exists(calls) else "") == before, "no kubectl call"
+    assert json.loads((tmp_path / "gpu-b.json").read_text())["pods"] == {}
+    assert "pods not audited" not in out.stdout

@@ -21,8 +21,27 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 UNIT_CHECK = "Read the RKE2 agent unit"
 
 
+# Every case is a host of ONE ansible-playbook run (its values as host variables, strings as -e gives them):
+# the preflight runs for all of them at once; each test reads its host's outcome.
+BAD_VALUES = [
+    (("rke2_numa_assume_drained", "maybe"), "rke2_numa_assume_drained"),
+    (("rke2_numa_verify_strict", "perhaps"), "rke2_numa_verify_strict"),
+    (("rke2_numa_reboot_ok", "sure"), "rke2_numa_reboot_ok"),
+    (("rke2_numa_kubelet_timeout", "ten"), "rke2_numa_kubelet_timeout"),
+    (("rke2_numa_kubelet_timeout", "100000000000000000000"), "out of bounds: rke2_numa_kubelet_timeout=100000000000000000000"),
+    (("rke2_numa_kubelet_timeout", "0"), "out of bounds: rke2_numa_kubelet_timeout=0"),
+    (("rke2_numa_reboot_timeout", "-5"), "rke2_numa_reboot_timeout=-5 (60 to 86400 s)"),
+    (("rke2_numa_hugepages_retries", "0"), "rke2_numa_hugepages_retries=0 (1 to 100)"),
+    (("rke2_numa_config_mode", "replace"), "rke2_numa_config_mode"),
+    # the labels role runs late in a roll, on a drained node: its choice is checked up front
+    (("rke2_numa_labels_via", "sometimes"), "rke2_numa_labels_via"),
+]
+GOOD = {"good-assumed": {"rke2_numa_assume_drained": "true"}, "good-drained": {"rke2_numa_node_drained": "yes"}}
+
+
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
+def results(tmp_path_factory):
+    """{host: (the task it failed in, its failure line, the whole output)} of one run over every case."""
     base = tmp_path_factory.mktemp("preflight")
     gen_sysfs.main(["--out", str(base / "samples"), "--machine", "l40s-offline"])
     kubelet = base / "kubelet"
@@ -31,7 +50,7 @@ def setup(tmp_path_factory):
     (kubelet / "cpu_manager_state").write_text(json.dumps({"policyName": "none", "defaultCpuSet": "", "checksum": 1}))
     playbook = base / "play.yml"
     playbook.write_text(yaml.safe_dump([{
-        "name": "Preflight", "hosts": "localhost", "gather_facts": False,
+        "name": "Preflight", "hosts": "all", "gather_facts": False,
         "vars": {"rke2_numa_sysfs_root": str(base / "samples" / "l40s-offline"), "rke2_numa_kubelet_dir": str(kubelet),
                  "rke2_numa_agent_service": "rke2-numa-test-no-such.service"},
         "tasks": [{"name": "Topology", "ansible.builtin.include_role": {"name": "maitred.rke2_numa.topology"}},
@@ -39,56 +58,46 @@ def setup(tmp_path_factory):
                   {"name": "Preflight", "ansible.builtin.include_role": {"name": "maitred.rke2_numa.kubelet_reset",
                                                                          "tasks_from": "preflight.yml"}}],
     }]))
-    return str(playbook)
-
-
-def run(playbook, *extra):
+    hosts = {}
+    for i, ((name, value), dummy) in enumerate(BAD_VALUES):
+        hosts["bad-%d" % i] = dict({"rke2_numa_assume_drained": "true"} if name != "rke2_numa_assume_drained" else {}, **{name: value})
+    hosts["not-drained"] = {"rke2_numa_assume_drained": "false"}
+    for name, values in GOOD.items():
+        hosts[name] = dict(values, rke2_numa_verify_strict="false", rke2_numa_reboot_ok="no", rke2_numa_kubelet_timeout="60")
+    inventory = base / "inventory.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+                                                 "hosts": hosts}}))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-           "-e", "ansible_python_interpreter=%s" % sys.executable, playbook] + list(extra)
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    return out.returncode, out.stdout + out.stderr
+    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory), str(playbook)],
+                         env=env, capture_output=True, text=True, check=False)
+    output = out.stdout + out.stderr
+    failed, task = {}, ""
+    for line in output.splitlines():
+        if line.startswith("TASK ["):
+            task = line
+        for host in hosts:
+            if line.startswith(("fatal: [%s]" % host, "failed: [%s] " % host)) and host not in failed:
+                failed[host] = (task, line, output)
+    assert sorted(failed) == sorted(hosts), "every case fails somewhere: %s" % output[-3000:]
+    return failed
 
 
-def failed_task(output):
-    """The name of the task that failed."""
-    tasks = [line for line in output.splitlines() if line.startswith("TASK [")]
-    return tasks[-1] if tasks else ""
+@pytest.mark.parametrize("index", range(len(BAD_VALUES)), ids=[case[0][0] + "=" + case[0][1][:12] for case in BAD_VALUES])
+def test_bad_values_are_refused_before_anything_else(results, index):
+    task, line, output = results["bad-%d" % index]
+    assert BAD_VALUES[index][1] in line, line
+    assert "Check the" in task, task
 
 
-@pytest.mark.parametrize(
-    "extra, message",
-    [
-        (["rke2_numa_assume_drained=maybe"], "rke2_numa_assume_drained"),
-        (["rke2_numa_verify_strict=perhaps"], "rke2_numa_verify_strict"),
-        (["rke2_numa_reboot_ok=sure"], "rke2_numa_reboot_ok"),
-        (["rke2_numa_kubelet_timeout=ten"], "rke2_numa_kubelet_timeout"),
-        (["rke2_numa_kubelet_timeout=100000000000000000000"], "out of bounds: rke2_numa_kubelet_timeout=100000000000000000000"),
-        (["rke2_numa_kubelet_timeout=0"], "out of bounds: rke2_numa_kubelet_timeout=0"),
-        (["rke2_numa_reboot_timeout=-5"], "rke2_numa_reboot_timeout=-5 (60 to 86400 s)"),
-        (["rke2_numa_hugepages_retries=0"], "rke2_numa_hugepages_retries=0 (1 to 100)"),
-        (["rke2_numa_config_mode=replace"], "rke2_numa_config_mode"),
-        # the labels role runs late in a roll, on a drained node: its choice is checked up front
-        (["rke2_numa_labels_via=sometimes"], "rke2_numa_labels_via"),
-    ],
-)
-def test_bad_values_are_refused_before_anything_else(setup, extra, message):
-    args = [a for e in extra for a in ("-e", e)] + ["-e", "rke2_numa_assume_drained=true"] * ("assume" not in extra[0])
-    rc, output = run(setup, *args)
-    assert rc == 2 and message in output, output
-    assert "Check the" in failed_task(output), failed_task(output)
+def test_a_reset_on_a_node_that_is_not_drained_is_refused(results):
+    task, line, output = results["not-drained"]
+    assert "Refuse to reset the state under running pods" in task
+    assert "the kubelet state must be reset (configured policy" in line and "Nothing was written" in line
 
 
-def test_a_reset_on_a_node_that_is_not_drained_is_refused(setup):
-    rc, output = run(setup, "-e", "rke2_numa_assume_drained=false")
-    assert rc == 2 and "Refuse to reset the state under running pods" in failed_task(output)
-    assert "the kubelet state must be reset (configured policy" in output and "Nothing was written" in output
-
-
-@pytest.mark.parametrize("drained", ["rke2_numa_assume_drained=true", "rke2_numa_node_drained=yes"])
-def test_booleans_as_strings_from_extra_vars_are_accepted(setup, drained):
-    rc, output = run(setup, "-e", drained, "-e", "rke2_numa_verify_strict=false", "-e", "rke2_numa_reboot_ok=no",
-                     "-e", "rke2_numa_kubelet_timeout=60")
+@pytest.mark.parametrize("host", sorted(GOOD))
+def test_booleans_as_strings_from_extra_vars_are_accepted(results, host):
+    task, line, output = results[host]
     assert "kubelet state reset needed" in output
-    assert rc == 2 and UNIT_CHECK in failed_task(output), output  # only systemd is missing here
+    assert UNIT_CHECK in task, line  # only systemd is missing here
