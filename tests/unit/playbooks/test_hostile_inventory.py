@@ -262,3 +262,10 @@ def test_a_drain_that_would_leave_gpu_pods_pending_is_not_started(cluster, tmp_p
         assert [c for c in cluster.calls() if c["method"] != "GET"] == [] and not cluster.node("gpu-a")["unschedulable"]
     else:
         assert "draining gpu-a would leave" not in text and "TASK [maitred.rke2_numa.kubelet_reset : " in text
+
+
+def test_kured_not_checked_when_set_empty(cluster, tmp_path):
+    """rke2_numa_kured_daemonset: "" (kured is not installed): no DaemonSet read, the drain goes on."""
+    out = drain_play(cluster, tmp_path, rke2_numa_kured_daemonset="")
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    assert not [c for c in cluster.calls() if "daemonsets" in c["path"]] and cluster.node("gpu-a")["unschedulable"]
