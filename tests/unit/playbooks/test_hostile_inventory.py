@@ -268,4 +268,4 @@ def test_kured_not_checked_when_set_empty(cluster, tmp_path):
     """rke2_numa_kured_daemonset: "" (kured is not installed): no DaemonSet read, the drain goes on."""
     out = drain_play(cluster, tmp_path, rke2_numa_kured_daemonset="")
     assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
-    assert not [c for c in cluster.calls() if "daemonsets" in c["path"]] and cluster.node("gpu-a")["unschedulable"]
+    assert not [c for c in cluster.calls() if c["path"] == "/apis/apps/v1/daemonsets"] and cluster.node("gpu-a")["unschedulable"]
