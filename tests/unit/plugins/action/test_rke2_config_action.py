@@ -164,24 +164,41 @@ def test_files_we_would_misread_are_refused_and_nothing_is_written(tmp_path, con
     assert not (tmp_path / "backup").exists()
 
 
-@pytest.mark.parametrize(
-    "content",
-    [
-        '"token": "%s"\nkubelet-arg: []\n',
-        "'agent-token': %s\n",
-        '{"server": "https://x:9345", "token": "%s"}\n',
-        "token:\n  %s\n",
-        "server: x\nbase: &t %s\ntoken: *t\n",
-        "etcd-s3-secret-key: %s\n",
-    ],
-)
-def test_the_token_never_shows_however_the_file_holds_it(tmp_path, content):
-    path = tmp_path / "config.yaml"
-    path.write_text(content % TOKEN)
-    out = run(tmp_path, "-vvv", "--diff", path=str(path))
+TOKEN_FORMS = [
+    '"token": "%s"\nkubelet-arg: []\n',
+    "'agent-token': %s\n",
+    '{"server": "https://x:9345", "token": "%s"}\n',
+    "token:\n  %s\n",
+    "server: x\nbase: &t %s\ntoken: *t\n",
+    "etcd-s3-secret-key: %s\n",
+]
+
+
+def test_the_token_never_shows_however_the_file_holds_it(tmp_path):
+    """Each form in its own config.yaml, all merged by one task (a loop) in ONE run with -vvv --diff."""
+    paths = []
+    for i, content in enumerate(TOKEN_FORMS):
+        folder = tmp_path / ("form%d" % i)
+        folder.mkdir()
+        (folder / "config.yaml").write_text(content % TOKEN)
+        paths.append(str(folder / "config.yaml"))
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": [
+        {"maitred.rke2_numa.rke2_config": {"path": "{{ item }}", "kubelet_args": PLANNED,
+                                           "backup_dir": "{{ item | dirname }}/backup"},
+         "loop": paths, "register": "out"},
+        {"ansible.builtin.debug": {"msg": "{{ out.results | map(attribute='changed') | list }}"}}]}]))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
+    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                          "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook), "-vvv", "--diff"],
+                         env=env, capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "changed=1" in out.stdout and "reserved-cpus=0,2" in out.stdout
+    assert '"msg": [\n        true,\n        true,\n        true,\n        true,\n        true,\n        true\n    ]' in out.stdout
+    assert out.stdout.count("reserved-cpus=0,2") >= len(TOKEN_FORMS)
     assert TOKEN not in out.stdout + out.stderr, "the join token leaked into the output"
+    for path in paths:
+        assert "reserved-cpus=0,2" in open(path).read()
 
 
 @pytest.mark.parametrize("mode", ["merge", "dropin"])
