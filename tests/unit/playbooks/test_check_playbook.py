@@ -18,21 +18,11 @@ import yaml
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import nfd_features, numa_labels
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
-from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import TOKEN, comply, make_node
+from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import TOKEN, comply, make_node, tree
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLAYBOOK = os.path.join(REPO, "playbooks", "check.yml")
 SPEC = dict(sockets=2, cores_per_socket=4, threads=2, gpus_per_node=1)
-
-
-def tree(root):
-    out = {}
-    for base, dirs, files in os.walk(str(root)):
-        for name in files:
-            path = os.path.join(base, name)
-            with open(path, "rb") as handle:
-                out[path] = (handle.read(), os.stat(path).st_mode)
-    return out
 
 
 @pytest.fixture(scope="module")

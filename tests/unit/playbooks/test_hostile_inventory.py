@@ -19,7 +19,7 @@ import yaml
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, Cluster, needs_kubectl
-from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node
+from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node, tree
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLAYBOOKS = os.path.join(REPO, "playbooks")
@@ -27,16 +27,6 @@ SPEC = dict(sockets=1, cores_per_socket=4, threads=2, gpus_per_node=1)
 CORDONED, FAILED = "rke2-numa.maitred.io/cordoned", "rke2-numa.maitred.io/failed"
 
 pytestmark = needs_kubectl
-
-
-def tree(root):
-    out = {}
-    for base, dirs, files in os.walk(str(root)):
-        for name in files:
-            path = os.path.join(base, name)
-            with open(path, "rb") as handle:
-                out[path] = (handle.read(), os.stat(path).st_mode)
-    return out
 
 
 @pytest.fixture
