@@ -48,6 +48,8 @@ def roll_outcome(fleet, rolled, check_mode=False):
 
 
 ANNOTATION_REASON_MAX = 300
+# What Ansible's command module says when the command failed: it says nothing of why (older and 2.19+ spellings).
+_NO_REASON = ("", "non-zero return code", "The command exited with a non-zero return code.")
 
 
 def failure_reason(result):
@@ -56,7 +58,7 @@ def failure_reason(result):
     result = result or {}
     msg = str(result.get("msg") or "")
     stderr = [line.strip() for line in str(result.get("stderr") or "").splitlines() if line.strip()]
-    if (not msg or msg == "non-zero return code") and stderr:
+    if msg in _NO_REASON and stderr:
         msg = "; ".join(line[len("error: "):] if line.startswith("error: ") else line for line in stderr[-2:])
     return " ".join((msg or "failed").split())
 

@@ -48,6 +48,10 @@ def test_the_reason_is_kubectls_not_ansibles():
         'Error from server (NotFound): nodes "gpu-a.example.com" not found'
     assert failure_reason({"msg": "non-zero return code", "stderr": "error: timed out waiting for the condition on nodes/gpu-a\n"}) == \
         "timed out waiting for the condition on nodes/gpu-a"
+    # ansible-core 2.19+ spells the command module's message out
+    assert failure_reason({"msg": "The command exited with a non-zero return code.", "rc": 1,
+                           "stderr": "error: timed out waiting for the condition on nodes/gpu-a\n"}) == \
+        "timed out waiting for the condition on nodes/gpu-a"
     assert failure_reason({"msg": "drain of gpu-a failed,\n  nothing changed", "stderr": "x"}) == "drain of gpu-a failed, nothing changed"
     assert failure_reason({}) == "failed" and failure_reason(None) == "failed"
 
