@@ -44,28 +44,25 @@ def _text_errors(value):
     return []
 
 
-def dns1123_subdomain_errors(value):
-    """IsDNS1123Subdomain: the form of a Node's (and most objects') name."""
+def _dns1123_errors(value, pattern, longest, message):
     errors = _text_errors(value)
     if errors:
         return errors
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        errors.append("must be no more than %d characters" % DNS1123_SUBDOMAIN_MAX)
-    if not _DNS1123_SUBDOMAIN.fullmatch(value):
-        errors.append(_SUBDOMAIN_MSG)
+    if len(value) > longest:
+        errors.append("must be no more than %d characters" % longest)
+    if not pattern.fullmatch(value):
+        errors.append(message)
     return errors
+
+
+def dns1123_subdomain_errors(value):
+    """IsDNS1123Subdomain: the form of a Node's (and most objects') name."""
+    return _dns1123_errors(value, _DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MAX, _SUBDOMAIN_MSG)
 
 
 def dns1123_label_errors(value):
     """IsDNS1123Label: the form of a namespace's name."""
-    errors = _text_errors(value)
-    if errors:
-        return errors
-    if len(value) > DNS1123_LABEL_MAX:
-        errors.append("must be no more than %d characters" % DNS1123_LABEL_MAX)
-    if not _DNS1123_LABEL.fullmatch(value):
-        errors.append(_LABEL_MSG)
-    return errors
+    return _dns1123_errors(value, _DNS1123_LABEL, DNS1123_LABEL_MAX, _LABEL_MSG)
 
 
 def qualified_name_errors(key):
