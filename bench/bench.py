@@ -189,7 +189,8 @@ def bench_rolling(args):
             comply(root, make_plan(read_topology(str(root))))
             hosts["gpu-%02d" % i] = root
         kubectl = base / "kubectl"
-        kubectl.write_text('#!/bin/sh\ncase "$*" in *"get nodes -o json") echo \'{"items": []}\' ;; *) exit 1 ;; esac\n')
+        # An empty cluster: every read (the pod audit's "get nodes,pods -A -o json") returns no item; any write fails.
+        kubectl.write_text('#!/bin/sh\ncase "$*" in *" -o json") echo \'{"items": []}\' ;; *) exit 1 ;; esac\n')
         kubectl.chmod(0o755)
         inventory = base / "inventory.yml"
         with open(str(inventory), "w") as f:

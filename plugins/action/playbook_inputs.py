@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import time
 
+from ansible.errors import AnsibleError
+from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.maitred.rke2_numa.plugins.modules import playbook_inputs as playbook_inputs_doc
@@ -15,6 +17,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs 
 
 # The variables and their types: as documented in plugins/modules/playbook_inputs.py.
 ARGUMENT_SPEC = argument_spec(playbook_inputs_doc.DOCUMENTATION)
+INPUTS = tuple(ARGUMENT_SPEC["inputs"]["options"])
 
 
 class ActionModule(ActionBase):
@@ -31,9 +34,37 @@ class ActionModule(ActionBase):
         # suboptions not given come back as None: only the variables set are checked
         given = dict((k, v) for k, v in args["inputs"].items() if k in self._task.args.get("inputs", {}))
         groups = task_vars.get("groups") or {}
-        errors = input_errors(args["playbook"], given, groups, groups.get("all", []), time.time())
-        result.update(changed=False, errors=errors)
-        if errors:
-            result.update(failed=True, msg="%s: the inputs of %s are refused, nothing was read or written: %s"
-                          % (task_vars.get("inventory_hostname", "?"), args["playbook"], "; ".join(errors)))
+        current = task_vars.get("inventory_hostname", "?")
+        now = time.time()
+        refused = {}
+        for host in args["hosts"] if args["hosts"] is not None else [current]:
+            inputs = given if host == current else _inputs_of(host, given, task_vars.get("hostvars") or {})
+            errors = input_errors(args["playbook"], inputs, groups, groups.get("all", []), now)
+            if errors:
+                refused[host] = errors
+        errors = [e for host in sorted(refused) for e in refused[host]] if args["hosts"] is None else \
+            ["%s: %s" % (host, e) for host in sorted(refused) for e in refused[host]]
+        result.update(changed=False, errors=errors, refused=refused)
+        if refused:
+            result.update(failed=True, msg=" | ".join(
+                "%s: the inputs of %s are refused, nothing was read or written: %s" % (host, args["playbook"], "; ".join(refused[host]))
+                for host in sorted(refused)))
         return result
+
+
+def _inputs_of(host, given, hostvars):
+    """Another host's inputs: its own variables (inventory, facts, -e: hostvars) over the play's (``given``)."""
+    own = hostvars[host]
+    inputs = dict(given)
+    for key in INPUTS:
+        if key == "inventory_hostname":
+            if key in given:
+                inputs[key] = host
+        elif key in own:
+            try:
+                inputs[key] = own[key]
+            except AnsibleError as e:  # a template of the inventory's that does not render
+                inputs[key] = "<cannot template: %s>" % to_native(e).splitlines()[0]
+        elif key == "rke2_numa_node_name":
+            inputs[key] = host  # the drain role's default: the inventory name
+    return inputs

@@ -81,7 +81,7 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, numa_labels
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import ReportError, render_html, render_markdown
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import ReportError, check_lines, render_html, render_markdown
 
 # What the report reads of each host, by the entry's key.
 HOST_VARS = {
@@ -120,8 +120,13 @@ def fleet_report(hosts, hostvars, output="html", mode="plan", title="RKE2 NUMA f
         raise AnsibleFilterError("fleet_report: %s" % e)
 
 
+def fleet_check_lines(hosts, hostvars):
+    """The check play's lines for the run's ``hosts`` (plugin_utils/report.py check_lines), in the order given."""
+    return check_lines([host_entry(str(host), hostvars[host] if host in hostvars else {}) for host in hosts])
+
+
 class FilterModule(object):
     """maitred.rke2_numa report filters."""
 
     def filters(self):
-        return {"fleet_report": fleet_report}
+        return {"fleet_report": fleet_report, "check_lines": fleet_check_lines}

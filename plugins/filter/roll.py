@@ -10,7 +10,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import capacity_check, roll_order
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import pods_left
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import maintainers_at_work
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers, stale_nodes
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, failure_reason, roll_outcome
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
 
@@ -23,6 +23,16 @@ def maintenance_window(window_end, now, node_minutes, done_seconds=()):
         raise AnsibleFilterError(str(e))
 
 
+def _node(hostvars, host):
+    """The Node name of an inventory host: rke2_numa_node_name (the drain role's default: the host's name)."""
+    return hostvars[host].get("rke2_numa_node_name") or host
+
+
+def _compliant(hostvars, host):
+    compliance = hostvars[host].get("rke2_numa_compliance")
+    return None if not isinstance(compliance, dict) else bool(compliance.get("compliant"))
+
+
 def maintainers(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations, now):
     """Why another maintainer keeps the roll off ``node`` now (plugin_utils/maintainers.py); [] when none does."""
     return maintainers_at_work(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations or [], float(now))
@@ -32,8 +42,7 @@ def outcome(hostvars, fleet_hosts, rolled_hosts, check_mode=False):
     """The roll's summary and whether it failed, from the hosts' facts (plugin_utils/roll_outcome.py)."""
     fleet, rolled = [], []
     for host in fleet_hosts or []:
-        compliance = hostvars[host].get("rke2_numa_compliance")
-        fleet.append({"host": host, "compliant": None if not isinstance(compliance, dict) else bool(compliance.get("compliant"))})
+        fleet.append({"host": host, "compliant": _compliant(hostvars, host)})
     for host in rolled_hosts or []:
         facts = hostvars[host]
         rolled.append({"host": host, "result": facts.get("rke2_numa_roll_result"), "reason": facts.get("rke2_numa_roll_reason"),
@@ -48,20 +57,25 @@ def _kinds(reply, kind):
 def capacity(reply, node_name, batch_hosts, gpu_resource, hostvars):
     """Would draining ``node_name`` leave GPU pods Pending? ``reply``: ``kubectl get nodes,pods -A -o json``;
     ``batch_hosts``: the inventory hosts of this batch (their Nodes are out too)."""
-    batch = [hostvars[h].get("rke2_numa_node_name") or h for h in batch_hosts or []]
+    batch = [_node(hostvars, h) for h in batch_hosts or []]
     return capacity_check(node_name, batch, _kinds(reply, "Node"), _kinds(reply, "Pod"), gpu_resource)
 
 
 def order(hostvars, hosts, markers, pods_reply, gpu_resource, how="idle_first"):
-    """The hosts to roll (not compliant, or left cordoned by an earlier roll), in the order to roll them."""
+    """The hosts to roll (not compliant, or left cordoned by an earlier roll), in the order to roll them.
+    ``pods_reply``: ``kubectl get pods -A -o json`` or ``get nodes,pods -A -o json`` (its Nodes are left out)."""
     candidates = []
     for host in hosts or []:
-        facts = hostvars[host]
-        node = facts.get("rke2_numa_node_name") or host
-        compliance = facts.get("rke2_numa_compliance") or {}
-        if not compliance.get("compliant") or (markers or {}).get(node, {}).get("cordoned_by_us"):
+        node = _node(hostvars, host)
+        if not _compliant(hostvars, host) or (markers or {}).get(node, {}).get("cordoned_by_us"):
             candidates.append({"host": host, "node": node})
-    return roll_order(candidates, (pods_reply or {}).get("items") or [], gpu_resource, how)
+    pods = [i for i in (pods_reply or {}).get("items") or [] if i.get("kind", "Pod") == "Pod"]
+    return roll_order(candidates, pods, gpu_resource, how)
+
+
+def stale_marked(hostvars, hosts, markers):
+    """The Nodes of ``hosts`` that run their plan but carry stale markers of an earlier roll: to clear, not to roll."""
+    return stale_nodes([{"node": _node(hostvars, h), "compliant": _compliant(hostvars, h)} for h in hosts or []], markers)
 
 
 class FilterModule(object):
@@ -71,4 +85,4 @@ class FilterModule(object):
         return {"maintenance_window": maintenance_window, "node_markers": node_markers, "maintainers_at_work": maintainers,
                 "roll_outcome": outcome, "drain_pods_left": pods_left, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
-                "roll_capacity": capacity, "roll_order": order}
+                "roll_capacity": capacity, "roll_order": order, "roll_stale_markers": stale_marked}

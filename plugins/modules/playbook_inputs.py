@@ -44,6 +44,15 @@ options:
     type: str
     required: true
     choices: [check, rolling, labels, prove, plan]
+  hosts:
+    description:
+      - Check these hosts in one run (with C(run_once), the play's hosts) instead of the current host only. Each
+        host's variables are read from C(hostvars) (inventory, facts, C(-e)) over the values given in O(inputs)
+        (the play's, the same for every host); a host without its own C(rke2_numa_node_name) is checked under its
+        inventory name (the drain role's default), and O(inputs.inventory_hostname) stands for each host's own.
+      - One task instead of one per host - a fleet's check starts a worker once, not once per host.
+    type: list
+    elements: str
   inputs:
     description: The playbook's variables set for this host, by name (pass C(omit) for one that is not set).
     type: dict
@@ -120,13 +129,16 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Refuse hostile or careless inputs before anything else
+- name: Refuse hostile or careless inputs before anything else, for every host of the play at once
   maitred.rke2_numa.playbook_inputs:
     playbook: rolling
+    hosts: "{{ ansible_play_hosts }}"
     inputs:
       rke2_numa_node_name: "{{ rke2_numa_node_name | default(omit) }}"
       rke2_numa_serial: "{{ rke2_numa_serial | default(omit) }}"
       rke2_numa_window_end: "{{ rke2_numa_window_end | default(omit) }}"
+  run_once: true
+  any_errors_fatal: true
 """
 
 RETURN = r"""
@@ -136,4 +148,9 @@ errors:
   type: list
   elements: str
   sample: ["rke2_numa_serial 0 must be a number of nodes >= 1 or a percentage from 1% to 100% (or a list of those)"]
+refused:
+  description: With O(hosts), each refused host and its problems (empty when every host's inputs are valid).
+  returned: always
+  type: dict
+  sample: {"gpu-07": ["rke2_numa_node_name '-lgpu=true' is not a Node name: ..."]}
 """

@@ -105,6 +105,28 @@ def host_warnings(entry):
     return found
 
 
+def check_lines(entries):
+    """The check play's output, a line per host and finding: ``<host>: compliant, plan <fingerprint>`` or
+    ``<host>: NOT compliant: <reasons> -> <actions>`` (``not checked`` for a host that failed before), then
+    ``<host>: WARNING: ...`` per compliance warning and the pod audit's ``NOT PINNED:``, ``REFUSED:`` and error lines
+    (the topology's and the plan's warnings were shown by their own tasks)."""
+    lines = []
+    for entry in entries:
+        host = str(entry["host"])
+        status, label, detail = host_status(entry, "check")
+        compliance, pods = entry.get("compliance") or {}, entry.get("pods") or {}
+        if status == "compliant":
+            lines.append("%s: compliant, plan %s" % (host, compliance.get("plan_fingerprint") or ""))
+        else:
+            lines.append("%s: %s: %s" % (host, label, detail))
+        lines += ["%s: WARNING: %s" % (host, w) for w in compliance.get("warnings") or []]
+        lines += ["%s: NOT PINNED: %s" % (host, p) for p in pods.get("unpinned") or []]
+        lines += ["%s: REFUSED: %s" % (host, p) for p in pods.get("topology_errors") or []]
+        if pods.get("error"):
+            lines.append("%s: %s" % (host, pods["error"]))
+    return lines
+
+
 def summarize(entries, mode):
     """Per host the fleet table's row: {host, status, label, detail, fingerprint, pod, shapes, warnings}."""
     if mode not in MODES:

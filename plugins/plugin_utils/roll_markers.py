@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, maitred.rke2_numa contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What earlier rolls left on the Nodes, read once per roll from ``kubectl get nodes -o json`` (controller side).
+"""What earlier rolls left on the Nodes, read once per roll from ``kubectl get nodes,pods -A -o json`` (controller side).
 
 A Node carries our ``cordoned`` marker while a roll of ours holds it cordoned, and our ``failed`` reason while a
 failed node waits for an admin. A marker is trusted only together with what it stands for: a node is "left
@@ -20,6 +20,8 @@ def node_markers(reply, cordoned_key, failed_key):
     """
     out = {}
     for item in (reply or {}).get("items") or []:
+        if item.get("kind", "Node") != "Node":  # the read that serves the pod audit and the roll order too
+            continue
         meta = item.get("metadata") or {}
         name = meta.get("name")
         if not isinstance(name, str):
@@ -34,3 +36,9 @@ def node_markers(reply, cordoned_key, failed_key):
             "stale": (marked or failed_key in annotations) and not unschedulable,
         }
     return out
+
+
+def stale_nodes(hosts, markers):
+    """The Nodes whose markers to clear, sorted: ``hosts`` [{node, compliant}] that run their plan and whose Node is
+    schedulable but still carries our markers (an interrupted run, or an admin uncordoned it). Nothing to roll there."""
+    return sorted(set(h["node"] for h in hosts if h.get("compliant") and (markers or {}).get(h["node"], {}).get("stale")))

@@ -78,6 +78,7 @@ def test_hostile_or_careless_inputs_are_refused_before_any_api_call_and_any_writ
         "fleet": {},                                                     # its report would overwrite fleet.json
     }
     hosts = {name: node_vars(root, **dict({"rke2_numa_node_name": "gpu-a"}, **values)) for name, values in bad.items()}
+    hosts["Gpu_B"] = node_vars(root)   # no rke2_numa_node_name: its inventory name is its Node name, and not a valid one
     before = tree(root)
     reports = tmp_path / "reports"
     out = run(cluster, tmp_path, "rolling.yml", hosts, "-e", "rke2_numa_report_dir=%s" % reports)
@@ -95,7 +96,8 @@ def test_hostile_or_careless_inputs_are_refused_before_any_api_call_and_any_writ
             ("h-window", "rke2_numa_window_end %s ended 95 min ago" % past),
             ("h-fail", "rke2_numa_max_fail_percentage 101 must be an integer from 0 to 100"),
             ("h-selector", "rke2_numa_drain_pod_selector 'app=vllm --force' is not a label selector"),
-            ("fleet", "inventory host name 'fleet' cannot name its report files")]:
+            ("fleet", "inventory host name 'fleet' cannot name its report files"),
+            ("Gpu_B", "rke2_numa_node_name 'Gpu_B' is not a Node name")]:
         assert "%s: the inputs of rolling are refused, nothing was read or written: " % host in text, host
         assert words in text, (host, text[-3000:])
     assert cluster.calls() == [], "not one API call"

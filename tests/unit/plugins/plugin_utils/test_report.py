@@ -165,6 +165,14 @@ def test_check_mode_says_compliant_or_why_not(samples):
     assert "NOT compliant: kernel args missing: nohz_full=1-55 -&gt; drain, reboot" in page
     assert '<p class="no-map">no topology was read</p>' in page
     assert "(check.yml)" in page
+    hosts[0]["compliance"]["warnings"] = ["config.yaml is 0644"]
+    hosts[0]["pods"] = {"error": "pods not audited: kubectl not found"}
+    hosts[1]["pods"]["topology_errors"] = ["ml/x was refused by the kubelet: TopologyAffinityError (no fit)"]
+    assert report.check_lines(hosts) == [
+        "a: compliant, plan %s" % plan["fingerprint"], "a: WARNING: config.yaml is 0644", "a: pods not audited: kubectl not found",
+        "b: NOT compliant: kernel args missing: nohz_full=1-55 -> drain, reboot", "b: NOT PINNED: ml/vllm-0 is Burstable",
+        "b: REFUSED: ml/x was refused by the kubelet: TopologyAffinityError (no fit)",
+        "c: not checked: unreachable, or failed before its compliance was decided"]
 
 
 def test_plan_mode_shows_planned_and_a_host_without_plan(samples):

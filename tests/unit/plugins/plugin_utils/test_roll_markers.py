@@ -4,7 +4,7 @@
 """What earlier rolls left on the Nodes: a marker counts only together with the cordon it stands for."""
 from __future__ import annotations
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers, stale_nodes
 
 C, F = "rke2-numa.maitred.io/cordoned", "rke2-numa.maitred.io/failed"
 
@@ -28,3 +28,19 @@ def test_our_marker_on_a_cordoned_node_is_an_earlier_roll_and_on_a_schedulable_o
 
 def test_an_empty_or_odd_reply():
     assert node_markers({}, C, F) == {} and node_markers(None, C, F) == {} and node_markers({"items": None}, C, F) == {}
+
+
+def test_the_pods_of_a_nodes_and_pods_read_are_not_nodes():
+    pod = {"kind": "Pod", "metadata": {"name": "gpu-a", "annotations": {C: "true"}}, "spec": {"nodeName": "gpu-a"}}
+    assert sorted(node_markers({"items": [node("gpu-a", True, **{C: "true"}), pod]}, C, F)) == ["gpu-a"]
+    assert node_markers({"items": [pod]}, C, F) == {}
+
+
+def test_stale_markers_are_cleared_only_on_nodes_that_run_their_plan():
+    marks = node_markers({"items": [node("a", False, **{C: "true"}), node("b", False, **{F: "x"}), node("c", True, **{C: "true"}),
+                                    node("d")]}, C, F)
+    hosts = [{"node": "b", "compliant": True}, {"node": "a", "compliant": True}, {"node": "c", "compliant": True},
+             {"node": "d", "compliant": True}, {"node": "e", "compliant": True}]
+    assert stale_nodes(hosts, marks) == ["a", "b"]
+    assert stale_nodes([{"node": "a", "compliant": False}, {"node": "b", "compliant": None}], marks) == [], "those are rolled"
+    assert stale_nodes(hosts, {}) == [] and stale_nodes([], marks) == []

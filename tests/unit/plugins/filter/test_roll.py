@@ -1,0 +1,42 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The rolling play's filters over hostvars: one ``get nodes,pods`` reply serves the markers and the roll order."""
+from __future__ import annotations
+
+from ansible_collections.maitred.rke2_numa.plugins.filter.roll import FilterModule
+
+F = FilterModule().filters()
+C = "rke2-numa.maitred.io/cordoned"
+FAILED = "rke2-numa.maitred.io/failed"
+
+
+def node(name, unschedulable=False, **annotations):
+    return {"kind": "Node", "metadata": {"name": name, "annotations": annotations}, "spec": {"unschedulable": unschedulable}}
+
+
+def gpu_pod(name, node_name):
+    return {"kind": "Pod", "metadata": {"name": name, "namespace": "ml"}, "spec": {"nodeName": node_name, "containers": [
+        {"name": "c", "resources": {"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}}]},
+        "status": {"phase": "Running"}}
+
+
+HOSTVARS = {
+    "a": {"rke2_numa_compliance": {"compliant": False}},                                  # busy: a GPU pod runs there
+    "b": {"rke2_numa_compliance": {"compliant": False}, "rke2_numa_node_name": "node-b"},  # idle
+    "c": {"rke2_numa_compliance": {"compliant": True}},                                   # stale markers
+    "d": {"rke2_numa_compliance": {"compliant": True}},                                   # left cordoned by an earlier roll
+    "e": {"rke2_numa_compliance": {"compliant": True}},
+}
+REPLY = {"kind": "List", "items": [node("a"), node("node-b"), node("c", False, **{C: "true", FAILED: "x"}),
+                                   node("d", True, **{C: "true"}), node("e"), gpu_pod("train", "a")]}
+
+
+def test_one_nodes_and_pods_read_gives_the_markers_the_order_and_the_stale_nodes():
+    markers = F["node_markers"](REPLY, C, FAILED)
+    assert sorted(markers) == ["a", "c", "d", "e", "node-b"], "the pod is not a Node"
+    hosts = sorted(HOSTVARS)
+    assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu") == ["b", "d", "a"], "idle first, by name"
+    assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu", "sorted") == ["a", "b", "d"]
+    assert F["roll_stale_markers"](HOSTVARS, hosts, markers) == ["c"]
+    assert F["roll_stale_markers"](HOSTVARS, ["a", "b", "e"], markers) == []
