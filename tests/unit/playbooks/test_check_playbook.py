@@ -149,17 +149,22 @@ def test_labels_playbook_labels_only_the_nodes_that_run_their_plan(fleet, tmp_pa
     local = tmp_path / "inventory.yml"
     local.write_text(open(inventory).read())  # host_vars/ beside the inventory
     labels = os.path.join(REPO, "playbooks", "labels.yml")
+    # gpu-b was labelled while it ran its plan; it lost it since: its feature file must go, NFD's other files stay
+    features["gpu-b"].mkdir(parents=True)
+    (features["gpu-b"] / "rke2-numa").write_text(nfd_features(numa_labels(plan)))
+    (features["gpu-b"] / "vendor").write_text("vendor.io/x=1\n")
     try:
         out = play(str(local), "-e", "ansible_become=false", playbook=labels)
         assert out.returncode == 0, out.stdout + out.stderr
         assert (features["gpu-a"] / "rke2-numa").read_text() == nfd_features(numa_labels(plan))
-        assert not features["gpu-b"].exists() and not features["gpu-c"].exists()
-        assert out.stdout.count("not labelled: the node does not run its plan yet") == 2
+        assert os.listdir(str(features["gpu-b"])) == ["vendor"] and not features["gpu-c"].exists()
+        assert out.stdout.count("not labelled (our labels withdrawn): the node does not run its plan yet") == 2
         again = play(str(local), "-e", "ansible_become=false", playbook=labels)
         assert again.returncode == 0 and "changed=1" not in again.stdout, again.stdout
     finally:
-        if features["gpu-a"].exists():  # the node copy as the other tests expect it
-            shutil.rmtree(str(nodes["gpu-a"] / "etc/kubernetes"))
+        for name in ("gpu-a", "gpu-b"):  # the node copies as the other tests expect them
+            if features[name].exists():
+                shutil.rmtree(str(nodes[name] / "etc/kubernetes"))
 
 
 def test_check_with_the_pod_audit_off_reads_no_pod(fleet, tmp_path):

@@ -56,7 +56,8 @@ def run(cluster, tmp_path, playbook, hosts, *extra, **common):
 def node_vars(root, **more):
     return dict({"rke2_numa_sysfs_root": str(root), "rke2_numa_boot_root": str(root),
                  "rke2_numa_kubelet_dir": str(root / "var/lib/kubelet"),
-                 "rke2_numa_config_path": str(root / "etc/rancher/rke2/config.yaml")}, **more)
+                 "rke2_numa_config_path": str(root / "etc/rancher/rke2/config.yaml"),
+                 "rke2_numa_nfd_features_dir": str(root / "etc/kubernetes/node-feature-discovery/features.d")}, **more)
 
 
 def test_hostile_or_careless_inputs_are_refused_before_any_api_call_and_any_write(cluster, tmp_path):
@@ -254,6 +255,29 @@ def test_a_drain_that_would_leave_gpu_pods_pending_is_not_started(cluster, tmp_p
         assert [c for c in cluster.calls() if c["method"] != "GET"] == [] and not cluster.node("gpu-a")["unschedulable"]
     else:
         assert "draining gpu-a would leave" not in text and "TASK [maitred.rke2_numa.kubelet_reset : " in text
+
+
+def test_a_node_that_does_not_run_its_plan_loses_our_labels_even_when_it_is_not_rolled(cluster, tmp_path):
+    """gpu-a lost its pinning (not compliant) and its GPU pod would find no room elsewhere: the roll stops before the
+    cordon, but our capacity labels go first - a nodeAffinity on them must stop sending pods there. Other labels stay."""
+    root = make_node(tmp_path / "gpu-a", **SPEC)
+    ours = {"rke2-numa.maitred.io/plan": "0123456789abcdef", "rke2-numa.maitred.io/max-pod-gpus": "1",
+            "rke2-numa.maitred.io/hugepages-1gi-per-node": "4"}
+    for name in ("gpu-a", "other-1", "other-2"):
+        with cluster.edit(name) as node:
+            node["allocatable"] = {"cpu": "32", "nvidia.com/gpu": "2" if name == "gpu-a" else "0"}
+            node["capacity"] = dict(node["allocatable"])
+    with cluster.edit("gpu-a") as node:
+        node["labels"].update(ours)
+        node["pods"].append(gpu_pod("vllm-0", 2))
+    others = {name: cluster.node(name)["labels"] for name in ("other-1", "other-2")}
+    out = run(cluster, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, rke2_numa_labels_via="kubectl", rke2_numa_prove=False)
+    text = out.stdout + out.stderr
+    assert out.returncode == 2 and "draining gpu-a would leave 1 GPU pod Pending" in text, text[-3000:]
+    assert cluster.node("gpu-a")["labels"] == {"gpu": "true", "kubernetes.io/hostname": "gpu-a"}
+    assert {name: cluster.node(name)["labels"] for name in others} == others
+    (patch,) = [c for c in cluster.calls() if c["method"] != "GET"]
+    assert patch["path"] == "/api/v1/nodes/gpu-a" and not cluster.node("gpu-a")["unschedulable"]
 
 
 def test_kured_not_checked_when_set_empty(cluster, tmp_path):

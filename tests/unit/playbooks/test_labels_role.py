@@ -93,10 +93,15 @@ def test_nfd_feature_file_check_run_rerun_none(tmp_path, plan):
     assert other()[0] == 1 and "%splan=0123456789abcdef\n" % P in feature_file.read_text()
     assert stat.S_IMODE(features.stat().st_mode) == 0o750
 
-    # none: the feature file goes (NFD then removes its labels), nothing else in the folder
+    # absent (the node lost its plan): the feature file goes (NFD then removes its labels), nothing else in the folder
     (features / "other-tool").write_text("vendor.io/x=1\n")
+    absent = make_play(tmp_path, plan, rke2_numa_nfd_features_dir=str(features), rke2_numa_labels_state="absent")
+    assert absent("--check")[0] == 1 and feature_file.exists()
+    assert absent()[0] == 1 and sorted(os.listdir(str(features))) == ["other-tool"]
+
+    # none: the same file goes (make_play rewrites the one playbook file: the present play again first)
+    assert make_play(tmp_path, plan, rke2_numa_nfd_features_dir=str(features))()[0] == 1 and feature_file.exists()
     none = make_play(tmp_path, plan, rke2_numa_nfd_features_dir=str(features), rke2_numa_labels_via="none")
-    assert none("--check")[0] == 1 and feature_file.exists()
     assert none()[0] == 1 and sorted(os.listdir(str(features))) == ["other-tool"]
     assert none()[0] == 0
 
@@ -140,3 +145,12 @@ def test_kubectl_sets_only_our_labels_and_a_rerun_writes_nothing(tmp_path, plan,
         node["labels"][P + "max-pod-gpus"] = "8"
     assert run()[0] == 1
     assert cluster.summaries("patch")[-1]["labels"] == {P + "max-pod-gpus": wanted[P + "max-pod-gpus"]}
+
+    # the node lost its plan: every label of ours goes, the others stay
+    absent = make_play(tmp_path, plan, env=cluster.env, rke2_numa_labels_via="kubectl", rke2_numa_kubectl=KUBECTL,
+                       rke2_numa_kubeconfig=cluster.kubeconfig, rke2_numa_kubectl_host="localhost", rke2_numa_node_name="n1",
+                       rke2_numa_nfd_features_dir=str(features), rke2_numa_labels_state="absent")
+    assert absent()[0] == 1
+    assert cluster.node("n1")["labels"] == {"kubernetes.io/hostname": "n1", P + "team": "ml"}
+    assert cluster.summaries("patch")[-1]["labels"] == dict((key, None) for key in wanted)
+    assert absent()[0] == 0
