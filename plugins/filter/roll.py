@@ -33,6 +33,12 @@ def _compliant(hostvars, host):
     return None if not isinstance(compliance, dict) else bool(compliance.get("compliant"))
 
 
+def _in_place(hostvars, host):
+    """Not compliant, but nothing to do that needs a drain (config.yaml's mode only): fixed in place."""
+    compliance = hostvars[host].get("rke2_numa_compliance")
+    return isinstance(compliance, dict) and not compliance.get("compliant") and "drain" not in (compliance.get("actions") or [])
+
+
 def maintainers(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations, now):
     """Why another maintainer keeps the roll off ``node`` now (plugin_utils/maintainers.py); [] when none does."""
     return maintainers_at_work(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations or [], float(now))
@@ -67,7 +73,7 @@ def order(hostvars, hosts, markers, pods_reply, gpu_resource, how="idle_first"):
     candidates = []
     for host in hosts or []:
         node = _node(hostvars, host)
-        if not _compliant(hostvars, host) or (markers or {}).get(node, {}).get("cordoned_by_us"):
+        if (not _compliant(hostvars, host) and not _in_place(hostvars, host)) or (markers or {}).get(node, {}).get("cordoned_by_us"):
             candidates.append({"host": host, "node": node})
     pods = [i for i in (pods_reply or {}).get("items") or [] if i.get("kind", "Pod") == "Pod"]
     return roll_order(candidates, pods, gpu_resource, how)
@@ -75,7 +81,14 @@ def order(hostvars, hosts, markers, pods_reply, gpu_resource, how="idle_first"):
 
 def stale_marked(hostvars, hosts, markers):
     """The Nodes of ``hosts`` that run their plan but carry stale markers of an earlier roll: to clear, not to roll."""
-    return stale_nodes([{"node": _node(hostvars, h), "compliant": _compliant(hostvars, h)} for h in hosts or []], markers)
+    return stale_nodes([{"node": _node(hostvars, h), "compliant": _compliant(hostvars, h) or _in_place(hostvars, h)}
+                        for h in hosts or []], markers)
+
+
+def in_place(hostvars, hosts, markers):
+    """The hosts that are not compliant but need no drain (only config.yaml's mode to fix), in the order given -
+    unless an earlier roll left their Node cordoned (those are rolled: roll_order)."""
+    return [h for h in hosts or [] if _in_place(hostvars, h) and not (markers or {}).get(_node(hostvars, h), {}).get("cordoned_by_us")]
 
 
 class FilterModule(object):
@@ -85,4 +98,5 @@ class FilterModule(object):
         return {"maintenance_window": maintenance_window, "node_markers": node_markers, "maintainers_at_work": maintainers,
                 "roll_outcome": outcome, "drain_pods_left": pods_left, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
-                "roll_capacity": capacity, "roll_order": order, "roll_stale_markers": stale_marked}
+                "roll_capacity": capacity, "roll_order": order, "roll_stale_markers": stale_marked,
+                "roll_in_place": in_place}

@@ -83,15 +83,16 @@ def boot_findings(plan, state, managed=MANAGED_KERNEL_ARGS):
 
 
 def config_findings(plan, state, mode="merge", dropin_path=None):
-    """(change, reasons): whether the rke2_config role would change the file it manages."""
+    """(change, reasons, mode_only): whether the rke2_config role would change the file it manages, and whether
+    that change is only its mode and owner (the content holds the plan: the kubelet would see nothing new)."""
     files = state["rke2"]["files"]
     target = files[0] if mode == "merge" else next((f for f in files if f["path"] == dropin_path), None)
     reasons = []
     if target is None or not target["exists"]:
         reasons.append("%s does not exist yet" % (dropin_path if mode != "merge" else files[0]["path"]))
-        return True, reasons
+        return True, reasons, False
     if target.get("error"):
-        return True, [target["error"]]
+        return True, [target["error"]], False
     text = _text(target["values"])
     if mode == "merge":
         new, dummy = merged_config(text, target["path"], plan["kubelet_args"], plan["node_labels"], plan["node_taints"])
@@ -105,7 +106,7 @@ def config_findings(plan, state, mode="merge", dropin_path=None):
     if actual != SECURE:
         reasons.append("%s is %s %s:%s, not 0600 root:root (it holds the join token)"
                        % (target["path"], actual["mode"], actual["owner"], actual["group"]))
-    return bool(reasons), reasons
+    return bool(reasons), reasons, bool(reasons) and not changed
 
 
 REWRITTEN = ("%s was rewritten without this collection's kubelet args after they were applied (the kubelet's "
@@ -128,7 +129,8 @@ def rewritten_warning(plan, state):
 
 
 def assess(plan, state, config_mode="merge", dropin_path=None):
-    """{"compliant", "reasons", "actions", "plan_fingerprint", "warnings"} for one node."""
+    """{"compliant", "reasons", "actions", "plan_fingerprint", "warnings"} for one node. ``actions`` without
+    ``drain`` on a node that is not compliant: only the config file's mode is to fix (in place, no drain)."""
     topology = state["topology"]
     reasons, actions = [], set()
     files_change, reboot, boot_reasons = boot_findings(plan, state)
@@ -138,11 +140,11 @@ def assess(plan, state, config_mode="merge", dropin_path=None):
     if reboot:
         actions.add("reboot")
     try:
-        config_change, config_reasons = config_findings(plan, state, config_mode, dropin_path)
+        config_change, config_reasons, mode_only = config_findings(plan, state, config_mode, dropin_path)
         value = effective_config(_files(state)).get("kubelet-arg", [])
         effective = ["--" + str(a) for a in ([value] if isinstance(value, str) else value)]
     except ConfigError as e:
-        config_change, config_reasons, effective = True, [str(e)], []
+        config_change, config_reasons, mode_only, effective = True, [str(e)], False, []
     reasons += config_reasons
     if config_change:
         actions.add("rke2_config")
@@ -154,10 +156,13 @@ def assess(plan, state, config_mode="merge", dropin_path=None):
     if reset_reasons(plan, topology_at_next_start(topology, plan), state["kubelet_state"]["cpu_manager"],
                      state["kubelet_state"]["memory_manager"]):
         actions.add("reset")
-    elif config_change:
+    elif config_change and not mode_only:
         actions.add("restart")
     compliant = not reasons
-    if not compliant:
+    # Only the config file's mode and owner to fix: the node runs its plan, the kubelet would see nothing new -
+    # fixed in place, without a drain or a restart (the rolling play's "fixed in place").
+    in_place = not compliant and actions == {"rke2_config"} and mode_only
+    if not compliant and not in_place:
         actions.update(("drain", "verify", "uncordon", "label"))
     warnings = report["warnings"] + (rewritten_warning(plan, state) if config_mode == "merge" and config_change else [])
     return {"compliant": compliant, "reasons": reasons, "actions": [a for a in ACTIONS if a in actions],

@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a roll did, and whether its exit code may be 0 (controller side).
 
-Each rolled host ends with ``rke2_numa_roll_result``: ``reconfigured``, ``rebooted``, ``pending_reboot``,
+Each rolled host ends with ``rke2_numa_roll_result``: ``fixed_in_place`` (config.yaml's mode only, no drain),
+``reconfigured``, ``rebooted``, ``pending_reboot``,
 ``failed``, ``window`` (the maintenance-window guard stopped before it) or none (the roll ended before its
 batch). A roll succeeds only when every node it meant to roll is done: a node failed, waiting for its reboot,
 or left for a later window makes the run fail, saying which and why, so that a scheduler or an on-call
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 # summary line -> the results it lists, in the order shown
 _LINES = (
+    ("fixed in place (no drain)", ("fixed_in_place",)),
     ("reconfigured", ("reconfigured",)),
     ("rebooted", ("rebooted",)),
     ("pending reboot", ("pending_reboot",)),
@@ -32,7 +34,8 @@ def roll_outcome(fleet, rolled, check_mode=False):
                "not checked: %s" % (", ".join(f["host"] for f in fleet if f.get("compliant") is None) or "none")]
     for line, results in _LINES:
         hosts = [i["host"] for r in results for i in by_result.get(r, [])]
-        label = ("would " + {"reconfigured": "reconfigure", "rebooted": "reboot"}[line]) if check_mode and line in ("reconfigured", "rebooted") else line
+        would = {"reconfigured": "would reconfigure", "rebooted": "would reboot", "fixed in place (no drain)": "would fix in place (no drain)"}
+        label = would.get(line, line) if check_mode else line
         summary.append("%s: %s" % (label, ", ".join(sorted(hosts)) or "none"))
     timed = [i for i in sorted(rolled, key=lambda i: i["host"]) if i.get("seconds") is not None]
     summary.append("seconds per node: %s" % (", ".join("%s %s" % (i["host"], i["seconds"]) for i in timed) or "none"))

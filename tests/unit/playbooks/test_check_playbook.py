@@ -6,9 +6,11 @@ node, one fresh, one waiting for its reboot. Reports per host and for the fleet;
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 
@@ -123,12 +125,28 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
                     "rke2_numa_config_path": str(root / "etc/rancher/rke2/config.yaml")} for name, root in nodes.items()}
     inv = {"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                             "rke2_numa_kubectl": str(kubectl)}, "hosts": hosts}}
+    inv["gpu"]["vars"]["rke2_numa_backup_dir"] = str(tmp_path / "backup")
     (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inv))
-    before = {name: tree(root) for name, root in nodes.items()}
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
-    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inventory.yml"),
-                          ROLLING], env=env, capture_output=True, text=True, check=False)
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inventory.yml"), ROLLING]
+
+    # gpu-b's config.yaml holds its plan but is 0644 (the join token readable by all): fixed in place - no cordon,
+    # no drain, no restart, not one write to the cluster; backed up first (it used to drain and restart the node)
+    config = nodes["gpu-b"] / "etc/rancher/rke2/config.yaml"
+    text = config.read_text()
+    config.chmod(0o644)
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert '"fixed in place (no drain): gpu-b",' in out.stdout and '"reconfigured: none",' in out.stdout, out.stdout
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600 and config.read_text() == text
+    assert [open(b).read() for b in glob.glob(str(tmp_path / "backup" / "*~"))] == [text]
+    assert calls.read_text().splitlines() == ["--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json"]
+    calls.unlink()
+    shutil.rmtree(str(tmp_path / "backup"))
+
+    before = {name: tree(root) for name, root in nodes.items()}
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "changed=1" not in out.stdout
     # the pod audit's read returns the Nodes too: the pick play finds its markers there

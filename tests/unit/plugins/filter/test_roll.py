@@ -21,22 +21,27 @@ def gpu_pod(name, node_name):
         "status": {"phase": "Running"}}
 
 
+ROLL = {"compliant": False, "actions": ["drain", "rke2_config", "restart", "verify", "uncordon", "label"]}
 HOSTVARS = {
-    "a": {"rke2_numa_compliance": {"compliant": False}},                                  # busy: a GPU pod runs there
-    "b": {"rke2_numa_compliance": {"compliant": False}, "rke2_numa_node_name": "node-b"},  # idle
-    "c": {"rke2_numa_compliance": {"compliant": True}},                                   # stale markers
-    "d": {"rke2_numa_compliance": {"compliant": True}},                                   # left cordoned by an earlier roll
-    "e": {"rke2_numa_compliance": {"compliant": True}},
+    "a": {"rke2_numa_compliance": ROLL},                                   # busy: a GPU pod runs there
+    "b": {"rke2_numa_compliance": ROLL, "rke2_numa_node_name": "node-b"},  # idle
+    "c": {"rke2_numa_compliance": {"compliant": True, "actions": []}},     # stale markers
+    "d": {"rke2_numa_compliance": {"compliant": True, "actions": []}},     # left cordoned by an earlier roll
+    "e": {"rke2_numa_compliance": {"compliant": True, "actions": []}},
+    "f": {"rke2_numa_compliance": {"compliant": False, "actions": ["rke2_config"]}},  # config.yaml 0644: fixed in place
+    "g": {"rke2_numa_compliance": {"compliant": False, "actions": ["rke2_config"]}},  # the same, but left cordoned: rolled
 }
 REPLY = {"kind": "List", "items": [node("a"), node("node-b"), node("c", False, **{C: "true", FAILED: "x"}),
-                                   node("d", True, **{C: "true"}), node("e"), gpu_pod("train", "a")]}
+                                   node("d", True, **{C: "true"}), node("e"), node("f", False, **{C: "true"}),
+                                   node("g", True, **{C: "true"}), gpu_pod("train", "a")]}
 
 
 def test_one_nodes_and_pods_read_gives_the_markers_the_order_and_the_stale_nodes():
     markers = F["node_markers"](REPLY, C, FAILED)
-    assert sorted(markers) == ["a", "c", "d", "e", "node-b"], "the pod is not a Node"
+    assert sorted(markers) == ["a", "c", "d", "e", "f", "g", "node-b"], "the pod is not a Node"
     hosts = sorted(HOSTVARS)
-    assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu") == ["b", "d", "a"], "idle first, by name"
-    assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu", "sorted") == ["a", "b", "d"]
-    assert F["roll_stale_markers"](HOSTVARS, hosts, markers) == ["c"]
+    assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu") == ["b", "d", "g", "a"], "idle first, by name"
+    assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu", "sorted") == ["a", "b", "d", "g"]
+    assert F["roll_in_place"](HOSTVARS, hosts, markers) == ["f"], "only its mode to fix: never drained"
+    assert F["roll_stale_markers"](HOSTVARS, hosts, markers) == ["c", "f"]
     assert F["roll_stale_markers"](HOSTVARS, ["a", "b", "e"], markers) == []

@@ -13,7 +13,8 @@ FLEET = [{"host": "n1", "compliant": False}, {"host": "n2", "compliant": False},
 def test_a_finished_roll_succeeds_and_lists_each_node():
     out = roll_outcome(FLEET, [{"host": "n2", "result": "rebooted", "seconds": 310.5}, {"host": "n1", "result": "reconfigured", "seconds": 80.0}])
     assert out == {"failed": False, "msg": None, "summary": [
-        "compliant (skipped): n3", "not checked: n4", "reconfigured: n1", "rebooted: n2", "pending reboot: none", "failed: none",
+        "compliant (skipped): n3", "not checked: n4", "fixed in place (no drain): none", "reconfigured: n1", "rebooted: n2",
+        "pending reboot: none", "failed: none",
         "remaining: none", "seconds per node: n1 80.0, n2 310.5"]}
 
 
@@ -35,6 +36,13 @@ def test_check_mode_says_what_would_happen():
                        check_mode=True)
     assert "would reconfigure: n1" in out["summary"] and "would reboot: n2" in out["summary"] and not out["failed"]
     assert not any(line.startswith(("reconfigured:", "rebooted:")) for line in out["summary"])
+
+
+def test_a_node_fixed_in_place_is_done():
+    out = roll_outcome(FLEET, [{"host": "n1", "result": "fixed_in_place"}, {"host": "n2", "result": "reconfigured", "seconds": 9.0}])
+    assert not out["failed"] and "fixed in place (no drain): n1" in out["summary"] and "reconfigured: n2" in out["summary"]
+    checked = roll_outcome(FLEET, [{"host": "n1", "result": "fixed_in_place"}], check_mode=True)
+    assert "would fix in place (no drain): n1" in checked["summary"] and not checked["failed"]
 
 
 def test_nothing_to_roll():
