@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import ProveError, audit_pods, kube_items, probe_pods, prove_report
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import ProveError, audit_error, audit_pods, kube_items, probe_pods, prove_report
 
 
 def rke2_numa_probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory, use_pod_shapes=True):
@@ -33,6 +33,11 @@ def rke2_numa_pod_audit(pod_list, node_names=None, gpu_resource="nvidia.com/gpu"
     return audit_pods(pod_list, node_names, gpu_resource)
 
 
+def rke2_numa_pod_audit_error(result, kubectl, kubectl_host):
+    """Why the pods were not audited, in one line (plugin_utils/prove.py audit_error)."""
+    return audit_error(result, kubectl, kubectl_host)
+
+
 def rke2_numa_kube_items(reply):
     """The objects of a ``kubectl get -o json`` reply, a List or the single object asked for by name."""
     return kube_items(reply)
@@ -43,4 +48,4 @@ class FilterModule(object):
 
     def filters(self):
         return {"probe_pods": rke2_numa_probe_pods, "probe_report": rke2_numa_probe_report, "pod_audit": rke2_numa_pod_audit,
-                "kube_items": rke2_numa_kube_items}
+                "kube_items": rke2_numa_kube_items, "pod_audit_error": rke2_numa_pod_audit_error}

@@ -351,6 +351,26 @@ def kube_items(reply):
     return [reply]
 
 
+AUDIT_ERROR_MAX = 300
+
+
+def audit_error(result, kubectl, kubectl_host):
+    """Why check.yml could not audit the pods, in one line (said once for the fleet): kubectl that could not be
+    run at its path, or kubectl's own words (``nodes "x" not found``, ``Unauthorized``), never Ansible's
+    "Error executing command." or "non-zero return code" alone."""
+    result = result or {}
+    msg = str(result.get("msg") or "")
+    if msg.startswith("Error executing command") or "No such file or directory" in msg:
+        return ("pods not audited: kubectl could not be run at %s on %s (rke2_numa_kubectl: not found or not executable)"
+                % (kubectl, kubectl_host))
+    stderr = " ".join(line.strip() for line in str(result.get("stderr") or "").splitlines() if line.strip())
+    why = stderr or msg.strip() or "kubectl did not run"
+    why = re.sub(r"\s+", " ", why)
+    if len(why) > AUDIT_ERROR_MAX:
+        why = why[:AUDIT_ERROR_MAX - 3] + "..."
+    return "pods not audited: %s" % why
+
+
 def audit_pods(pod_list, node_names=None, gpu_resource="nvidia.com/gpu"):
     """Per node name: {unpinned: [...], topology_errors: [...]} from ``kubectl get pods -A -o json``:
     for each of ``node_names``, or (None) for every node a pod is bound to - one pass over the list

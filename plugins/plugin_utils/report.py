@@ -108,8 +108,8 @@ def host_warnings(entry):
 def check_lines(entries):
     """The check play's output, a line per host and finding: ``<host>: compliant, plan <fingerprint>`` or
     ``<host>: NOT compliant: <reasons> -> <actions>`` (``not checked`` for a host that failed before), then
-    ``<host>: WARNING: ...`` per compliance warning and the pod audit's ``NOT PINNED:``, ``REFUSED:`` and error lines
-    (the topology's and the plan's warnings were shown by their own tasks)."""
+    ``<host>: WARNING: ...`` per compliance warning and the pod audit's ``NOT PINNED:`` and ``REFUSED:`` lines (the
+    topology's and the plan's warnings were shown by their own tasks); last, each pod audit error once, with its hosts."""
     lines = []
     for entry in entries:
         host = str(entry["host"])
@@ -122,8 +122,13 @@ def check_lines(entries):
         lines += ["%s: WARNING: %s" % (host, w) for w in compliance.get("warnings") or []]
         lines += ["%s: NOT PINNED: %s" % (host, p) for p in pods.get("unpinned") or []]
         lines += ["%s: REFUSED: %s" % (host, p) for p in pods.get("topology_errors") or []]
-        if pods.get("error"):
-            lines.append("%s: %s" % (host, pods["error"]))
+    # the pod audit's error is the cluster's, not the host's: said once, with the hosts it concerns
+    errors = {}
+    for entry in entries:
+        error = (entry.get("pods") or {}).get("error")
+        if error:
+            errors.setdefault(error, []).append(str(entry["host"]))
+    lines += ["%s (%s)" % (error, ", ".join(hosts)) for error, hosts in errors.items()]
     return lines
 
 

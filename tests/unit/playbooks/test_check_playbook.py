@@ -103,8 +103,10 @@ def test_check_without_cluster_access_still_checks_and_says_the_pods_were_not_au
     out = play(inventory, "-e", "rke2_numa_report_dir=%s" % tmp_path, "-e", "rke2_numa_kubectl=/nonexistent/kubectl")
     assert out.returncode == 0, out.stdout + out.stderr
     report = json.loads((tmp_path / "gpu-a.json").read_text())
-    assert report["compliant"] and report["pods"]["error"].startswith("pods not audited: ")
+    why = "pods not audited: kubectl could not be run at /nonexistent/kubectl on localhost (rke2_numa_kubectl: not found or not executable)"
+    assert report["compliant"] and report["pods"]["error"] == why
     assert "pods not audited on: gpu-a, gpu-b, gpu-c" in out.stdout
+    assert out.stdout.count(why) == 1 and "Error executing command" not in out.stdout, "why, once - not Ansible's words per host"
 
 
 ROLLING = os.path.join(REPO, "playbooks", "rolling.yml")

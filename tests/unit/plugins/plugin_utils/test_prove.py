@@ -20,6 +20,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology i
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import (
     PROBE_SCRIPT,
+    audit_error,
     audit_pods,
     kube_items,
     parse_probe_log,
@@ -283,3 +284,17 @@ def test_kubectl_s_reply_for_one_name_is_the_pod_itself(machine):
     assert kube_items({"kind": "PodList", "items": []}) == [] and kube_items(None) == []
     report = rke2_numa_probe_report([probe], alone, [], plan, topology, {})
     assert "is gone" not in " ".join(report["reasons"]), report
+
+
+def test_the_audit_error_says_why_in_kubectls_words_or_that_kubectl_could_not_run():
+    kubectl = "/var/lib/rancher/rke2/bin/kubectl"
+    missing = {"failed": True, "rc": 2, "msg": "Error executing command.", "cmd": [kubectl, "get", "pods"]}
+    assert audit_error(missing, kubectl, "server-1") == (
+        "pods not audited: kubectl could not be run at /var/lib/rancher/rke2/bin/kubectl on server-1 "
+        "(rke2_numa_kubectl: not found or not executable)")
+    refused = {"rc": 1, "msg": "The command exited with a non-zero return code.",
+               "stderr": "error: You must be logged in to the server (Unauthorized)\n"}
+    assert audit_error(refused, kubectl, "server-1") == "pods not audited: error: You must be logged in to the server (Unauthorized)"
+    assert audit_error({"rc": 1, "stderr": "x" * 400}, kubectl, "h").endswith("x...") and \
+        len(audit_error({"rc": 1, "stderr": "x" * 400}, kubectl, "h")) == len("pods not audited: ") + 300
+    assert audit_error({}, kubectl, "h") == "pods not audited: kubectl did not run"

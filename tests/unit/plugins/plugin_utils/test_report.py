@@ -166,13 +166,16 @@ def test_check_mode_says_compliant_or_why_not(samples):
     assert '<p class="no-map">no topology was read</p>' in page
     assert "(check.yml)" in page
     hosts[0]["compliance"]["warnings"] = ["config.yaml is 0644"]
-    hosts[0]["pods"] = {"error": "pods not audited: kubectl not found"}
+    hosts[0]["pods"] = {"error": "pods not audited: Unauthorized"}
     hosts[1]["pods"]["topology_errors"] = ["ml/x was refused by the kubelet: TopologyAffinityError (no fit)"]
+    hosts.append({"host": "d", "compliance": hosts[0]["compliance"], "pods": {"error": "pods not audited: Unauthorized"}})
     assert report.check_lines(hosts) == [
-        "a: compliant, plan %s" % plan["fingerprint"], "a: WARNING: config.yaml is 0644", "a: pods not audited: kubectl not found",
+        "a: compliant, plan %s" % plan["fingerprint"], "a: WARNING: config.yaml is 0644",
         "b: NOT compliant: kernel args missing: nohz_full=1-55 -> drain, reboot", "b: NOT PINNED: ml/vllm-0 is Burstable",
         "b: REFUSED: ml/x was refused by the kubelet: TopologyAffinityError (no fit)",
-        "c: not checked: unreachable, or failed before its compliance was decided"]
+        "c: not checked: unreachable, or failed before its compliance was decided",
+        "d: compliant, plan %s" % plan["fingerprint"], "d: WARNING: config.yaml is 0644",
+        "pods not audited: Unauthorized (a, d)"], "the cluster's error once, not per host"
 
 
 def test_plan_mode_shows_planned_and_a_host_without_plan(samples):
