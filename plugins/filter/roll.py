@@ -8,7 +8,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import capacity_check, roll_order
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import pods_left
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure_message, evicted_pods, pods_left
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers, stale_nodes
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, failure_reason, roll_outcome
@@ -56,6 +56,18 @@ def outcome(hostvars, fleet_hosts, rolled_hosts, check_mode=False):
     return roll_outcome(fleet, rolled, bool(check_mode))
 
 
+def drain_failure(result, node_name, admin_cordon=False):
+    """The failure message of a failed ``kubectl drain`` task result (plugin_utils/drain.py)."""
+    result = result or {}
+    return drain_failure_message(node_name, result.get("stdout"), result.get("stderr"), bool(admin_cordon), str(result.get("msg") or ""))
+
+
+def drain_evicted(result):
+    """The pods ("ns/name") a ``kubectl drain`` task result says it evicted."""
+    result = result or {}
+    return evicted_pods(result.get("stdout"))
+
+
 def _kinds(reply, kind):
     return [i for i in (reply or {}).get("items") or [] if i.get("kind") == kind]
 
@@ -96,7 +108,8 @@ class FilterModule(object):
 
     def filters(self):
         return {"maintenance_window": maintenance_window, "node_markers": node_markers, "maintainers_at_work": maintainers,
-                "roll_outcome": outcome, "drain_pods_left": pods_left, "failure_reason": failure_reason,
+                "roll_outcome": outcome, "drain_pods_left": pods_left, "drain_failure": drain_failure,
+                "drain_evicted": drain_evicted, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
                 "roll_capacity": capacity, "roll_order": order, "roll_stale_markers": stale_marked,
                 "roll_in_place": in_place}

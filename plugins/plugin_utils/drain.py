@@ -13,6 +13,8 @@ and pods that have ended (Succeeded or Failed).
 
 from __future__ import annotations
 
+import re
+
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
 
@@ -35,3 +37,91 @@ def pods_left(pods, node_name):
             continue
         left.append("%s/%s (%s)" % (meta.get("namespace"), meta.get("name"), kind or "no controller"))
     return sorted(left)
+
+
+# kubectl drain's own words (k8s.io/kubectl pkg/drain/drain.go, pkg/cmd/drain/drain.go; checked against the real
+# kubectl and the API stand-in in tests/unit/plugins/plugin_utils/test_drain.py).
+_EVICTING = re.compile(r'^evicting pod ([^/\s]+)/(\S+)$')                      # stdout, at each attempt
+_EVICTED = re.compile(r'^pod/(\S+) (?:evicted|deleted)$')                       # stdout, once the pod is gone
+_RETRY = re.compile(r'error when evicting pods/"([^"]+)" -n "([^"]+)" \(will retry after \d+s\): ([^\n]*)')
+_EVICT_ERROR = re.compile(r'error when evicting pods/"([^"]+)" -n "([^"]+)": (.*?)(?=, error when |, continuing command|\]?$)', re.M)
+_TERMINATE = re.compile(r'error when waiting for pod "([^"]+)" in namespace "([^"]+)" to terminate: (.*?)'
+                        r'(?=, error when |, continuing command|\]?$)', re.M)
+# 1.27+: "cannot delete Pods that declare no controller"; older: "Pods not managed by ReplicationController, ...".
+_UNMANAGED = re.compile(r'cannot delete Pods (?:that declare no controller |not managed by [^(]*)\(use --force to override\): '
+                        r'((?:[^\s,/]+/[^\s,]+)(?:, [^\s,/]+/[^\s,]+)*)')
+_LAST_ERROR = re.compile(r'^(?:error: )?(.*)$')
+
+
+def _lines(text):
+    return [line.strip() for line in str(text or "").splitlines() if line.strip()]
+
+
+def evicted_pods(stdout):
+    """The pods ("ns/name", sorted) kubectl drain's output says it evicted (or deleted): gone from the node."""
+    out = _lines(stdout)
+    namespaces = {}
+    for line in out:
+        m = _EVICTING.match(line)
+        if m:
+            namespaces.setdefault(m.group(2), set()).add(m.group(1))
+    evicted = set()
+    for line in out:
+        m = _EVICTED.match(line)
+        if m:
+            for ns in sorted(namespaces.get(m.group(1)) or ["?"]):
+                evicted.add("%s/%s" % (ns, m.group(1)))
+    return sorted(evicted)
+
+
+def drain_failure(stdout, stderr):
+    """What a failed ``kubectl drain`` did and what stopped it, from its own output.
+
+    Returns {"evicted": ["ns/name"], "terminating": [{"pod", "why"}], "blocked": [{"pod", "why"}], "error": str}:
+    the pods it evicted (gone), those whose eviction was accepted but that were still terminating when it gave
+    up, the pods it could not evict with kubectl's reason, and its last error line. A pod refused with a 429 (its
+    PodDisruptionBudget) and evicted on a later retry is evicted, not a blocker."""
+    err = str(stderr or "")
+    evicted = set(evicted_pods(stdout))
+    refused = set("%s/%s" % (m.group(2), m.group(1)) for m in _RETRY.finditer(err))
+    blocked, terminating = {}, {}
+    for m in _TERMINATE.finditer(err):
+        terminating.setdefault("%s/%s" % (m.group(2), m.group(1)), m.group(3).strip())
+    for m in _EVICT_ERROR.finditer(err):
+        pod, why = "%s/%s" % (m.group(2), m.group(1)), m.group(3).strip()
+        if pod in evicted or pod in terminating:
+            continue
+        if pod in refused and "global timeout reached" in why:
+            why = "its PodDisruptionBudget refused the eviction until the drain timed out, %s" % why
+        blocked.setdefault(pod, why)
+    for m in _UNMANAGED.finditer(err):
+        for pod in m.group(1).split(", "):
+            blocked.setdefault(pod, "no controller: kubectl drain removes such a pod only with --force, which this collection "
+                                    "never passes (the pod would be gone for good)")
+    errors = _lines(err)
+    last = _LAST_ERROR.match(errors[-1]).group(1) if errors else ""
+    return {"evicted": sorted(evicted - set(terminating)),
+            "terminating": [{"pod": p, "why": terminating[p]} for p in sorted(terminating)],
+            "blocked": [{"pod": p, "why": blocked[p]} for p in sorted(blocked)], "error": last}
+
+
+def drain_failure_message(node_name, stdout, stderr, admin_cordon, fallback=""):
+    """The drain role's failure message: the pods that stopped the drain and why, and what it did before (the pods
+    it evicted, those still terminating) - "nothing on the node was changed" only when it evicted nothing."""
+    found = drain_failure(stdout, stderr)
+    cordon = "left cordoned: an admin had cordoned it" if admin_cordon else "uncordoned again"
+    moved = found["evicted"] or found["terminating"]
+    parts = []
+    if found["blocked"]:
+        parts.append("blocked by " + "; ".join("%s - %s" % (b["pod"], b["why"]) for b in found["blocked"]))
+    if found["terminating"]:
+        parts.append("still terminating when the drain timed out: " + "; ".join(
+            "%s - %s" % (t["pod"], t["why"]) for t in found["terminating"]))
+    if not parts:
+        parts.append(found["error"] or fallback or "kubectl drain failed")
+    if found["evicted"]:
+        parts.append("evicted before it stopped: %s (rescheduled elsewhere)" % ", ".join(found["evicted"]))
+    if moved:
+        parts.append("the node's files and the kubelet were not touched")
+        return "drain of %s failed (%s): %s" % (node_name, cordon, "; ".join(parts))
+    return "drain of %s failed, nothing on the node was changed (%s): %s" % (node_name, cordon, "; ".join(parts))

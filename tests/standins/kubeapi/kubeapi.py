@@ -1834,18 +1834,30 @@ class Api:
             if not matches:
                 raise not_found(PODS, name)
             pod = matches[0]
-            grace = check(node, pod)
-            if dry_run or pod.get("deletionTimestamp"):
-                return node, pod
-            linger = float(pod.get("deleteSeconds") or 0) if grace is None else min(float(grace), float(pod.get("deleteSeconds") or 0))
-            node.setdefault("evictions", []).append({"time": _iso(), "pods": ["%s/%s" % (namespace, name)], "via": verb})
-            if linger > 0:
-                pod["deletionTimestamp"] = _iso()
-                pod["deletionGracePeriodSeconds"] = int(-(-linger // 1))
-                pod["deleteAt"] = time.time() + linger
+            try:
+                grace = check(node, pod)
+            except ApiError as e:
+                refusal = e  # raised once the record is written back (a refusal may count down pdbRefusals)
             else:
-                node["pods"] = [p for p in pods if p is not pod]
-            return copy.deepcopy(node), copy.deepcopy(pod)
+                refusal = None
+            if refusal is None and (dry_run or pod.get("deletionTimestamp")):
+                return node, pod
+            if refusal is None:
+                return self._removed(node, pods, pod, namespace, name, grace, verb)
+        raise refusal
+
+    @staticmethod
+    def _removed(node, pods, pod, namespace, name, grace, verb):
+        """Take an accepted eviction or deletion into the node's record: the pod lingers deleteSeconds, or goes."""
+        linger = float(pod.get("deleteSeconds") or 0) if grace is None else min(float(grace), float(pod.get("deleteSeconds") or 0))
+        node.setdefault("evictions", []).append({"time": _iso(), "pods": ["%s/%s" % (namespace, name)], "via": verb})
+        if linger > 0:
+            pod["deletionTimestamp"] = _iso()
+            pod["deletionGracePeriodSeconds"] = int(-(-linger // 1))
+            pod["deleteAt"] = time.time() + linger
+        else:
+            node["pods"] = [p for p in pods if p is not pod]
+        return copy.deepcopy(node), copy.deepcopy(pod)
 
     def evict(self, request, namespace, name):
         request.summary = {"verb": "evict", "pod": "%s/%s" % (namespace, name)}
@@ -1866,9 +1878,17 @@ class Api:
             if pod.get("pdb") and not pod.get("deletionTimestamp") and pod.get("phase") not in ("Succeeded", "Failed"):
                 count = len(budgets.get((namespace, str(pod["pdb"])), [])) or 1
                 request.summary["pdb"] = str(pod["pdb"])
+                budget = str(pod["pdb"])
+                # pdbRefusals: the budget refuses this many evictions, then allows one (another replica became
+                # healthy meanwhile): kubectl drain's 5 s retry after a 429 then succeeds.
+                refusals = int(pod.get("pdbRefusals") or 0)
+                if refusals > 0:
+                    pod["pdbRefusals"] = refusals - 1
+                    if refusals == 1:
+                        del pod["pdb"], pod["pdbRefusals"]
                 raise ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.", {
                     "causes": [{"reason": "DisruptionBudget", "message": "The disruption budget %s needs %d healthy pods and has %d currently"
-                                % (pod["pdb"], count, count)}]})
+                                % (budget, count, count)}]})
             return grace
 
         self._remove_pod(request, namespace, name, options, check)

@@ -225,6 +225,26 @@ def test_a_partial_drain_is_not_a_drain(cluster, tmp_path):
     assert "TASK [maitred.rke2_numa.drain : The node is drained]" not in text, "rke2_numa_node_drained is never set"
 
 
+def test_a_failed_drain_says_what_it_evicted_and_names_only_the_real_blocker(cluster, tmp_path):
+    """kubectl drain evicts web-abc, retries vllm-1 after its budget's 429 and evicts it, and gives up on vllm-0 at the
+    timeout: the failure names vllm-0 alone as the blocker and says which pods were evicted - never "nothing on the
+    node was changed" after evictions; the node is uncordoned again and carries no marker of ours."""
+    with cluster.edit("gpu-a") as node:
+        node["pods"] += [{"namespace": "ml", "name": "web-abc", "owner": "ReplicaSet"},
+                         {"namespace": "ml", "name": "vllm-1", "owner": "StatefulSet", "pdb": "vllm", "pdbRefusals": 1},
+                         {"namespace": "ml", "name": "vllm-0", "owner": "StatefulSet", "pdb": "vllm"}]
+    out = drain_play(cluster, tmp_path, rke2_numa_drain_timeout=6)
+    text = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode != 0, text[-3000:]
+    assert ("drain of gpu-a failed (uncordoned again): blocked by ml/vllm-0 - its PodDisruptionBudget refused the eviction until "
+            "the drain timed out, global timeout reached: 6s; evicted before it stopped:") in text, text[-3000:]
+    moved = ["default/sample-workload-gpu-a", "ml/vllm-1", "ml/web-abc"]
+    assert ", ".join(moved) + " (rescheduled elsewhere)" in text and "nothing on the node was changed" not in text
+    node = cluster.node("gpu-a")
+    assert sorted(p for e in node["evictions"] for p in e["pods"]) == moved
+    assert not node.get("unschedulable") and CORDONED not in (node.get("annotations") or {})
+
+
 def gpu_pod(name, gpus):
     return {"namespace": "ml", "name": name, "owner": "StatefulSet",
             "spec": {"containers": [{"name": "vllm", "image": "vllm",

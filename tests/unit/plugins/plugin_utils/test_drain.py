@@ -1,10 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, maitred.rke2_numa contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Is the node drained? DaemonSet, mirror and ended pods may stay; anything else may not."""
+"""Is the node drained? DaemonSet, mirror and ended pods may stay; anything else may not. What a failed drain did,
+from kubectl's own output (captured from kubectl 1.33 against the API stand-in; the drain role's test runs it live)."""
 from __future__ import annotations
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import pods_left
+import pytest
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure, drain_failure_message, evicted_pods, pods_left
 
 
 def pod(name, kind=None, node="gpu-a", phase="Running", mirror=False, namespace="ml"):
@@ -22,3 +25,81 @@ def test_only_daemonset_mirror_and_ended_pods_may_stay():
             pod("starting", "ReplicaSet", phase="Pending")]
     assert pods_left(pods, "gpu-a") == ["ml/debug (no controller)", "ml/starting (ReplicaSet)", "ml/vllm-0 (StatefulSet)"]
     assert pods_left([], "gpu-a") == [] and pods_left(None, "gpu-a") == []
+
+
+# kubectl drain node/gpu-a --ignore-daemonsets --delete-emptydir-data --timeout=7s: web-abc evicted at once, vllm-1
+# refused once (429) then evicted, vllm-0 refused until the timeout, triton-x accepted but still terminating.
+MIXED_OUT = """node/gpu-a cordoned
+evicting pod ml/web-abc
+evicting pod ml/vllm-0
+evicting pod ml/triton-x
+evicting pod ml/vllm-1
+pod/web-abc evicted
+evicting pod ml/vllm-0
+evicting pod ml/vllm-1
+pod/vllm-1 evicted
+evicting pod ml/vllm-0
+"""
+MIXED_ERR = """Warning: ignoring DaemonSet-managed Pods: kube-system/rke2-canal-n1
+error when evicting pods/"vllm-0" -n "ml" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.
+error when evicting pods/"vllm-1" -n "ml" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.
+error when evicting pods/"vllm-0" -n "ml" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.
+There are pending pods in node "gpu-a" when an error occurred: [error when waiting for pod "triton-x" in namespace "ml" to terminate: \
+context deadline exceeded, error when evicting pods/"vllm-0" -n "ml": global timeout reached: 7s]
+pod/triton-x
+pod/vllm-0
+error: unable to drain node "gpu-a" due to error: [error when waiting for pod "triton-x" in namespace "ml" to terminate: context \
+deadline exceeded, error when evicting pods/"vllm-0" -n "ml": global timeout reached: 7s], continuing command...
+There are pending nodes to be drained:
+ gpu-a
+error when waiting for pod "triton-x" in namespace "ml" to terminate: context deadline exceeded
+error when evicting pods/"vllm-0" -n "ml": global timeout reached: 7s
+"""
+BARE_ERR = """error: unable to drain node "gpu-a" due to error: cannot delete cannot delete Pods that declare no controller (use --force \
+to override): default/debug, ml/scratch, continuing command...
+There are pending nodes to be drained:
+ gpu-a
+cannot delete cannot delete Pods that declare no controller (use --force to override): default/debug, ml/scratch
+"""
+OLD_BARE_ERR = ("error: cannot delete Pods not managed by ReplicationController, ReplicaSet, Job, DaemonSet or StatefulSet "
+                "(use --force to override): default/debug\n")
+
+
+def test_a_failed_drain_names_its_blockers_and_what_it_evicted():
+    found = drain_failure(MIXED_OUT, MIXED_ERR)
+    assert found["evicted"] == ["ml/vllm-1", "ml/web-abc"], "vllm-1 was refused once (429), then evicted: not a blocker"
+    assert found["terminating"] == [{"pod": "ml/triton-x", "why": "context deadline exceeded"}]
+    assert found["blocked"] == [{"pod": "ml/vllm-0", "why": "its PodDisruptionBudget refused the eviction until the drain timed out, "
+                                                          "global timeout reached: 7s"}]
+    msg = drain_failure_message("gpu-a", MIXED_OUT, MIXED_ERR, False)
+    assert msg == ("drain of gpu-a failed (uncordoned again): blocked by ml/vllm-0 - its PodDisruptionBudget refused the eviction "
+                   "until the drain timed out, global timeout reached: 7s; still terminating when the drain timed out: ml/triton-x - "
+                   "context deadline exceeded; evicted before it stopped: ml/vllm-1, ml/web-abc (rescheduled elsewhere); the node's "
+                   "files and the kubelet were not touched")
+    assert "nothing on the node was changed" not in msg
+
+
+@pytest.mark.parametrize("err", [BARE_ERR, OLD_BARE_ERR], ids=["1.27+", "older"])
+def test_pods_without_a_controller_are_named_and_force_is_never_implied(err):
+    found = drain_failure("node/gpu-a cordoned\n", err)
+    assert [b["pod"] for b in found["blocked"]] == (["default/debug", "ml/scratch"] if err is BARE_ERR else ["default/debug"])
+    assert all(b["why"].startswith("no controller: kubectl drain removes such a pod only with --force, which this collection never "
+                                   "passes") for b in found["blocked"])
+    msg = drain_failure_message("gpu-a", "node/gpu-a cordoned\n", err, True)
+    assert msg.startswith("drain of gpu-a failed, nothing on the node was changed (left cordoned: an admin had cordoned it): "
+                          "blocked by default/debug - no controller")
+
+
+def test_a_drain_that_failed_otherwise_says_kubectls_last_words():
+    err = 'error: nodes "gpu-a" not found\n'
+    assert drain_failure("", err) == {"evicted": [], "terminating": [], "blocked": [], "error": 'nodes "gpu-a" not found'}
+    assert drain_failure_message("gpu-a", "", err, False) == ('drain of gpu-a failed, nothing on the node was changed (uncordoned '
+                                                                'again): nodes "gpu-a" not found')
+    assert drain_failure_message("gpu-a", None, None, False, "timeout") == ("drain of gpu-a failed, nothing on the node was "
+                                                                           "changed (uncordoned again): timeout")
+
+
+def test_evicted_pods_take_their_namespace_from_the_evicting_lines():
+    out = "evicting pod ml/web\nevicting pod batch/web\npod/web evicted\npod/other evicted\n"
+    assert evicted_pods(out) == ["?/other", "batch/web", "ml/web"]
+    assert evicted_pods(None) == []
