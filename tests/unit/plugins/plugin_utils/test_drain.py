@@ -69,8 +69,8 @@ def test_a_failed_drain_names_its_blockers_and_what_it_evicted():
     found = drain_failure(MIXED_OUT, MIXED_ERR)
     assert found["evicted"] == ["ml/vllm-1", "ml/web-abc"], "vllm-1 was refused once (429), then evicted: not a blocker"
     assert found["terminating"] == [{"pod": "ml/triton-x", "why": "context deadline exceeded"}]
-    assert found["blocked"] == [{"pod": "ml/vllm-0", "why": "its PodDisruptionBudget refused the eviction until the drain timed out, "
-                                                          "global timeout reached: 7s"}]
+    why = "its PodDisruptionBudget refused the eviction until the drain timed out, global timeout reached: 7s"
+    assert found["blocked"] == [{"pod": "ml/vllm-0", "why": why}]
     msg = drain_failure_message("gpu-a", MIXED_OUT, MIXED_ERR, False)
     assert msg == ("drain of gpu-a failed (uncordoned again): blocked by ml/vllm-0 - its PodDisruptionBudget refused the eviction "
                    "until the drain timed out, global timeout reached: 7s; still terminating when the drain timed out: ml/triton-x - "
@@ -93,10 +93,9 @@ def test_pods_without_a_controller_are_named_and_force_is_never_implied(err):
 def test_a_drain_that_failed_otherwise_says_kubectls_last_words():
     err = 'error: nodes "gpu-a" not found\n'
     assert drain_failure("", err) == {"evicted": [], "terminating": [], "blocked": [], "error": 'nodes "gpu-a" not found'}
-    assert drain_failure_message("gpu-a", "", err, False) == ('drain of gpu-a failed, nothing on the node was changed (uncordoned '
-                                                                'again): nodes "gpu-a" not found')
-    assert drain_failure_message("gpu-a", None, None, False, "timeout") == ("drain of gpu-a failed, nothing on the node was "
-                                                                           "changed (uncordoned again): timeout")
+    head = "drain of gpu-a failed, nothing on the node was changed (uncordoned again): "
+    assert drain_failure_message("gpu-a", "", err, False) == head + 'nodes "gpu-a" not found'
+    assert drain_failure_message("gpu-a", None, None, False, "timeout") == head + "timeout"
 
 
 def test_evicted_pods_take_their_namespace_from_the_evicting_lines():
