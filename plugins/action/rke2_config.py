@@ -27,13 +27,11 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import a
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
     SECURE,
     ConfigError,
-    check_effective_kubelet_args,
     decode,
-    dropin_config,
     effective_config,
     healthz_url,
     mask,
-    merged_config,
+    plan_write,
 )
 
 # The options, their types, choices and defaults: as documented in plugins/modules/rke2_config.py.
@@ -124,28 +122,10 @@ class ActionModule(ActionBase):
         try:
             real, st = self._target(target, task_vars)
             before = self._read(real, task_vars) if st else None
-            folder = path + ".d"
-            dropins = [d for d in self._dropins(folder, task_vars) if os.path.normpath(d) != os.path.normpath(target)]
-            if args["mode"] == "merge":
-                new_text, report = merged_config(before, path, args["kubelet_args"], args["node_labels"],
-                                                 args["node_taints"], managed)
-                files = [(path, before if new_text is None else new_text)]
-            else:
-                if os.path.dirname(os.path.normpath(target)) != os.path.normpath(folder):
-                    raise ConfigError("%s is not in %s, the only folder RKE2 reads drop-ins from: nothing written"
-                                      % (target, folder))
-                new_text = dropin_config(args["kubelet_args"], args["node_labels"], args["node_taints"])
-                if new_text == before:
-                    new_text = None
-                files = [(path, self._read(path, task_vars))]
-                dropins.append(target)
-                dropins.sort(key=os.path.basename)
-                report = {}
-            ours = before if new_text is None else new_text
-            for dropin in dropins:
-                files.append((dropin, ours if dropin == target else self._read(dropin, task_vars)))
-            report["elsewhere"] = check_effective_kubelet_args(files, args["kubelet_args"], target, managed)
-            report["dropins"] = dropins
+            dropins = self._dropins(path + ".d", task_vars)
+            new_text, report = plan_write(path, args["mode"], target, before, lambda p: self._read(p, task_vars), dropins,
+                                          args["kubelet_args"], args["node_labels"], args["node_taints"], managed)
+            files = report.pop("files")
             url = healthz_url(effective_config(files))
         except ConfigError as e:
             raise AnsibleActionFail(str(e))

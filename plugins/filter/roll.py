@@ -36,7 +36,13 @@ def _compliant(hostvars, host):
 def _in_place(hostvars, host):
     """Not compliant, but nothing to do that needs a drain (config.yaml's mode only): fixed in place."""
     compliance = hostvars[host].get("rke2_numa_compliance")
-    return isinstance(compliance, dict) and not compliance.get("compliant") and "drain" not in (compliance.get("actions") or [])
+    return isinstance(compliance, dict) and not compliance.get("compliant") and bool(compliance.get("runs_plan"))
+
+
+def _blocked(hostvars, host):
+    """Why the apply chain would refuse the host ([] when it would not): compliance's ``blocked``."""
+    compliance = hostvars[host].get("rke2_numa_compliance")
+    return list(compliance.get("blocked") or []) if isinstance(compliance, dict) else []
 
 
 def maintainers(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations, now):
@@ -48,7 +54,7 @@ def outcome(hostvars, fleet_hosts, rolled_hosts, check_mode=False):
     """The roll's summary and whether it failed, from the hosts' facts (plugin_utils/roll_outcome.py)."""
     fleet, rolled = [], []
     for host in fleet_hosts or []:
-        fleet.append({"host": host, "compliant": _compliant(hostvars, host)})
+        fleet.append({"host": host, "compliant": _compliant(hostvars, host), "blocked": _blocked(hostvars, host)})
     for host in rolled_hosts or []:
         facts = hostvars[host]
         rolled.append({"host": host, "result": facts.get("rke2_numa_roll_result"), "reason": facts.get("rke2_numa_roll_reason"),
@@ -80,11 +86,14 @@ def capacity(reply, node_name, batch_hosts, gpu_resource, hostvars):
 
 
 def order(hostvars, hosts, markers, pods_reply, gpu_resource, how="idle_first"):
-    """The hosts to roll (not compliant, or left cordoned by an earlier roll), in the order to roll them.
+    """The hosts to roll (not compliant, or left cordoned by an earlier roll), in the order to roll them - never
+    one the apply chain would refuse (blocked: its files or boot configuration need a hand first).
     ``pods_reply``: ``kubectl get pods -A -o json`` or ``get nodes,pods -A -o json`` (its Nodes are left out)."""
     candidates = []
     for host in hosts or []:
         node = _node(hostvars, host)
+        if _blocked(hostvars, host):
+            continue
         if (not _compliant(hostvars, host) and not _in_place(hostvars, host)) or (markers or {}).get(node, {}).get("cordoned_by_us"):
             candidates.append({"host": host, "node": node})
     pods = [i for i in (pods_reply or {}).get("items") or [] if i.get("kind", "Pod") == "Pod"]
@@ -95,6 +104,11 @@ def stale_marked(hostvars, hosts, markers):
     """The Nodes of ``hosts`` that run their plan but carry stale markers of an earlier roll: to clear, not to roll."""
     return stale_nodes([{"node": _node(hostvars, h), "compliant": _compliant(hostvars, h) or _in_place(hostvars, h)}
                         for h in hosts or []], markers)
+
+
+def blocked_hosts(hostvars, hosts):
+    """The hosts the apply chain would refuse (compliance's ``blocked``): never rolled, their labels withdrawn."""
+    return [h for h in hosts or [] if _blocked(hostvars, h)]
 
 
 def in_place(hostvars, hosts, markers):
@@ -112,4 +126,4 @@ class FilterModule(object):
                 "drain_evicted": drain_evicted, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
                 "roll_capacity": capacity, "roll_order": order, "roll_stale_markers": stale_marked,
-                "roll_in_place": in_place}
+                "roll_in_place": in_place, "roll_blocked": blocked_hosts}

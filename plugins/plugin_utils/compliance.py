@@ -35,6 +35,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config impo
     effective_config,
     flag_name,
     merged_config,
+    plan_write,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import verify
 
@@ -109,6 +110,37 @@ def config_findings(plan, state, mode="merge", dropin_path=None):
     return bool(reasons), reasons, bool(reasons) and not changed
 
 
+def _refusal(error):
+    """A refusal's text as a finding: the action's "nothing written" suffix is about a write check.yml never makes."""
+    return str(error).rsplit(": nothing written", 1)[0]
+
+
+def config_blocked(plan, state, mode="merge", dropin_path=None):
+    """Why the rke2_config action would refuse this node's files ([] when it would not): the same rules
+    (rke2_config.plan_write: the parse, the merge, the drop-in's folder, the kubelet flags RKE2 would pass after the
+    write), run on the keys node_state_info read. A roll must not drain a node for a write that will be refused."""
+    files = state["rke2"]["files"]
+    by_path = dict((f["path"], f) for f in files)
+    for f in files:
+        if f.get("error"):
+            return [_refusal(f["error"])]
+    path = files[0]["path"]
+    target = path if mode == "merge" else dropin_path
+    current = by_path.get(target)
+    before = _text(current["values"]) if current and current["exists"] else None
+
+    def read(other):
+        found = by_path.get(other)
+        return _text(found["values"]) if found and found["exists"] else None
+
+    dropins = [f["path"] for f in files[1:] if f["exists"]]
+    try:
+        plan_write(path, mode, target, before, read, dropins, plan["kubelet_args"], plan["node_labels"], plan["node_taints"])
+    except ConfigError as e:
+        return [_refusal(e)]
+    return []
+
+
 REWRITTEN = ("%s was rewritten without this collection's kubelet args after they were applied (the kubelet's "
              "checkpoint still holds CPU Manager policy static): a tool that templates config.yaml wholesale "
              "(lablabs' ansible-role-rke2, rke2-ansible) undoes the merge at each of its runs - feed "
@@ -129,10 +161,16 @@ def rewritten_warning(plan, state):
 
 
 def assess(plan, state, config_mode="merge", dropin_path=None):
-    """{"compliant", "reasons", "actions", "plan_fingerprint", "warnings"} for one node. ``actions`` without
-    ``drain`` on a node that is not compliant: only the config file's mode is to fix (in place, no drain)."""
+    """{"compliant", "runs_plan", "reasons", "actions", "blocked", "plan_fingerprint", "warnings"} for one node.
+    ``runs_plan``: compliant, or only the config file's mode is to fix (in place, no drain: ``actions`` is
+    ``["rke2_config"]``) - the kubelet runs the plan, its labels may stay.
+    ``blocked``: why the apply chain would refuse the node (its files, its boot configuration) - then no action at
+    all: a roll skips it, saying why, and never drains it for a write that would be refused."""
     topology = state["topology"]
     reasons, actions = [], set()
+    # What the apply chain would refuse: a roll must not take the node out for it (blocked, not a plan of actions).
+    blocked = (["boot configuration: %s" % state["boot"]["error"]] if state["boot"].get("error") else []) \
+        + config_blocked(plan, state, config_mode, dropin_path)
     files_change, reboot, boot_reasons = boot_findings(plan, state)
     reasons += boot_reasons
     if files_change:
@@ -158,12 +196,16 @@ def assess(plan, state, config_mode="merge", dropin_path=None):
         actions.add("reset")
     elif config_change and not mode_only:
         actions.add("restart")
+    reasons += [b for b in blocked if b not in reasons]
     compliant = not reasons
     # Only the config file's mode and owner to fix: the node runs its plan, the kubelet would see nothing new -
     # fixed in place, without a drain or a restart (the rolling play's "fixed in place").
-    in_place = not compliant and actions == {"rke2_config"} and mode_only
+    in_place = not compliant and actions == {"rke2_config"} and mode_only and not blocked
     if not compliant and not in_place:
         actions.update(("drain", "verify", "uncordon", "label"))
+    if blocked:
+        actions = set()
     warnings = report["warnings"] + (rewritten_warning(plan, state) if config_mode == "merge" and config_change else [])
-    return {"compliant": compliant, "reasons": reasons, "actions": [a for a in ACTIONS if a in actions],
+    return {"compliant": compliant, "runs_plan": compliant or in_place, "reasons": reasons,
+            "actions": [a for a in ACTIONS if a in actions], "blocked": blocked,
             "plan_fingerprint": plan["fingerprint"], "warnings": warnings}

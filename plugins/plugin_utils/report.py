@@ -50,13 +50,16 @@ def _cpus(cpulist):
 
 
 def host_status(entry, mode):
-    """(css class, short text, detail) of a host: planned / compliant / NOT compliant / not planned / not checked."""
+    """(css class, short text, detail) of a host: planned / compliant / NOT compliant / BLOCKED (the apply chain
+    would refuse it) / not planned / not checked."""
     plan, compliance = entry.get("plan"), entry.get("compliance")
     if mode == "check":
         if not compliance:
             return "failed", "not checked", "unreachable, or failed before its compliance was decided"
         if compliance.get("compliant"):
             return "compliant", "compliant", ""
+        if compliance.get("blocked"):
+            return "blocked", "BLOCKED", "; ".join(compliance["blocked"]) + " - the roll skips it until this is fixed by hand"
         detail = "; ".join(compliance.get("reasons") or [])
         if compliance.get("actions"):
             detail += " -> " + ", ".join(compliance["actions"])
@@ -160,7 +163,7 @@ def summarize(entries, mode):
 def fleet_counts(rows):
     """{status: number of hosts}, in the order the summary line names them."""
     counts = {}
-    for status in ("compliant", "not-compliant", "planned", "failed"):
+    for status in ("compliant", "not-compliant", "blocked", "planned", "failed"):
         counts[status] = sum(1 for r in rows if r["status"] == status)
     return counts
 
@@ -170,7 +173,7 @@ def summary_line(rows, mode):
     counts = fleet_counts(rows)
     if mode == "check":
         parts = ["%d compliant" % counts["compliant"], "%d NOT compliant" % counts["not-compliant"],
-                 "%d not checked" % counts["failed"]]
+                 "%d blocked" % counts["blocked"], "%d not checked" % counts["failed"]]
     else:
         parts = ["%d planned" % counts["planned"], "%d not planned" % counts["failed"]]
     return "%s: %s; warnings on %s" % (plural(len(rows), "host"), ", ".join(parts),
@@ -398,7 +401,7 @@ h1{font-size:20px;margin:0 0 4px}
 table{border-collapse:collapse;margin:8px 0}
 th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f3f3f3}
-.status.compliant,.status.planned{color:#1a7f37}.status.not-compliant,.status.failed{color:#c62828;font-weight:bold}
+.status.compliant,.status.planned{color:#1a7f37}.status.not-compliant,.status.blocked,.status.failed{color:#c62828;font-weight:bold}
 .legend span{display:inline-block;margin-right:12px}
 details.host p{margin:4px 0}
 .legend i{display:inline-block;width:12px;height:12px;margin:0 4px 0 8px;vertical-align:-2px;border:1px solid #888}

@@ -26,6 +26,7 @@ appends to a list (docs.rke2.io, "Configuration File").
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import yaml
@@ -379,6 +380,37 @@ def check_effective_kubelet_args(files, planned, ours, managed=MANAGED_KUBELET_F
         raise ConfigError("the kubelet flags RKE2 would pass do not hold the plan: %s: nothing written"
                           % "; ".join(problems))
     return warnings
+
+
+def plan_write(path, mode, target, before, read, dropins, kubelet_args, node_labels=(), node_taints=(),
+               managed=MANAGED_KUBELET_FLAGS):
+    """What the rke2_config action would write, and RKE2's files as they would be after it - every rule that can
+    refuse, without a write. ``path``: config.yaml; ``target``: the file we manage (``path`` in merge mode, the
+    drop-in in dropin mode); ``before``: its text (None when absent); ``read(p)``: the text of another of RKE2's
+    files; ``dropins``: the other config.yaml.d files. Returns (new_text or None when unchanged, report) with
+    report["files"] (RKE2's reading order, after the write), report["dropins"] and report["elsewhere"]
+    (check_effective_kubelet_args' warnings). Raises ConfigError (the action's refusal; check.yml's "blocked")."""
+    folder = path + ".d"
+    dropins = [d for d in dropins if os.path.normpath(d) != os.path.normpath(target)]
+    if mode == "merge":
+        new_text, report = merged_config(before, path, kubelet_args, node_labels, node_taints, managed)
+        files = [(path, before if new_text is None else new_text)]
+    else:
+        if os.path.dirname(os.path.normpath(target)) != os.path.normpath(folder):
+            raise ConfigError("%s is not in %s, the only folder RKE2 reads drop-ins from: nothing written" % (target, folder))
+        new_text = dropin_config(kubelet_args, node_labels, node_taints)
+        if new_text == before:
+            new_text = None
+        files = [(path, read(path))]
+        dropins = sorted(dropins + [target], key=os.path.basename)
+        report = {}
+    ours = before if new_text is None else new_text
+    for dropin in dropins:
+        files.append((dropin, ours if dropin == target else read(dropin)))
+    report["elsewhere"] = check_effective_kubelet_args(files, kubelet_args, target, managed)
+    report["dropins"] = dropins
+    report["files"] = files
+    return new_text, report
 
 
 def healthz_url(config):

@@ -7,8 +7,8 @@ Each rolled host ends with ``rke2_numa_roll_result``: ``fixed_in_place`` (config
 ``reconfigured``, ``rebooted``, ``pending_reboot``,
 ``failed``, ``window`` (the maintenance-window guard stopped before it) or none (the roll ended before its
 batch). A roll succeeds only when every node it meant to roll is done: a node failed, waiting for its reboot,
-or left for a later window makes the run fail, saying which and why, so that a scheduler or an on-call
-engineer never reads "ok" over nodes still to do. In check mode the results are what the roll would do.
+left for a later window, or blocked (the apply chain would refuse it: never rolled) makes the run fail, saying
+which and why, so that a scheduler or an on-call engineer never reads "ok" over nodes still to do. In check mode the results are what the roll would do.
 """
 
 from __future__ import annotations
@@ -25,13 +25,16 @@ _LINES = (
 
 
 def roll_outcome(fleet, rolled, check_mode=False):
-    """``fleet``: [{host, compliant (bool, or None when not checked)}]; ``rolled``: [{host, result, reason, seconds}]
+    """``fleet``: [{host, compliant (bool, or None when not checked), blocked ([reasons]: the apply chain would refuse
+    the node, so it was not rolled)}]; ``rolled``: [{host, result, reason, seconds}]
     (hosts the roll picked, any order). Returns {summary: [str], failed: bool, msg: str or None}."""
     by_result = {}
     for item in sorted(rolled, key=lambda i: i["host"]):
         by_result.setdefault(item.get("result"), []).append(item)
+    blocked = [f for f in fleet if f.get("blocked")]
     summary = ["compliant (skipped): %s" % (", ".join(f["host"] for f in fleet if f.get("compliant")) or "none"),
-               "not checked: %s" % (", ".join(f["host"] for f in fleet if f.get("compliant") is None) or "none")]
+               "not checked: %s" % (", ".join(f["host"] for f in fleet if f.get("compliant") is None) or "none"),
+               "blocked (not rolled, fix by hand): %s" % (", ".join(f["host"] for f in blocked) or "none")]
     for line, results in _LINES:
         hosts = [i["host"] for r in results for i in by_result.get(r, [])]
         would = {"reconfigured": "would reconfigure", "rebooted": "would reboot", "fixed in place (no drain)": "would fix in place (no drain)"}
@@ -42,6 +45,7 @@ def roll_outcome(fleet, rolled, check_mode=False):
     stopped = [i for i in sorted(rolled, key=lambda i: i["host"]) if i.get("reason")]
     remaining = sorted(i["host"] for r in ("window", "started", None) for i in by_result.get(r, []))
     parts = ["%s: %s" % (i["host"], i["reason"]) for i in stopped]
+    parts += ["%s: blocked - %s" % (f["host"], "; ".join(f["blocked"])) for f in blocked]
     if remaining:
         parts.append("%d node%s not rolled: %s%s" % (
             len(remaining), "" if len(remaining) == 1 else "s", ", ".join(remaining),

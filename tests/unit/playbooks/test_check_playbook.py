@@ -74,8 +74,8 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
     assert "changed=0" in out.stdout and "changed=1" not in out.stdout
     assert {name: tree(root) for name, root in nodes.items()} == before
     reports = {name: json.loads((tmp_path / (name + ".json")).read_text()) for name in nodes}
-    assert reports["gpu-a"] == {"host": "gpu-a", "compliant": True, "reasons": [], "actions": [], "plan_fingerprint": plan["fingerprint"],
-                                "warnings": [], "pods": {"unpinned": [], "topology_errors": []}}
+    assert reports["gpu-a"] == {"host": "gpu-a", "compliant": True, "runs_plan": True, "reasons": [], "actions": [], "blocked": [],
+                                "plan_fingerprint": plan["fingerprint"], "warnings": [], "pods": {"unpinned": [], "topology_errors": []}}
     unpinned = ("ml/vllm-0 requests nvidia.com/gpu but is Burstable (requests != limits): no exclusive CPUs, no NUMA-local memory, "
                 "and the GPU is not aligned with its CPUs")
     assert reports["gpu-b"]["pods"] == {"unpinned": [unpinned], "topology_errors": []}
@@ -83,15 +83,16 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
     assert reports["gpu-b"]["actions"] == ["drain", "boot_params", "reboot", "rke2_config", "reset", "verify", "uncordon", "label"]
     assert reports["gpu-c"]["actions"] == ["drain", "reboot", "verify", "uncordon", "label"]
     assert json.loads((tmp_path / "fleet.json").read_text()) == {
-        "hosts": 3, "compliant": ["gpu-a"], "not_compliant": ["gpu-b", "gpu-c"], "not_checked": [], "reboot": ["gpu-b", "gpu-c"],
+        "hosts": 3, "compliant": ["gpu-a"], "not_compliant": ["gpu-b", "gpu-c"], "blocked": [], "not_checked": [], "reboot": ["gpu-b", "gpu-c"],
         "unpinned_gpu_pods": [unpinned], "topology_errors": [], "pods_not_audited": []}
-    assert ("1 of 3 compliant; to reconfigure: gpu-b, gpu-c (2 need a reboot); not checked (unreachable or failed): none; "
+    assert ("1 of 3 compliant; to reconfigure: gpu-b, gpu-c (2 need a reboot); blocked (fix by hand first, never rolled): none; "
+            "not checked (unreachable or failed): none; "
             "GPU pods that cannot be pinned: 1; pods refused with TopologyAffinityError: 0") in out.stdout
     with open(os.path.join(os.path.dirname(inventory), "kubectl.calls")) as calls:
         assert "--kubeconfig /etc/rancher/rke2/rke2.yaml get pods --all-namespaces -o json\n" in calls.readlines()
     # the fleet report beside the JSON (its page is tested in a browser by test_report_browser)
     page, summary = (tmp_path / "index.html").read_text(), (tmp_path / "summary.md").read_text()
-    assert "3 hosts: 1 compliant, 2 NOT compliant, 0 not checked; warnings on 1 host (check.yml)" in page
+    assert "3 hosts: 1 compliant, 2 NOT compliant, 0 blocked, 0 not checked; warnings on 1 host (check.yml)" in page
     assert page.count('<details class="host"') == 3 and page.count('class="numa-node"') == 6
     assert "| gpu-a | compliant | `%s` |" % plan["fingerprint"] in summary
     assert "- **gpu-b**: NOT PINNED: ml/vllm-0 requests nvidia.com/gpu but is Burstable" in summary

@@ -206,6 +206,25 @@ def test_a_roll_the_window_stops_is_not_a_success(cluster, tmp_path):
     assert [c for c in cluster.calls() if c["method"] != "GET"] == [] and tree(root) == before
 
 
+def test_a_node_the_apply_chain_would_refuse_is_not_drained(cluster, tmp_path):
+    """A drop-in whose plain kubelet-arg replaces config.yaml's: the merge can never reach the kubelet, so the
+    rke2_config write would be refused after the drain. The roll skips the node as blocked, saying why, before any
+    cordon - no API write, node files unchanged - and the run is not a success."""
+    root = make_node(tmp_path / "gpu-a", **SPEC)
+    (root / "etc/rancher/rke2/config.yaml.d").mkdir()
+    (root / "etc/rancher/rke2/config.yaml.d/50-site.yaml").write_text("kubelet-arg:\n  - max-pods=250\n")
+    before = tree(root)
+    out = run(cluster, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)})
+    text = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode == 2, text[-6000:]
+    assert "gpu-a: BLOCKED: " in text, text[-6000:] and "50-site.yaml sets kubelet-arg, which replaces the earlier files'" in text
+    assert "blocked (not rolled, fix by hand): gpu-a" in text and "the roll stopped: gpu-a: blocked - " in text
+    writes = [c["summary"] for c in cluster.calls() if c["method"] != "GET"]
+    assert not [w for w in writes if w.get("verb") in ("evict", "delete") or "unschedulable" in json.dumps(w)], writes
+    assert not cluster.node("gpu-a").get("unschedulable") and cluster.node("gpu-a")["evictions"] == []
+    assert tree(root) == before
+
+
 def test_a_partial_drain_is_not_a_drain(cluster, tmp_path):
     """--pod-selector evicts only the pods it selects and kubectl exits 0: the GPU pod it did not select still runs, so
     the node is not drained (the kubelet reset must not run under it): refused, left cordoned with the reason."""

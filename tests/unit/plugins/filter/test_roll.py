@@ -28,20 +28,22 @@ HOSTVARS = {
     "c": {"rke2_numa_compliance": {"compliant": True, "actions": []}},     # stale markers
     "d": {"rke2_numa_compliance": {"compliant": True, "actions": []}},     # left cordoned by an earlier roll
     "e": {"rke2_numa_compliance": {"compliant": True, "actions": []}},
-    "f": {"rke2_numa_compliance": {"compliant": False, "actions": ["rke2_config"]}},  # config.yaml 0644: fixed in place
-    "g": {"rke2_numa_compliance": {"compliant": False, "actions": ["rke2_config"]}},  # the same, but left cordoned: rolled
+    "f": {"rke2_numa_compliance": {"compliant": False, "runs_plan": True, "actions": ["rke2_config"]}},  # config.yaml 0644: fixed in place
+    "g": {"rke2_numa_compliance": {"compliant": False, "runs_plan": True, "actions": ["rke2_config"]}},  # the same, left cordoned: rolled
+    "h": {"rke2_numa_compliance": {"compliant": False, "actions": [], "blocked": ["a drop-in overrides the plan"]}},  # never rolled
 }
 REPLY = {"kind": "List", "items": [node("a"), node("node-b"), node("c", False, **{C: "true", FAILED: "x"}),
                                    node("d", True, **{C: "true"}), node("e"), node("f", False, **{C: "true"}),
-                                   node("g", True, **{C: "true"}), gpu_pod("train", "a")]}
+                                   node("g", True, **{C: "true"}), node("h", True, **{C: "true"}), gpu_pod("train", "a")]}
 
 
 def test_one_nodes_and_pods_read_gives_the_markers_the_order_and_the_stale_nodes():
     markers = F["node_markers"](REPLY, C, FAILED)
-    assert sorted(markers) == ["a", "c", "d", "e", "f", "g", "node-b"], "the pod is not a Node"
+    assert sorted(markers) == ["a", "c", "d", "e", "f", "g", "h", "node-b"], "the pod is not a Node"
     hosts = sorted(HOSTVARS)
     assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu") == ["b", "d", "g", "a"], "idle first, by name"
     assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu", "sorted") == ["a", "b", "d", "g"]
     assert F["roll_in_place"](HOSTVARS, hosts, markers) == ["f"], "only its mode to fix: never drained"
+    assert F["roll_blocked"](HOSTVARS, hosts) == ["h"], "blocked: never rolled, even when an earlier roll left it cordoned"
     assert F["roll_stale_markers"](HOSTVARS, hosts, markers) == ["c", "f"]
     assert F["roll_stale_markers"](HOSTVARS, ["a", "b", "e"], markers) == []

@@ -64,7 +64,7 @@ def test_a_node_that_runs_its_plan_is_compliant(node):
     root, plan, state = node
     comply(root, plan)
     result = assess(plan, state())
-    assert result == {"compliant": True, "reasons": [], "actions": [], "plan_fingerprint": plan["fingerprint"], "warnings": []}
+    assert result == {"compliant": True, "reasons": [], "actions": [], "blocked": [], "plan_fingerprint": plan["fingerprint"], "warnings": []}
 
 
 def test_a_config_that_only_needs_its_mode_is_fixed_in_place_without_a_drain(node):
@@ -110,6 +110,37 @@ def test_a_drop_in_that_breaks_the_plan_counts(node):
     result = assess(plan, state())
     assert not result["compliant"]
     assert "kubelet flag cpu-manager-policy=static is cpu-manager-policy=none in RKE2's config" in result["reasons"]
+    # the rke2_config action would refuse to write (the drop-in still wins after it): blocked, no drain for nothing
+    assert result["actions"] == [] and result["blocked"] == [
+        "the kubelet flags RKE2 would pass do not hold the plan: cpu-manager-policy would be none, not the plan's static: "
+        "%s/etc/rancher/rke2/config.yaml.d/60-gpu-operator.yaml sets it too (a later value wins)" % root], result["blocked"]
+
+
+def test_a_drop_in_that_replaces_our_kubelet_args_blocks_the_node(node):
+    """A later drop-in's plain kubelet-arg replaces config.yaml's: merge mode cannot reach the kubelet - blocked."""
+    root, plan, state = node
+    (root / "etc/rancher/rke2/config.yaml.d").mkdir()
+    (root / "etc/rancher/rke2/config.yaml.d/50-site.yaml").write_text("kubelet-arg:\n  - max-pods=250\n")
+    result = assess(plan, state())
+    assert result["actions"] == [] and len(result["blocked"]) == 1, result
+    assert "would not reach the kubelet: %s/etc/rancher/rke2/config.yaml.d/50-site.yaml sets kubelet-arg, which replaces the " \
+           "earlier files' (use kubelet-arg+ there)" % root in result["blocked"][0]
+    assert result["blocked"][0] in result["reasons"]
+    # in drop-in mode ours is read last (99-) and appends: nothing refuses, the roll may go on
+    dropin = str(root / "etc/rancher/rke2/config.yaml.d/99-rke2-numa.yaml")
+    result = assess(plan, state(), "dropin", dropin)
+    assert result["blocked"] == [] and "drain" in result["actions"], result
+    # a drop-in path RKE2 never reads is refused by the action: blocked too
+    result = assess(plan, state(), "dropin", str(root / "etc/rancher/rke2/99-rke2-numa.yaml"))
+    assert result["actions"] == [] and "the only folder RKE2 reads drop-ins from" in result["blocked"][0], result
+
+
+def test_an_unreadable_boot_configuration_blocks_the_node(node):
+    root, plan, state = node
+    got = state()
+    got["boot"] = dict(got["boot"], error="cannot read the kernel entries: grubby exited 3")
+    result = assess(plan, got)
+    assert result["blocked"] == ["boot configuration: cannot read the kernel entries: grubby exited 3"] and result["actions"] == []
 
 
 def test_checkpoints_the_kubelet_would_refuse_need_a_reset(node):
@@ -124,7 +155,8 @@ def test_an_unparseable_config_is_reported_without_its_text(node):
     comply(root, plan)
     (root / "etc/rancher/rke2/config.yaml").write_text("token: %s\nkubelet-arg: [\n" % TOKEN)
     result = assess(plan, state())
-    assert not result["compliant"] and "rke2_config" in result["actions"]
+    assert not result["compliant"] and result["actions"] == [], "blocked: the rke2_config action would refuse the file"
+    assert result["blocked"] and "is not valid YAML at line" in result["blocked"][0]
     assert any("is not valid YAML at line" in r for r in result["reasons"]) and TOKEN not in json.dumps(result)
 
 

@@ -158,9 +158,15 @@ def test_check_mode_says_compliant_or_why_not(samples):
     rows = report.summarize(hosts, "check")
     assert [(r["status"], r["label"]) for r in rows] == [("compliant", "compliant"), ("not-compliant", "NOT compliant"),
                                                          ("failed", "not checked")]
+    blocked = dict(hosts[1], host="d", compliance=dict(hosts[1]["compliance"], actions=[], blocked=["50-site.yaml sets kubelet-arg"]))
+    row = report.summarize([blocked], "check")[0]
+    assert (row["status"], row["label"]) == ("blocked", "BLOCKED")
+    assert row["detail"] == "50-site.yaml sets kubelet-arg - the roll skips it until this is fixed by hand"
+    assert report.summary_line([row], "check") == "1 host: 0 compliant, 0 NOT compliant, 1 blocked, 0 not checked; warnings on 1 host"
+    assert report.check_lines([blocked])[0] == "d: BLOCKED: 50-site.yaml sets kubelet-arg - the roll skips it until this is fixed by hand"
     assert rows[1]["detail"] == "kernel args missing: nohz_full=1-55 -> drain, reboot"
     assert rows[1]["warnings"] == ["NOT PINNED: ml/vllm-0 is Burstable"]
-    assert report.summary_line(rows, "check") == "3 hosts: 1 compliant, 1 NOT compliant, 1 not checked; warnings on 1 host"
+    assert report.summary_line(rows, "check") == "3 hosts: 1 compliant, 1 NOT compliant, 0 blocked, 1 not checked; warnings on 1 host"
     page = report.render_html(hosts, "check")
     assert "NOT compliant: kernel args missing: nohz_full=1-55 -&gt; drain, reboot" in page
     assert '<p class="no-map">no topology was read</p>' in page

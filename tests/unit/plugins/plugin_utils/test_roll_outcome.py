@@ -13,8 +13,8 @@ FLEET = [{"host": "n1", "compliant": False}, {"host": "n2", "compliant": False},
 def test_a_finished_roll_succeeds_and_lists_each_node():
     out = roll_outcome(FLEET, [{"host": "n2", "result": "rebooted", "seconds": 310.5}, {"host": "n1", "result": "reconfigured", "seconds": 80.0}])
     assert out == {"failed": False, "msg": None, "summary": [
-        "compliant (skipped): n3", "not checked: n4", "fixed in place (no drain): none", "reconfigured: n1", "rebooted: n2",
-        "pending reboot: none", "failed: none",
+        "compliant (skipped): n3", "not checked: n4", "blocked (not rolled, fix by hand): none", "fixed in place (no drain): none",
+        "reconfigured: n1", "rebooted: n2", "pending reboot: none", "failed: none",
         "remaining: none", "seconds per node: n1 80.0, n2 310.5"]}
 
 
@@ -29,6 +29,14 @@ def test_a_failure_names_its_reason_and_the_nodes_never_reached():
                                {"host": "n3", "result": "pending_reboot", "reason": "pending reboot: ..."}])
     assert out["msg"] == "the roll stopped: n1: drain of n1 failed; n3: pending reboot: ...; 1 node not rolled: n2"
     assert "failed: n1" in out["summary"] and "pending reboot: n3" in out["summary"] and "remaining: n2" in out["summary"]
+
+
+def test_a_blocked_node_is_named_with_its_reason_and_fails_the_run():
+    """The apply chain would refuse n2 (a drop-in overrides the plan): not rolled, and the run is not a success."""
+    fleet = [{"host": "n1", "compliant": False}, {"host": "n2", "compliant": False, "blocked": ["50-site.yaml sets kubelet-arg"]}]
+    out = roll_outcome(fleet, [{"host": "n1", "result": "reconfigured", "seconds": 80.0}])
+    assert out["failed"] and out["msg"] == "the roll stopped: n2: blocked - 50-site.yaml sets kubelet-arg"
+    assert "blocked (not rolled, fix by hand): n2" in out["summary"] and "reconfigured: n1" in out["summary"]
 
 
 def test_check_mode_says_what_would_happen():
