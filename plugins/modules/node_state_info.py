@@ -131,6 +131,27 @@ def _owner(uid, gid):
     return owner, group
 
 
+def _duplicate_key(node):
+    """(key, line, first line) of the first duplicate mapping key at any depth, or None. The rke2_config action
+    refuses such a file (YAML forbids duplicates; PyYAML keeps the last): check.yml must see it too."""
+    if isinstance(node, yaml.MappingNode):
+        seen = {}
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                if key.value in seen:
+                    return key.value, key.start_mark.line + 1, seen[key.value] + 1
+                seen[key.value] = key.start_mark.line
+            found = _duplicate_key(value)
+            if found:
+                return found
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            found = _duplicate_key(item)
+            if found:
+                return found
+    return None
+
+
 def read_rke2_file(path):
     """The file's metadata and its RKE2_KEYS entries; never any other key, never its text."""
     out = {"path": path, "exists": os.path.exists(path), "mode": None, "owner": None, "group": None,
@@ -142,7 +163,9 @@ def read_rke2_file(path):
     out["owner"], out["group"] = _owner(st.st_uid, st.st_gid)
     try:
         with open(path, "rb") as handle:
-            data = yaml.safe_load(handle.read().decode("utf-8"))
+            text = handle.read().decode("utf-8")
+        data = yaml.safe_load(text)
+        duplicate = _duplicate_key(yaml.compose(text, Loader=yaml.SafeLoader)) if isinstance(data, dict) else None
     except UnicodeDecodeError as e:
         out["error"] = "%s is not UTF-8 (byte %d)" % (path, e.start)
         return out
@@ -158,6 +181,9 @@ def read_rke2_file(path):
         data = {}
     if not isinstance(data, dict):
         out["error"] = "%s is not a YAML mapping" % path
+        return out
+    if duplicate:
+        out["error"] = "%s: duplicate key %r at line %d (first at line %d)" % ((path,) + duplicate)
         return out
     out["values"] = {k: v for k, v in data.items() if isinstance(k, str) and k.rstrip("+") in RKE2_KEYS}
     return out

@@ -64,7 +64,8 @@ def test_a_node_that_runs_its_plan_is_compliant(node):
     root, plan, state = node
     comply(root, plan)
     result = assess(plan, state())
-    assert result == {"compliant": True, "reasons": [], "actions": [], "blocked": [], "plan_fingerprint": plan["fingerprint"], "warnings": []}
+    assert result == {"compliant": True, "runs_plan": True, "reasons": [], "actions": [], "blocked": [],
+                      "plan_fingerprint": plan["fingerprint"], "warnings": []}
 
 
 def test_a_config_that_only_needs_its_mode_is_fixed_in_place_without_a_drain(node):
@@ -158,6 +159,17 @@ def test_an_unparseable_config_is_reported_without_its_text(node):
     assert not result["compliant"] and result["actions"] == [], "blocked: the rke2_config action would refuse the file"
     assert result["blocked"] and "is not valid YAML at line" in result["blocked"][0]
     assert any("is not valid YAML at line" in r for r in result["reasons"]) and TOKEN not in json.dumps(result)
+
+
+def test_a_config_with_duplicate_keys_blocks_the_node_without_its_text(node):
+    """PyYAML keeps the last of two keys; YAML forbids them and the rke2_config action refuses the file: blocked."""
+    root, plan, state = node
+    comply(root, plan)
+    (root / "etc/rancher/rke2/config.yaml").write_text("token: %s\nkubelet-arg:\n  - max-pods=250\ntoken: %s\n" % (TOKEN, TOKEN))
+    result = assess(plan, state())
+    assert result["actions"] == [] and result["blocked"] == [
+        "%s/etc/rancher/rke2/config.yaml: duplicate key 'token' at line 4 (first at line 1)" % root], result
+    assert TOKEN not in json.dumps(result)
 
 
 def test_a_failing_grubby_is_a_boot_error_not_a_failed_read(tmp_path, capsys, monkeypatch):
