@@ -53,6 +53,13 @@ options:
     description: RKE2's config file; drop-ins are read from C(<config_path>.d).
     type: path
     default: /etc/rancher/rke2/config.yaml
+  units_root:
+    description:
+      - The root under which the per-NUMA hugepages unit of the C(maitred.rke2_numa.hugepages) role is read
+        (C(etc/systemd/system/rke2-numa-hugepages.service), its C(multi-user.target.wants) link,
+        C(usr/local/sbin/rke2-numa-hugepages)); C(/) on a node, a copied tree in tests.
+    type: path
+    default: /
 """
 
 EXAMPLES = r"""
@@ -76,6 +83,13 @@ boot:
       from them whether M(maitred.rke2_numa.boot_params) would change anything. C(error) when they cannot be read.
   returned: always
   type: dict
+hugepages_unit:
+  description:
+    - The per-NUMA hugepages unit as found - C(unit), C(enabled), C(script) (whether each exists), C(sets) (the size
+      and the pages per NUMA node its script sets, or null when it holds no such lines), C(error).
+  returned: success
+  type: dict
+  sample: {unit: true, enabled: true, script: true, sets: {size_kb: 1048576, per_node: {"0": 8, "1": 8}}, error: null}
 rke2:
   description:
     - C(files) - RKE2's config files in the order RKE2 reads them, each with C(path), C(exists), C(mode), C(owner),
@@ -97,6 +111,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_distro import METHODS
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import CmdlineError
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.hugepages_unit import read_unit
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_checkpoints import read_checkpoints
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import TopologyError, read_topology
 
@@ -197,6 +212,7 @@ def main():
             boot_method=dict(type="str", choices=["auto"] + list(METHODS), default="auto"),
             kubelet_dir=dict(type="path", default="/var/lib/kubelet"),
             config_path=dict(type="path", default="/etc/rancher/rke2/config.yaml"),
+            units_root=dict(type="path", default="/"),
         ),
         supports_check_mode=True,
     )
@@ -218,7 +234,8 @@ def main():
     except (CmdlineError, IOError, OSError) as e:
         boot = {"method": None, "error": str(e)}
     module.exit_json(changed=False, topology=topology, kubelet_state=read_checkpoints(p["kubelet_dir"]), boot=boot,
-                     rke2={"files": [read_rke2_file(f) for f in rke2_config_files(p["config_path"])]})
+                     rke2={"files": [read_rke2_file(f) for f in rke2_config_files(p["config_path"])]},
+                     hugepages_unit=read_unit(p["units_root"]))
 
 
 if __name__ == "__main__":

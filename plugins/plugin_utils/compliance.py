@@ -141,6 +141,42 @@ def config_blocked(plan, state, mode="merge", dropin_path=None):
     return []
 
 
+UNIT_NAME = "rke2-numa-hugepages.service"
+
+
+def hugepages_unit_findings(plan, state):
+    """What the hugepages role would change in its unit: installed, enabled and setting the plan's pages when the
+    plan sets its pools at run time; gone when it does not (a unit left from an earlier plan would set pools the
+    kubelet does not expect at the next boot). [] when node_state_info did not read it."""
+    found = state.get("hugepages_unit")
+    if not found:
+        return []
+    if found.get("error"):
+        return ["hugepages unit: %s" % found["error"]]
+    hugepages = plan.get("hugepages") or {}
+    if hugepages.get("method") != "runtime":
+        if found["unit"] or found["script"]:
+            return ["the hugepages unit %s of an earlier plan is still installed; this plan sets no pools at run time, "
+                    "so it would set pools the kubelet does not expect at the next boot" % UNIT_NAME]
+        return []
+    if not (found["unit"] and found["script"]):
+        return ["the hugepages unit %s is not installed: the plan's pools would not be set again at the next boot" % UNIT_NAME]
+    wanted = {"size_kb": int(hugepages["size_kb"]),
+              "per_node": dict((str(n), int(p)) for n, p in (hugepages.get("per_node") or {}).items())}
+    reasons = []
+    if found["sets"] != wanted:
+        sets = found["sets"]
+        reasons.append("the hugepages unit sets %s, the plan wants %s" % (
+            _pools(sets) if sets else "no pools this version of the role knows", _pools(wanted)))
+    if not found["enabled"]:
+        reasons.append("the hugepages unit %s is not enabled: the pools would not be set again at the next boot" % UNIT_NAME)
+    return reasons
+
+
+def _pools(sets):
+    return ", ".join("node %s: %d x %d kB" % (n, p, sets["size_kb"]) for n, p in sorted(sets["per_node"].items())) or "none"
+
+
 REWRITTEN = ("%s was rewritten without this collection's kubelet args after they were applied (the kubelet's "
              "checkpoint still holds CPU Manager policy static): a tool that templates config.yaml wholesale "
              "(lablabs' ansible-role-rke2, rke2-ansible) undoes the merge at each of its runs - feed "
@@ -189,7 +225,9 @@ def assess(plan, state, config_mode="merge", dropin_path=None):
     report = verify(plan, topology, state["kubelet_state"]["cpu_manager"], state["kubelet_state"]["memory_manager"], effective)
     hugepages = [e for e in report["errors"] if " pages, the plan wants " in e]
     reasons += [e for e in report["errors"] if e not in reasons]
-    if hugepages and plan["hugepages"].get("method") == "runtime":
+    unit_reasons = hugepages_unit_findings(plan, state)
+    reasons += unit_reasons
+    if unit_reasons or (hugepages and plan["hugepages"].get("method") == "runtime"):
         actions.add("hugepages")
     if reset_reasons(plan, topology_at_next_start(topology, plan), state["kubelet_state"]["cpu_manager"],
                      state["kubelet_state"]["memory_manager"]):

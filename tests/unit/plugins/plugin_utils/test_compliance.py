@@ -12,8 +12,12 @@ at a time is put out of line.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
+import yaml
 
 from ansible.module_utils.testing import patch_module_args
 
@@ -21,6 +25,8 @@ from ansible_collections.maitred.rke2_numa.plugins.modules import node_state_inf
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import assess
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import TOKEN, comply, make_node
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 
 
 @pytest.fixture
@@ -31,7 +37,7 @@ def node(tmp_path, capsys):
     def state():
         with patch_module_args(dict(sysfs_root=str(root), boot_root=str(root), boot_method="auto",
                                     kubelet_dir=str(root / "var/lib/kubelet"),
-                                    config_path=str(root / "etc/rancher/rke2/config.yaml"))):
+                                    config_path=str(root / "etc/rancher/rke2/config.yaml"), units_root=str(root))):
             with pytest.raises(SystemExit) as exc:
                 node_state_info.main()
         out = capsys.readouterr().out
@@ -217,3 +223,68 @@ def test_a_config_rewritten_in_drop_in_mode_is_no_concern(node):
     (root / "etc/rancher/rke2/config.yaml").write_text(REWRITTEN)
     result = assess(plan, state(), "dropin", str(root / "etc/rancher/rke2/config.yaml.d/50-rke2-numa.yaml"))
     assert not [w for w in result["warnings"] if "rewritten" in w], result["warnings"]
+
+
+def install_hugepages_unit(root, plan):
+    """What the hugepages role does, with its own templates rendered by Ansible's template module into the copy:
+    the script, the unit, and (as systemctl enable does for WantedBy=multi-user.target) the wants link."""
+    playbook = root.parent / "hugepages-unit.yml"
+    templates = os.path.join(REPO, "roles", "hugepages", "templates")
+    playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "vars": {
+        "rke2_numa_plan": plan, "rke2_numa_agent_service": "rke2-agent.service", "rke2_numa_hugepages_retries": 5,
+        "rke2_numa_hugepages_sysfs_root": "/"}, "tasks": [
+        {"ansible.builtin.file": {"path": "{{ item }}", "state": "directory"},
+         "loop": [str(root / "usr/local/sbin"), str(root / "etc/systemd/system")]},
+        {"ansible.builtin.template": {"src": os.path.join(templates, "rke2-numa-hugepages.sh.j2"), "mode": "0755",
+                                      "dest": str(root / "usr/local/sbin/rke2-numa-hugepages")}},
+        {"ansible.builtin.template": {"src": os.path.join(templates, "rke2-numa-hugepages.service.j2"), "mode": "0644",
+                                      "dest": str(root / "etc/systemd/system/rke2-numa-hugepages.service")}}]}]))
+    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                          "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)],
+                         capture_output=True, text=True, check=False, env=dict(os.environ, ANSIBLE_LOCALHOST_WARNING="false"))
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def enable_hugepages_unit(root):
+    """What systemctl enable does for WantedBy=multi-user.target."""
+    wants = root / "etc/systemd/system/multi-user.target.wants"
+    wants.mkdir(exist_ok=True)
+    (wants / "rke2-numa-hugepages.service").symlink_to("/etc/systemd/system/rke2-numa-hugepages.service")
+
+
+def set_pools(root, plan):
+    for node_id, pages in plan["hugepages"]["per_node"].items():
+        pool = root / ("sys/devices/system/node/node%s/hugepages/hugepages-%dkB/nr_hugepages" % (node_id, plan["hugepages"]["size_kb"]))
+        pool.parent.mkdir(parents=True, exist_ok=True)
+        pool.write_text("%d\n" % pages)
+
+
+def test_the_hugepages_unit_is_part_of_compliance(node):
+    """Runtime hugepages: the role's unit must be installed, enabled and set the plan's pages (read from the script the
+    role's own template renders); pools that are right today do not make a node compliant whose unit would not set
+    them again at the next boot. A plan without runtime hugepages wants no unit left behind."""
+    root, dummy, state = node
+    plan = make_plan(state()["topology"], hugepages_per_node=2, hugepages_method="runtime")
+    assert plan["hugepages"]["method"] == "runtime"
+    set_pools(root, plan)
+    comply(root, plan)
+    missing = assess(plan, state())
+    assert "the hugepages unit rke2-numa-hugepages.service is not installed: the plan's pools would not be set again at the next " \
+           "boot" in missing["reasons"] and "hugepages" in missing["actions"] and "drain" in missing["actions"], missing
+    install_hugepages_unit(root, plan)
+    assert state()["hugepages_unit"]["sets"] == {"size_kb": plan["hugepages"]["size_kb"],
+                                                 "per_node": dict((str(n), p) for n, p in plan["hugepages"]["per_node"].items())}
+    disabled = assess(plan, state())
+    assert disabled["reasons"] == ["the hugepages unit rke2-numa-hugepages.service is not enabled: the pools would not be set "
+                                   "again at the next boot"], disabled
+    enable_hugepages_unit(root)
+    assert assess(plan, state())["compliant"], "the role's own files, enabled: compliant"
+    bigger = make_plan(state()["topology"], hugepages_per_node=3, hugepages_method="runtime")
+    set_pools(root, bigger)
+    outdated = assess(bigger, state())
+    assert "the hugepages unit sets node 0: 2 x 1048576 kB, node 1: 2 x 1048576 kB, the plan wants node 0: 3 x 1048576 kB, " \
+           "node 1: 3 x 1048576 kB" in outdated["reasons"] and "hugepages" in outdated["actions"], outdated
+    none = make_plan(state()["topology"])
+    left = assess(none, state())
+    assert any(r.startswith("the hugepages unit rke2-numa-hugepages.service of an earlier plan is still installed")
+               for r in left["reasons"]) and "hugepages" in left["actions"], left
