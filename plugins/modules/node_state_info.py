@@ -18,7 +18,7 @@ description:
     C(node-taint) and C(node-ip) entries of RKE2's C(config.yaml) and C(config.yaml.d/*.yaml|*.yml).
   - The RKE2 config files are parsed on the host and only those keys leave it - the join token and every
     other key never appear in the result. A file that cannot be parsed is reported by line and column
-    only, never with its text.
+    (and, for a duplicate key, the key's name) only, never with its text or any value.
   - Only reads. Needs PyYAML on the host for the RKE2 config (Debian C(python3-yaml), RHEL C(python3-pyyaml)).
 author:
   - maitred.rke2_numa contributors (@maitred)
@@ -94,14 +94,16 @@ rke2:
   description:
     - C(files) - RKE2's config files in the order RKE2 reads them, each with C(path), C(exists), C(mode), C(owner),
       C(group), C(link) (the target of a symlink), C(values) (only C(kubelet-arg), C(node-label), C(node-taint),
-      C(node-ip) and their C(+) forms) and C(error).
+      C(node-ip) and their C(+) forms), C(shared) (those of these keys whose value shares a YAML node with another
+      place of the file - an anchor and its alias - which the merge cannot edit in place) and C(error).
   returned: always
   type: dict
   sample: {files: [{path: /etc/rancher/rke2/config.yaml, exists: true, mode: "0600", owner: root, group: root, link: null,
-                    values: {kubelet-arg: [max-pods=250]}, error: null}]}
+                    values: {kubelet-arg: [max-pods=250]}, shared: [], error: null}]}
 """
 
 import grp
+import json
 import os
 import pwd
 import stat
@@ -146,31 +148,62 @@ def _owner(uid, gid):
     return owner, group
 
 
-def _duplicate_key(node):
-    """(key, line, first line) of the first duplicate mapping key at any depth, or None. The rke2_config action
-    refuses such a file (YAML forbids duplicates; PyYAML keeps the last): check.yml must see it too."""
+def _children(node):
     if isinstance(node, yaml.MappingNode):
-        seen = {}
-        for key, value in node.value:
+        return [part for pair in node.value for part in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
+def _duplicate_key(node, seen=None):
+    """(key, line, first line) of the first duplicate mapping key at any depth, or None. The rke2_config action
+    refuses such a file (YAML forbids duplicates; PyYAML keeps the last): check.yml must see it too. An alias is
+    walked once (a node may hold itself)."""
+    seen = set() if seen is None else seen
+    if id(node) in seen:
+        return None
+    seen.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        keys = {}
+        for key, dummy in node.value:
             if isinstance(key, yaml.ScalarNode):
-                if key.value in seen:
-                    return key.value, key.start_mark.line + 1, seen[key.value] + 1
-                seen[key.value] = key.start_mark.line
-            found = _duplicate_key(value)
-            if found:
-                return found
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            found = _duplicate_key(item)
-            if found:
-                return found
+                if key.value in keys:
+                    return key.value, key.start_mark.line + 1, keys[key.value] + 1
+                keys[key.value] = key.start_mark.line
+    for child in _children(node):
+        found = _duplicate_key(child, seen)
+        if found:
+            return found
     return None
+
+
+def _shared_keys(root):
+    """The RKE2_KEYS whose value shares a YAML node with another place of the file (an anchor and its alias): the
+    rke2_config action cannot edit such a list in place without changing the other place, and refuses it."""
+    if not isinstance(root, yaml.MappingNode):
+        return []
+    refs, stack = {}, [root]
+    while stack:
+        node = stack.pop()
+        refs[id(node)] = refs.get(id(node), 0) + 1
+        if refs[id(node)] == 1:
+            stack.extend(_children(node))
+
+    def shared(node, visited):
+        if refs.get(id(node), 0) > 1:
+            return True
+        if id(node) in visited:
+            return False
+        visited.add(id(node))
+        return any(shared(child, visited) for child in _children(node))
+
+    return sorted(set(k.value for k, v in root.value
+                      if isinstance(k, yaml.ScalarNode) and k.value.rstrip("+") in RKE2_KEYS and shared(v, set())))
 
 
 def read_rke2_file(path):
     """The file's metadata and its RKE2_KEYS entries; never any other key, never its text."""
     out = {"path": path, "exists": os.path.exists(path), "mode": None, "owner": None, "group": None,
-           "link": os.readlink(path) if os.path.islink(path) else None, "values": {}, "error": None}
+           "link": os.readlink(path) if os.path.islink(path) else None, "values": {}, "shared": [], "error": None}
     if not out["exists"]:
         return out
     st = os.stat(path)
@@ -180,7 +213,8 @@ def read_rke2_file(path):
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8")
         data = yaml.safe_load(text)
-        duplicate = _duplicate_key(yaml.compose(text, Loader=yaml.SafeLoader)) if isinstance(data, dict) else None
+        root = yaml.compose(text, Loader=yaml.SafeLoader) if isinstance(data, dict) else None
+        duplicate = _duplicate_key(root) if root is not None else None
     except UnicodeDecodeError as e:
         out["error"] = "%s is not UTF-8 (byte %d)" % (path, e.start)
         return out
@@ -200,7 +234,13 @@ def read_rke2_file(path):
     if duplicate:
         out["error"] = "%s: duplicate key %r at line %d (first at line %d)" % ((path,) + duplicate)
         return out
-    out["values"] = {k: v for k, v in data.items() if isinstance(k, str) and k.rstrip("+") in RKE2_KEYS}
+    values = {k: v for k, v in data.items() if isinstance(k, str) and k.rstrip("+") in RKE2_KEYS}
+    try:
+        json.dumps(values)
+    except ValueError:  # an alias inside the node it names: no finite value (nor can RKE2 read one)
+        out["error"] = "%s: a YAML alias refers to a node that holds it" % path
+        return out
+    out["values"], out["shared"] = values, _shared_keys(root)
     return out
 
 

@@ -111,8 +111,8 @@ def config_findings(plan, state, mode="merge", dropin_path=None):
 
 
 def _refusal(error):
-    """A refusal's text as a finding: the action's "nothing written" suffix is about a write check.yml never makes."""
-    return str(error).rsplit(": nothing written", 1)[0]
+    """A refusal's text as a finding: the action's "nothing written" is about a write check.yml never makes."""
+    return str(error).replace(": nothing written", "", 1)
 
 
 def config_blocked(plan, state, mode="merge", dropin_path=None):
@@ -121,12 +121,21 @@ def config_blocked(plan, state, mode="merge", dropin_path=None):
     write), run on the keys node_state_info read. A roll must not drain a node for a write that will be refused."""
     files = state["rke2"]["files"]
     by_path = dict((f["path"], f) for f in files)
-    for f in files:
-        if f.get("error"):
-            return [_refusal(f["error"])]
     path = files[0]["path"]
     target = path if mode == "merge" else dropin_path
+    for f in files:
+        # in drop-in mode the action rewrites its own drop-in without reading it
+        if f.get("error") and not (mode != "merge" and f["path"] == target):
+            return [_refusal(f["error"])]
     current = by_path.get(target)
+    if current and current.get("link") and not current["exists"]:
+        return ["%s is a symlink to %s, which does not exist (the rke2_config action refuses to write through it)"
+                % (target, current["link"])]
+    edited = ["kubelet-arg"] + (["node-label"] if plan["node_labels"] else []) + (["node-taint"] if plan["node_taints"] else [])
+    shared = [k for k in (current or {}).get("shared") or [] if mode == "merge" and k in edited]
+    if shared:
+        return ["%s: %s shares a YAML node with another place of the file (an anchor and its alias): the merge cannot edit it "
+                "in place without changing the other (rewrite it as a plain block list)" % (target, ", ".join(shared))]
     before = _text(current["values"]) if current and current["exists"] else None
 
     def read(other):
@@ -155,7 +164,7 @@ def hugepages_unit_findings(plan, state):
         return ["hugepages unit: %s" % found["error"]]
     hugepages = plan.get("hugepages") or {}
     if hugepages.get("method") != "runtime":
-        if found["unit"] or found["script"]:
+        if found["unit"]:  # what the hugepages role removes (the unit, and its script with it)
             return ["the hugepages unit %s of an earlier plan is still installed; this plan sets no pools at run time, "
                     "so it would set pools the kubelet does not expect at the next boot" % UNIT_NAME]
         return []

@@ -57,20 +57,28 @@ def _lines(text):
     return [line.strip() for line in str(text or "").splitlines() if line.strip()]
 
 
-def evicted_pods(stdout):
-    """The pods ("ns/name", sorted) kubectl drain's output says it evicted (or deleted): gone from the node."""
+def evicted_pods(stdout, not_evicted=()):
+    """The pods ("ns/name", sorted) kubectl drain's output says it evicted (or deleted): gone from the node.
+
+    ``pod/NAME evicted`` carries no namespace: it is taken from the ``evicting pod NS/NAME`` lines. When pods of
+    the same name in several namespaces were tried, a namespace counts only as often as the name was evicted, and
+    never for a pod in ``not_evicted`` (named by an error of the drain): ambiguous leftovers read ``?/NAME``."""
     out = _lines(stdout)
-    namespaces = {}
+    namespaces, count = {}, {}
     for line in out:
         m = _EVICTING.match(line)
-        if m:
-            namespaces.setdefault(m.group(2), set()).add(m.group(1))
-    evicted = set()
-    for line in out:
+        if m and m.group(1) not in namespaces.setdefault(m.group(2), []):
+            namespaces[m.group(2)].append(m.group(1))
         m = _EVICTED.match(line)
         if m:
-            for ns in sorted(namespaces.get(m.group(1)) or ["?"]):
-                evicted.add("%s/%s" % (ns, m.group(1)))
+            count[m.group(1)] = count.get(m.group(1), 0) + 1
+    evicted = set()
+    for name, times in count.items():
+        candidates = [ns for ns in namespaces.get(name, []) if "%s/%s" % (ns, name) not in set(not_evicted)]
+        if candidates and len(candidates) <= times:
+            evicted.update("%s/%s" % (ns, name) for ns in candidates)
+        else:  # no evicting line, or more namespaces than evictions: which one is not known
+            evicted.add("?/%s" % name)
     return sorted(evicted)
 
 
@@ -82,7 +90,9 @@ def drain_failure(stdout, stderr):
     up, the pods it could not evict with kubectl's reason, and its last error line. A pod refused with a 429 (its
     PodDisruptionBudget) and evicted on a later retry is evicted, not a blocker."""
     err = str(stderr or "")
-    evicted = set(evicted_pods(stdout))
+    named = set("%s/%s" % (m.group(2), m.group(1)) for m in _EVICT_ERROR.finditer(err)) \
+        | set("%s/%s" % (m.group(2), m.group(1)) for m in _TERMINATE.finditer(err))
+    evicted = set(evicted_pods(stdout, named))
     refused = set("%s/%s" % (m.group(2), m.group(1)) for m in _RETRY.finditer(err))
     blocked, terminating = {}, {}
     for m in _TERMINATE.finditer(err):

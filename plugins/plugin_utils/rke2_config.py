@@ -67,20 +67,25 @@ def decode(data, path):
         raise ConfigError("%s is not UTF-8 text (byte %d): nothing written" % (path, e.start))
 
 
-def _check_keys(node, path):
-    """Refuse duplicate keys at any depth (YAML forbids them; PyYAML would silently keep the last)."""
+def _check_keys(node, path, seen=None):
+    """Refuse duplicate keys at any depth (YAML forbids them; PyYAML would silently keep the last). An alias is
+    walked once (a node may hold itself)."""
+    seen = set() if seen is None else seen
+    if id(node) in seen:
+        return
+    seen.add(id(node))
     if isinstance(node, MappingNode):
-        seen = {}
+        keys = {}
         for key, value in node.value:
             if isinstance(key, ScalarNode):
-                if key.value in seen:
+                if key.value in keys:
                     raise ConfigError("%s: duplicate key %r at line %d (first at line %d): nothing written"
-                                      % (path, key.value, key.start_mark.line + 1, seen[key.value] + 1))
-                seen[key.value] = key.start_mark.line
-            _check_keys(value, path)
+                                      % (path, key.value, key.start_mark.line + 1, keys[key.value] + 1))
+                keys[key.value] = key.start_mark.line
+            _check_keys(value, path, seen)
     elif isinstance(node, SequenceNode):
         for item in node.value:
-            _check_keys(item, path)
+            _check_keys(item, path, seen)
 
 
 def compose(text, path):

@@ -1814,7 +1814,7 @@ class Api:
         return Response(200, content_type="text/plain", text=text)
 
     def _remove_pod(self, request, namespace, name, options, check):
-        """Delete a pod from its node's record (after its deleteSeconds, when it has some); check(node, pod) may refuse.
+        """Delete a pod from its node's record (after its deleteSeconds, when it has some); check(node, pod, dry_run) may refuse.
         dryRun=All, as a query parameter or in the DeleteOptions (kubectl drain --dry-run=server), changes nothing."""
         verb = request.summary["verb"]
         dry_run = request.query.get("dryRun") == "All" or "All" in (options.get("dryRun") or [])
@@ -1835,7 +1835,7 @@ class Api:
                 raise not_found(PODS, name)
             pod = matches[0]
             try:
-                grace = check(node, pod)
+                grace = check(node, pod, dry_run)
             except ApiError as e:
                 refusal = e  # raised once the record is written back (a refusal may count down pdbRefusals)
             else:
@@ -1874,18 +1874,19 @@ class Api:
         grace = options.get("gracePeriodSeconds")
         budgets = pdb_entries(self.store.nodes())
 
-        def check(_node, pod):
+        def check(_node, pod, dry_run):
             if pod.get("pdb") and not pod.get("deletionTimestamp") and pod.get("phase") not in ("Succeeded", "Failed"):
                 count = len(budgets.get((namespace, str(pod["pdb"])), [])) or 1
                 request.summary["pdb"] = str(pod["pdb"])
                 budget = str(pod["pdb"])
-                # pdbRefusals: the budget refuses this many evictions, then allows one (another replica became
-                # healthy meanwhile): kubectl drain's 5 s retry after a 429 then succeeds.
-                refusals = int(pod.get("pdbRefusals") or 0)
-                if refusals > 0:
-                    pod["pdbRefusals"] = refusals - 1
-                    if refusals == 1:
-                        del pod["pdb"], pod["pdbRefusals"]
+                # pdbRefusals: the budget refuses this many evictions, then allows them (another replica became
+                # healthy meanwhile): kubectl drain's 5 s retry after a 429 then succeeds. A dry run counts nothing.
+                if "pdbRefusals" in pod:
+                    refusals = int(pod["pdbRefusals"] or 0)
+                    if refusals <= 0:
+                        return grace
+                    if not dry_run:
+                        pod["pdbRefusals"] = refusals - 1
                 raise ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.", {
                     "causes": [{"reason": "DisruptionBudget", "message": "The disruption budget %s needs %d healthy pods and has %d currently"
                                 % (budget, count, count)}]})
@@ -1902,7 +1903,7 @@ class Api:
         grace = options.get("gracePeriodSeconds", request.query.get("gracePeriodSeconds"))
         uid = (options.get("preconditions") or {}).get("uid")
 
-        def check(node, pod):
+        def check(node, pod, _dry_run):
             current = pod_object(node, pod)["metadata"]["uid"]
             if uid and uid != current:
                 raise ApiError(409, "Conflict", "Operation cannot be fulfilled on Pod \"%s\": Precondition failed: UID in precondition: %s, "

@@ -217,7 +217,7 @@ def test_a_node_the_apply_chain_would_refuse_is_not_drained(cluster, tmp_path):
     out = run(cluster, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)})
     text = " ".join((out.stdout + out.stderr).split())
     assert out.returncode == 2, text[-6000:]
-    assert "gpu-a: BLOCKED: " in text, text[-6000:] and "50-site.yaml sets kubelet-arg, which replaces the earlier files'" in text
+    assert "gpu-a: BLOCKED: " in text and "50-site.yaml sets kubelet-arg, which replaces the earlier files'" in text, text[-6000:]
     assert "blocked (not rolled, fix by hand): gpu-a" in text and "the roll stopped: gpu-a: blocked - " in text
     writes = [c["summary"] for c in cluster.calls() if c["method"] != "GET"]
     assert not [w for w in writes if w.get("verb") in ("evict", "delete") or "unschedulable" in json.dumps(w)], writes

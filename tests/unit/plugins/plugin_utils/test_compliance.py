@@ -142,6 +142,36 @@ def test_a_drop_in_that_replaces_our_kubelet_args_blocks_the_node(node):
     assert result["actions"] == [] and "the only folder RKE2 reads drop-ins from" in result["blocked"][0], result
 
 
+def test_what_the_action_refuses_and_the_parsed_values_hide_blocks_the_node(node):
+    """An alias shared with another key, a symlink to nothing: the rke2_config action refuses them although the
+    values read back look fine - check.yml must block the node, not drain it for a refused write."""
+    root, plan, state = node
+    config = root / "etc/rancher/rke2/config.yaml"
+    config.write_text("token: %s\nbase: &args\n  - max-pods=250\nkubelet-arg: *args\n" % TOKEN)
+    result = assess(plan, state())
+    assert result["actions"] == [] and result["blocked"] == [
+        "%s: kubelet-arg shares a YAML node with another place of the file (an anchor and its alias): the merge cannot edit it in "
+        "place without changing the other (rewrite it as a plain block list)" % config], result
+    assert TOKEN not in json.dumps(result)
+    config.write_text("token: %s\nkubelet-arg: &a [max-pods=250, *a]\n" % TOKEN)   # holds itself: read, not a crash
+    assert assess(plan, state())["blocked"]
+    config.unlink()
+    config.symlink_to(root / "etc/rancher/rke2/elsewhere.yaml")
+    result = assess(plan, state())
+    assert result["blocked"] == ["%s is a symlink to %s, which does not exist (the rke2_config action refuses to write through it)"
+                                 % (config, root / "etc/rancher/rke2/elsewhere.yaml")] and result["actions"] == [], result
+
+
+def test_in_drop_in_mode_our_own_unreadable_drop_in_does_not_block(node):
+    """The action rewrites its drop-in without reading it: a broken one of ours is fixed, not a reason to stop."""
+    root, plan, state = node
+    (root / "etc/rancher/rke2/config.yaml.d").mkdir()
+    dropin = root / "etc/rancher/rke2/config.yaml.d/99-rke2-numa.yaml"
+    dropin.write_text("kubelet-arg+: [\n")
+    result = assess(plan, state(), "dropin", str(dropin))
+    assert result["blocked"] == [] and "drain" in result["actions"], result
+
+
 def test_an_unreadable_boot_configuration_blocks_the_node(node):
     root, plan, state = node
     got = state()

@@ -100,5 +100,15 @@ def test_a_drain_that_failed_otherwise_says_kubectls_last_words():
 
 def test_evicted_pods_take_their_namespace_from_the_evicting_lines():
     out = "evicting pod ml/web\nevicting pod batch/web\npod/web evicted\npod/other evicted\n"
-    assert evicted_pods(out) == ["?/other", "batch/web", "ml/web"]
+    assert evicted_pods(out) == ["?/other", "?/web"], "one of two namespaces: which one is not known"
+    assert evicted_pods(out + "pod/web evicted\n") == ["?/other", "batch/web", "ml/web"]
+    assert evicted_pods(out, ["ml/web"]) == ["?/other", "batch/web"]
     assert evicted_pods(None) == []
+
+
+def test_a_blocker_that_shares_its_name_with_an_evicted_pod_is_still_the_blocker():
+    out = "evicting pod ml/vllm-0\nevicting pod staging/vllm-0\npod/vllm-0 evicted\nevicting pod ml/vllm-0\n"
+    err = ('error when evicting pods/"vllm-0" -n "ml" (will retry after 5s): Cannot evict pod as it would violate the pod\'s '
+           'disruption budget.\nerror when evicting pods/"vllm-0" -n "ml": global timeout reached: 7s\n')
+    found = drain_failure(out, err)
+    assert found["evicted"] == ["staging/vllm-0"] and [b["pod"] for b in found["blocked"]] == ["ml/vllm-0"], found
