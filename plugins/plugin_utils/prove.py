@@ -41,6 +41,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import 
     parse_bytes,
     parse_cpu,
 )
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import failure_reason
 
 PROBE_LABELS = {"app.kubernetes.io/name": "rke2-numa-probe", "app.kubernetes.io/managed-by": "maitred.rke2_numa"}
 MARK = "rke2-numa-probe"
@@ -363,9 +364,7 @@ def audit_error(result, kubectl, kubectl_host):
     if msg.startswith("Error executing command") or "No such file or directory" in msg:
         return ("pods not audited: kubectl could not be run at %s on %s (rke2_numa_kubectl: not found or not executable)"
                 % (kubectl, kubectl_host))
-    stderr = " ".join(line.strip() for line in str(result.get("stderr") or "").splitlines() if line.strip())
-    why = stderr or msg.strip() or "kubectl did not run"
-    why = re.sub(r"\s+", " ", why)
+    why = failure_reason(result) if (msg.strip() or str(result.get("stderr") or "").strip()) else "kubectl did not run"
     if len(why) > AUDIT_ERROR_MAX:
         why = why[:AUDIT_ERROR_MAX - 3] + "..."
     return "pods not audited: %s" % why

@@ -294,7 +294,10 @@ def test_the_audit_error_says_why_in_kubectls_words_or_that_kubectl_could_not_ru
         "(rke2_numa_kubectl: not found or not executable)")
     refused = {"rc": 1, "msg": "The command exited with a non-zero return code.",
                "stderr": "error: You must be logged in to the server (Unauthorized)\n"}
-    assert audit_error(refused, kubectl, "server-1") == "pods not audited: error: You must be logged in to the server (Unauthorized)"
+    assert audit_error(refused, kubectl, "server-1") == "pods not audited: You must be logged in to the server (Unauthorized)"
+    # the roll's own reason rule (roll_outcome.failure_reason): kubectl's last words, not Ansible's
+    assert audit_error({"rc": 1, "msg": "non-zero return code", "stderr": 'Error from server (NotFound): nodes "gpu-a" not found\n'},
+                       kubectl, "h") == 'pods not audited: Error from server (NotFound): nodes "gpu-a" not found'
     assert audit_error({"rc": 1, "stderr": "x" * 400}, kubectl, "h").endswith("x...") and \
         len(audit_error({"rc": 1, "stderr": "x" * 400}, kubectl, "h")) == len("pods not audited: ") + 300
     assert audit_error({}, kubectl, "h") == "pods not audited: kubectl did not run"
