@@ -9,7 +9,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import capacity_check, roll_order
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure_message, evicted_pods, pods_left
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import maintainers_at_work
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_lock_claims, kured_lock_releases, maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers, stale_nodes
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, failure_reason, roll_outcome
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
@@ -48,6 +48,16 @@ def _blocked(hostvars, host):
 def maintainers(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations, now):
     """Why another maintainer keeps the roll off ``node`` now (plugin_utils/maintainers.py); [] when none does."""
     return maintainers_at_work(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations or [], float(now))
+
+
+def kured_claims(reply, kured_daemonset, now, ttl_seconds):
+    """What holds kured's lock for the roll (plugin_utils/maintainers.py); ``reply``: ``kubectl get daemonsets -A -o json``."""
+    return kured_lock_claims((reply or {}).get("items") or [], kured_daemonset, float(now), int(ttl_seconds))
+
+
+def kured_releases(reply, kured_daemonset):
+    """What gives kured's lock back after the roll: our entries removed, kured's kept."""
+    return kured_lock_releases((reply or {}).get("items") or [], kured_daemonset)
 
 
 def outcome(hostvars, fleet_hosts, rolled_hosts, check_mode=False):
@@ -122,6 +132,7 @@ class FilterModule(object):
 
     def filters(self):
         return {"maintenance_window": maintenance_window, "node_markers": node_markers, "maintainers_at_work": maintainers,
+                "kured_lock_claims": kured_claims, "kured_lock_releases": kured_releases,
                 "roll_outcome": outcome, "drain_pods_left": pods_left, "drain_failure": drain_failure,
                 "drain_evicted": drain_evicted, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,

@@ -18,6 +18,12 @@ what a maintenance window must never do to a GPU fleet. Read from the API just b
 - Node annotations other tools set while they work (``rke2_numa_foreign_node_annotations``).
 
 Their cordons look like an admin's and are kept (never undone by a roll).
+
+While a roll has nodes out, it holds kured's own lock (``kured_lock_claims``, released by
+``kured_lock_releases``), in kured's format, written with the DaemonSet's resourceVersion (a lock kured took
+meanwhile makes the write a 409, never overwritten): kured cannot start a reboot under the roll. Our entries are
+named ``rke2-numa.maitred.io/roll...`` - never a Node's name, so no kured pod takes the lock for its own; with
+``--concurrency`` N every one of kured's N slots is filled. Their TTL bounds a roll that dies without releasing.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ AUTOSCALER_TAINTS = {
 }
 SUC_NODE_LABEL = "upgrade.cattle.io/node"
 _KURED_LABELS = ("app.kubernetes.io/name", "app", "name", "k8s-app")
+ROLL_LOCK_NODE = "rke2-numa.maitred.io/roll"
 
 
 def _flag(argv, name):
@@ -127,6 +134,81 @@ def find_kured(daemonsets, setting):
     return found, None
 
 
+def _ours(node_id):
+    return str(node_id).startswith(ROLL_LOCK_NODE)
+
+
+def _rfc3339(epoch):
+    return datetime.datetime.fromtimestamp(float(epoch), datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _target(ident, key, ds, value):
+    meta = ds.get("metadata") or {}
+    return {"daemonset": ident, "namespace": meta.get("namespace"), "name": meta.get("name"), "annotation": key,
+            "resource_version": str(meta.get("resourceVersion") or ""), "value": value}
+
+
+def kured_lock_claims(daemonsets, kured_setting, now, ttl_seconds):
+    """Per kured DaemonSet whose lock is free (no live lock but ours): the annotation value that holds it for the
+    roll, in its format - one owner, or ``maxOwners`` entries when kured runs with ``--concurrency`` > 1 or already
+    wrote that format. A DaemonSet whose lock kured holds is left alone (maintainers_at_work refuses the node).
+    Returns [{daemonset, namespace, name, annotation, resource_version, value}]."""
+    kureds, error = find_kured(daemonsets, kured_setting)
+    if error:
+        return []
+    out = []
+    for ident, key, ds in kureds:
+        text = ((ds.get("metadata") or {}).get("annotations") or {}).get(key)
+        if text is not None and any(not _ours(lock["node"]) for lock in kured_locks(text, now)):
+            continue
+        try:
+            current = json.loads(text) if text else None
+        except ValueError:
+            current = None
+        argv, dummy = _argv(ds)
+        try:
+            owners = int(_flag(argv, "--concurrency") or 1)
+        except ValueError:
+            owners = 1
+        if isinstance(current, dict) and ("maxOwners" in current or "locks" in current):
+            owners = max(int(current.get("maxOwners") or 1), 1)
+            multi = True
+        else:
+            multi = owners > 1
+
+        def entry(suffix):
+            return {"nodeID": ROLL_LOCK_NODE + suffix, "metadata": {"unschedulable": False}, "created": _rfc3339(now),
+                    "TTL": int(ttl_seconds) * 10 ** 9}
+
+        value = {"maxOwners": owners, "locks": [entry("-%d" % i) for i in range(1, owners + 1)]} if multi else entry("")
+        out.append(_target(ident, key, ds, json.dumps(value, sort_keys=True, separators=(",", ":"))))
+    return out
+
+
+def kured_lock_releases(daemonsets, kured_setting):
+    """Per kured DaemonSet whose lock holds entries of ours: the value without them (``value`` None: remove the
+    annotation, as kured's own release does for its one-owner lock). Entries kured wrote are kept."""
+    kureds, dummy = find_kured(daemonsets, kured_setting)
+    out = []
+    for ident, key, ds in kureds:
+        text = ((ds.get("metadata") or {}).get("annotations") or {}).get(key)
+        try:
+            current = json.loads(text) if text else None
+        except ValueError:
+            continue
+        if not isinstance(current, dict):
+            continue
+        if "maxOwners" in current or "locks" in current:
+            locks = [lock for lock in current.get("locks") or [] if isinstance(lock, dict)]
+            rest = [lock for lock in locks if not _ours(lock.get("nodeID"))]
+            if len(rest) != len(locks):
+                value = dict(current, locks=rest)
+                out.append(_target(ident, key, ds, json.dumps(value, sort_keys=True, separators=(",", ":"))))
+        elif _ours(current.get("nodeID")):
+            out.append(_target(ident, key, ds, None))
+    return out
+
+
 def maintainers_at_work(node, daemonsets, suc_pods, kured_setting, foreign_annotations, now):
     """Why the roll must not start this node now (empty: it may). ``node``: the Node object; ``daemonsets``: every
     DaemonSet; ``suc_pods``: the pods labelled upgrade.cattle.io/node=<this node>; ``now``: epoch seconds."""
@@ -141,6 +223,8 @@ def maintainers_at_work(node, daemonsets, suc_pods, kured_setting, foreign_annot
         if text is None:
             continue
         for lock in kured_locks(text, now):
+            if _ours(lock["node"]):
+                continue   # this roll's own hold on kured's lock
             if lock.get("unreadable"):
                 reasons.append("kured's lock on %s (%s) cannot be read; treated as held" % (ident, key))
             elif lock["node"] == name:

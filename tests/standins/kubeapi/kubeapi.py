@@ -920,13 +920,15 @@ KINDS = [
          lister=lambda nodes: [node_object(n) for n in nodes], fields=_fields_node),
     Kind("", "v1", "pods", "pod", "Pod", True, ["create", "get", "list", "watch", "delete"], ["po"], ["all"], lister=pod_objects,
          fields=_fields_pod),
-    Kind("apps", "v1", "daemonsets", "daemonset", "DaemonSet", True, ["get", "list", "watch"], ["ds"], ["all"], lister=daemonset_objects),
+    Kind("apps", "v1", "daemonsets", "daemonset", "DaemonSet", True, ["get", "list", "watch", "patch"], ["ds"], ["all"],
+         lister=daemonset_objects),
     Kind("apps", "v1", "replicasets", "replicaset", "ReplicaSet", True, ["get", "list", "watch"], ["rs"], ["all"], lister=replicaset_objects),
     Kind("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True, ["get", "list", "watch"], ["pdb"],
          lister=pdb_objects),
 ]
 KIND_BY_PATH = {(k.group, k.version, k.plural): k for k in KINDS}
 NODES = KIND_BY_PATH[("", "v1", "nodes")]
+DAEMONSETS = KIND_BY_PATH[("apps", "v1", "daemonsets")]
 PODS = KIND_BY_PATH[("", "v1", "pods")]
 # Subresources in discovery: (group, version) -> entries after the resource's own.
 SUBRESOURCES = {
@@ -1577,6 +1579,8 @@ class Api:
             return self.read(request, kind, namespace, name)
         if method == "PATCH" and kind is NODES:
             return self.patch_node(request, name)
+        if method == "PATCH" and kind is DAEMONSETS:
+            return self.patch_daemonset(request, namespace, name)
         if method == "DELETE" and kind is PODS:
             return self.delete_pod(request, namespace, name)
         raise method_not_allowed()
@@ -1740,6 +1744,62 @@ class Api:
                 return Response(200, result)
             box["node"] = changed
         return Response(200, self.versions.stamp("nodes//" + name, result))
+
+    def patch_daemonset(self, request, namespace, name):
+        """PATCH of a DaemonSet that daemonsets.json declares (kured's lock is an annotation on it): its labels and
+        annotations change, in the record, under <state dir>/.daemonsets.lock; a stale metadata.resourceVersion in
+        the patch is 409 Conflict, as the real server answers kured's Update and kubectl annotate
+        --resource-version. A DaemonSet only implied by pods is not patched here (405)."""
+        content_type = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if content_type not in PATCH_TYPES:
+            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: "
+                           + ", ".join(PATCH_TYPES), {})
+        patch = _json_body(request, "patch")
+        request.summary = {"verb": "patch", "daemonset": "%s/%s" % (namespace, name)}
+        path = os.path.join(self.store.directory, "daemonsets.json")
+        with open(os.path.join(self.store.directory, ".daemonsets.lock"), "a", encoding="utf-8") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                records = self.store.declared("daemonsets")
+                record = next((r for r in records if isinstance(r, dict) and str(r.get("namespace") or "default") == namespace
+                               and str(r.get("name")) == name), None)
+                found = self.get(DAEMONSETS, namespace, name)
+                if record is None:
+                    raise method_not_allowed()
+                before = found
+                try:
+                    if content_type == "application/json-patch+json":
+                        after = json_patch(before, patch)
+                    elif not isinstance(patch, dict):
+                        raise PatchError("a merge patch of a DaemonSet is a JSON object")
+                    elif content_type == "application/merge-patch+json":
+                        after = merge_patch(before, patch)
+                    else:
+                        after = strategic_merge_patch(before, patch)
+                except PatchError as exc:
+                    raise ApiError(422, "Invalid", "the server rejected our request due to an error in our request: %s" % exc, {}) from None
+                meta = after.get("metadata") if isinstance(after, dict) else None
+                if not isinstance(meta, dict):
+                    raise bad_request("the patched object is not a DaemonSet")
+                version = meta.get("resourceVersion")
+                if version not in (None, "") and str(version) != before["metadata"]["resourceVersion"]:
+                    raise conflict(DAEMONSETS, name)
+                for field in ("labels", "annotations"):
+                    values = _string_map(meta.get(field), field)
+                    if values:
+                        record[field] = values
+                    else:
+                        record.pop(field, None)
+                request.summary["annotations"] = _map_changes((before["metadata"].get("annotations") or {}),
+                                                              record.get("annotations") or {})
+                tmp = "%s.tmp.%d.%d" % (path, os.getpid(), threading.get_ident())
+                with open(tmp, "w", encoding="utf-8") as handle:
+                    json.dump(records, handle, indent=2, sort_keys=True)
+                    handle.write("\n")
+                os.replace(tmp, path)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+        return Response(200, self.get(DAEMONSETS, namespace, name))
 
     def _find_pod(self, namespace, name):
         """The node whose record holds the pod; "" for the pending pods' file; None when there is no such pod."""

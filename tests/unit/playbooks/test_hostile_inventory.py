@@ -193,6 +193,26 @@ def test_an_expired_kured_lock_does_not_hold_the_roll(cluster, tmp_path):
     assert [p["name"] for p in node["pods"]] == ["rke2-canal-gpu-a", "kube-proxy-gpu-a"], "drained: DaemonSet and mirror pods stay"
 
 
+def test_a_roll_holds_kureds_lock_while_it_works_and_gives_it_back(cluster, tmp_path):
+    """kured installed, its lock free: the roll takes kured's lock (kured's format, with the DaemonSet's
+    resourceVersion) before it touches any Node, and gives it back at the end - whatever became of the node (here
+    it stops before the drain: the unit-test host has no systemd). kured's own live lock is never overwritten
+    (test_maintainers: no claim while kured holds it)."""
+    root = make_node(tmp_path / "gpu-a", **SPEC)   # not compliant: to roll
+    declared = tmp_path / "state" / "daemonsets.json"
+    declared.write_text(json.dumps([{"namespace": "kube-system", "name": "kured", "labels": {"app.kubernetes.io/name": "kured"}}]))
+    out = run(cluster, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, rke2_numa_prove=False)
+    text = out.stdout + out.stderr
+    writes = [c["summary"] for c in sorted(cluster.calls(), key=lambda c: c["time"]) if c["method"] != "GET"]
+    ds_writes = [w for w in writes if w.get("daemonset") == "kube-system/kured"]
+    assert len(ds_writes) == 2, (writes, text[-3000:])
+    held = json.loads(ds_writes[0]["annotations"]["weave.works/kured-node-lock"])
+    assert held["nodeID"] == "rke2-numa.maitred.io/roll" and held["TTL"] == (30 * 60 + 600) * 10 ** 9, held
+    assert ds_writes[1]["annotations"] == {"weave.works/kured-node-lock": None}, "given back"
+    assert writes.index(ds_writes[0]) == 0 and writes.index(ds_writes[1]) == len(writes) - 1, writes
+    assert "annotations" not in json.loads(declared.read_text())[0]
+
+
 def test_a_roll_the_window_stops_is_not_a_success(cluster, tmp_path):
     """Too little time left for a node: no node starts, nothing is written, and the run fails naming what is left."""
     root = make_node(tmp_path / "gpu-a", **SPEC)   # not compliant: it needs a roll

@@ -420,6 +420,20 @@ def test_get_pods_daemonsets_and_budgets(cluster):
         json.dump([{"namespace": "kube-system", "name": "kured", "annotations": {"weave.works/kured-node-lock": '{"nodeID":"n1"}'}}], handle)
     out = cluster.kubectl("get", "daemonset", "-n", "kube-system", "kured", "-o", lock, "--ignore-not-found")
     assert (out.returncode, json.loads(out.stdout)) == (0, {"nodeID": "n1"}), "a DaemonSet declared in daemonsets.json, with no pod"
+    # kured's lock is written with the resourceVersion read: a stale one is 409 Conflict, as the real server answers
+    version = cluster.kubectl("get", "daemonset", "-n", "kube-system", "kured", "-o", "jsonpath={.metadata.resourceVersion}").stdout
+    key = "weave.works/kured-node-lock"
+    out = cluster.kubectl("annotate", "--overwrite", "-n", "kube-system", "--resource-version=" + version, "daemonset/kured", key + '={"nodeID":"n2"}')
+    assert out.returncode == 0 and "daemonset.apps/kured annotated" in out.stdout, out.stderr
+    out = cluster.kubectl("annotate", "--overwrite", "-n", "kube-system", "--resource-version=" + version, "daemonset/kured", key + "-")
+    assert out.returncode == 1 and ('Error from server (Conflict): Operation cannot be fulfilled on daemonsets.apps "kured": the object '
+                                    "has been modified") in out.stderr
+    assert json.loads(cluster.kubectl("get", "daemonset", "-n", "kube-system", "kured", "-o", lock).stdout) == {"nodeID": "n2"}
+    assert cluster.kubectl("annotate", "-n", "kube-system", "daemonset/kured", key + "-").returncode == 0
+    with open(os.path.join(cluster.state, "daemonsets.json")) as handle:
+        assert "annotations" not in json.load(handle)[0]
+    out = cluster.kubectl("annotate", "-n", "kube-system", "daemonset/rke2-canal", "x=1")
+    assert out.returncode == 1 and "(MethodNotAllowed)" in out.stderr, ("a DaemonSet the pods imply is read-only", out.stderr)
 
 
 def test_the_script_runs_through_its_shell_header():

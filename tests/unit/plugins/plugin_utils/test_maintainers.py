@@ -12,6 +12,8 @@ import pytest
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import (
     find_kured,
     is_kured,
+    kured_lock_claims,
+    kured_lock_releases,
     kured_locks,
     maintainers_at_work,
 )
@@ -101,3 +103,41 @@ def test_autoscaler_karpenter_upgrades_and_foreign_annotations():
     assert maintainers_at_work(annotated, [], [], "", ["weave.works/kured-reboot-in-progress"], NOW) == [
         "the Node has weave.works/kured-reboot-in-progress"]
     assert maintainers_at_work(node(), [], [], "", ["weave.works/kured-reboot-in-progress"], NOW) == []
+
+
+def test_a_roll_holds_kureds_lock_in_its_own_format_and_gives_only_its_own_back():
+    """One owner (kured's default): our entry, never a Node's name, with a TTL; --concurrency=2: both slots filled
+    (kured takes a free slot while fewer than maxOwners locks are held); kured's own live lock: left alone."""
+    plain = ds("kube-system", "kured", image="ghcr.io/kubereboot/kured:1.17.1")
+    plain["metadata"]["resourceVersion"] = "41"
+    claim, = kured_lock_claims([plain], "auto", NOW, 5400)
+    assert claim == {"daemonset": "kube-system/kured", "namespace": "kube-system", "name": "kured", "annotation": KEY,
+                     "resource_version": "41", "value": claim["value"]}
+    value = json.loads(claim["value"])
+    assert value == {"nodeID": "rke2-numa.maitred.io/roll", "metadata": {"unschedulable": False}, "created": "2026-12-01T06:00:00Z",
+                     "TTL": 5400 * 10 ** 9}
+    held = ds("kube-system", "kured", {KEY: claim["value"]}, image="ghcr.io/kubereboot/kured:1.17.1")
+    assert maintainers_at_work(node(), [held], [], "auto", [], NOW + 60) == [], "our own hold does not stop our own roll"
+    assert kured_locks(claim["value"], NOW + 60)[0]["node"] == "rke2-numa.maitred.io/roll", "kured reads it as a live lock"
+    assert kured_lock_releases([held], "auto") == [dict(claim, resource_version="", value=None)], "removed, as kured's release does"
+
+    chart = ds("kured", "kured-release", command=["/usr/bin/kured"], args=["--concurrency=2", "--lock-annotation=example.com/lock"])
+    claim, = kured_lock_claims([chart], "auto", NOW, 600)
+    assert claim["annotation"] == "example.com/lock"
+    value = json.loads(claim["value"])
+    assert value["maxOwners"] == 2 and [lock["nodeID"] for lock in value["locks"]] == ["rke2-numa.maitred.io/roll-1",
+                                                                                       "rke2-numa.maitred.io/roll-2"]
+    # kured wrote its multi-owner format with an expired lock: the slots are ours; given back, kured's entry stays
+    expired = json.loads(multi(("gpu-b", "2026-12-01T00:00:00Z", HOUR_NS)))
+    chart["metadata"]["annotations"] = {"example.com/lock": json.dumps(expired)}
+    value = json.loads(kured_lock_claims([chart], "auto", NOW, 600)[0]["value"])
+    assert len(value["locks"]) == 2 and all(lock["nodeID"].startswith("rke2-numa.maitred.io/roll") for lock in value["locks"])
+    mixed = dict(expired, locks=expired["locks"] + value["locks"])
+    chart["metadata"]["annotations"] = {"example.com/lock": json.dumps(mixed)}
+    back = json.loads(kured_lock_releases([chart], "auto")[0]["value"])
+    assert back == expired, "only our entries go"
+
+    busy = ds("kube-system", "kured", {KEY: single("gpu-b")}, image="ghcr.io/kubereboot/kured:1.17.1")
+    assert kured_lock_claims([busy], "auto", NOW, 600) == [], "kured holds it: never overwritten"
+    assert kured_lock_releases([busy], "auto") == [], "not ours: kept"
+    assert kured_lock_claims([busy], "", NOW, 600) == [] and kured_lock_claims([], "ops/kured", NOW, 600) == []
