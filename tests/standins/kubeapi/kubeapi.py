@@ -1225,6 +1225,29 @@ def _string_map(value, field):
     return dict(value)
 
 
+def patch_type(request):
+    """The patch's media type (JSON, JSON merge or strategic merge patch); 415 for any other."""
+    content_type = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    if content_type not in PATCH_TYPES:
+        raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: "
+                       + ", ".join(PATCH_TYPES), {})
+    return content_type
+
+
+def apply_patch(before, patch, content_type, kind):
+    """The object after the patch; 422 Invalid when the patch cannot apply (a merge patch must be a JSON object)."""
+    try:
+        if content_type == "application/json-patch+json":
+            return json_patch(before, patch)
+        if not isinstance(patch, dict):
+            raise PatchError("a merge patch of a %s is a JSON object" % kind)
+        if content_type == "application/merge-patch+json":
+            return merge_patch(before, patch)
+        return strategic_merge_patch(before, patch)
+    except PatchError as exc:
+        raise ApiError(422, "Invalid", "the server rejected our request due to an error in our request: %s" % exc, {}) from None
+
+
 def node_update(before, after):
     """What a patched Node changes in the record; ApiError when the result is not a valid Node update.
     The server keeps metadata.labels, metadata.annotations, spec.unschedulable and spec.taints; status is the
@@ -1688,10 +1711,7 @@ class Api:
 
     # -- writes
     def patch_node(self, request, name):
-        content_type = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-        if content_type not in PATCH_TYPES:
-            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: "
-                           + ", ".join(PATCH_TYPES), {})
+        content_type = patch_type(request)
         patch = _json_body(request, "patch")
         dry_run = request.query.get("dryRun") == "All"
         request.summary = {"verb": "patch", "node": name, "patchType": content_type.split("/")[1].split("-patch")[0]}
@@ -1704,17 +1724,7 @@ class Api:
             if node is None:
                 raise not_found(NODES, name)
             before = self.versions.stamp("nodes//" + name, node_object(node))
-            try:
-                if content_type == "application/json-patch+json":
-                    after = json_patch(before, patch)
-                elif not isinstance(patch, dict):
-                    raise PatchError("a merge patch of a Node is a JSON object")
-                elif content_type == "application/merge-patch+json":
-                    after = merge_patch(before, patch)
-                else:
-                    after = strategic_merge_patch(before, patch)
-            except PatchError as exc:
-                raise ApiError(422, "Invalid", "the server rejected our request due to an error in our request: %s" % exc, {}) from None
+            after = apply_patch(before, patch, content_type, "Node")
             update = node_update(before, after)
             changes = {}
             old_labels = {str(k): "" if v is None else str(v) for k, v in (node.get("labels") or {}).items()}
@@ -1750,10 +1760,7 @@ class Api:
         annotations change, in the record, under <state dir>/.daemonsets.lock; a stale metadata.resourceVersion in
         the patch is 409 Conflict, as the real server answers kured's Update and kubectl annotate
         --resource-version. A DaemonSet only implied by pods is not patched here (405)."""
-        content_type = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-        if content_type not in PATCH_TYPES:
-            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: "
-                           + ", ".join(PATCH_TYPES), {})
+        content_type = patch_type(request)
         patch = _json_body(request, "patch")
         request.summary = {"verb": "patch", "daemonset": "%s/%s" % (namespace, name)}
         path = os.path.join(self.store.directory, "daemonsets.json")
@@ -1767,17 +1774,7 @@ class Api:
                 if record is None:
                     raise method_not_allowed()
                 before = found
-                try:
-                    if content_type == "application/json-patch+json":
-                        after = json_patch(before, patch)
-                    elif not isinstance(patch, dict):
-                        raise PatchError("a merge patch of a DaemonSet is a JSON object")
-                    elif content_type == "application/merge-patch+json":
-                        after = merge_patch(before, patch)
-                    else:
-                        after = strategic_merge_patch(before, patch)
-                except PatchError as exc:
-                    raise ApiError(422, "Invalid", "the server rejected our request due to an error in our request: %s" % exc, {}) from None
+                after = apply_patch(before, patch, content_type, "DaemonSet")
                 meta = after.get("metadata") if isinstance(after, dict) else None
                 if not isinstance(meta, dict):
                     raise bad_request("the patched object is not a DaemonSet")
