@@ -99,7 +99,7 @@ def drain_failure(stdout, stderr):
         terminating.setdefault("%s/%s" % (m.group(2), m.group(1)), m.group(3).strip())
     for m in _EVICT_ERROR.finditer(err):
         pod, why = "%s/%s" % (m.group(2), m.group(1)), m.group(3).strip()
-        if pod in evicted or pod in terminating:
+        if pod in terminating:
             continue
         if pod in refused and "global timeout reached" in why:
             why = "its PodDisruptionBudget refused the eviction until the drain timed out, %s" % why
