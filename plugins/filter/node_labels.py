@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, label_changes, nfd_features, numa_labels
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, label_changes, labels_by_node, nfd_features, numa_labels
 
 
 def rke2_numa_numa_labels(plan):
@@ -31,9 +31,14 @@ def rke2_numa_node_label_changes(current, wanted):
     return label_changes(current, wanted)
 
 
+def rke2_numa_node_labels_by_name(reply):
+    """{Node name: labels} from a ``kubectl get nodes[,pods] -o json`` reply."""
+    return labels_by_node((reply or {}).get("items"))
+
+
 class FilterModule(object):
     """maitred.rke2_numa node label filters."""
 
     def filters(self):
         return {"numa_labels": rke2_numa_numa_labels, "nfd_features": rke2_numa_nfd_features,
-                "node_label_changes": rke2_numa_node_label_changes}
+                "node_label_changes": rke2_numa_node_label_changes, "node_labels_by_name": rke2_numa_node_labels_by_name}

@@ -45,10 +45,11 @@ def verify_plan(plan, topology, state, kubelet_args):
     return verify(plan, topology, state["cpu_manager"], state["memory_manager"], kubelet_args)
 
 
-def node_compliance(plan, state, config_mode="merge", dropin_path=None):
-    """{compliant, reasons, actions, plan_fingerprint, warnings} for ``state`` (node_state_info's result)."""
+def node_compliance(plan, state, config_mode="merge", dropin_path=None, labels_via="nfd", node_labels=None):
+    """{compliant, runs_plan, reasons, actions, blocked, plan_fingerprint, warnings} for ``state`` (node_state_info's
+    result); ``node_labels``: the Node's labels from the API (None when not read)."""
     try:
-        return assess(plan, state, config_mode, dropin_path)
+        return assess(plan, state, config_mode, dropin_path, labels_via, node_labels)
     except Exception as e:  # a rule's refusal (a kernel arg the plan should not hold...): the host fails, naming it
         raise AnsibleFilterError("cannot decide compliance: %s" % e)
 

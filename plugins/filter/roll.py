@@ -34,7 +34,7 @@ def _compliant(hostvars, host):
 
 
 def _in_place(hostvars, host):
-    """Not compliant, but nothing to do that needs a drain (config.yaml's mode only): fixed in place."""
+    """Not compliant, but nothing to do that needs a drain (config.yaml's mode, our labels): fixed in place."""
     compliance = hostvars[host].get("rke2_numa_compliance")
     return isinstance(compliance, dict) and not compliance.get("compliant") and bool(compliance.get("runs_plan"))
 
@@ -122,9 +122,20 @@ def blocked_hosts(hostvars, hosts):
 
 
 def in_place(hostvars, hosts, markers):
-    """The hosts that are not compliant but need no drain (only config.yaml's mode to fix), in the order given -
+    """The hosts that are not compliant but need no drain (only config.yaml's mode or our labels to fix), in the order given -
     unless an earlier roll left their Node cordoned (those are rolled: roll_order)."""
     return [h for h in hosts or [] if _in_place(hostvars, h) and not (markers or {}).get(_node(hostvars, h), {}).get("cordoned_by_us")]
+
+
+GROUPS = ("rke2_numa_to_roll", "rke2_numa_to_fix", "rke2_numa_blocked")
+
+
+def groups(hostvars, hosts, markers, pods_reply, gpu_resource, how="idle_first"):
+    """[{host, group}]: the hosts to roll (roll_order, in its order), to fix in place (roll_in_place) and blocked
+    (roll_blocked), for one add_host task (the pick play's groups rke2_numa_to_roll, _to_fix and _blocked)."""
+    return ([{"host": h, "group": GROUPS[0]} for h in order(hostvars, hosts, markers, pods_reply, gpu_resource, how)]
+            + [{"host": h, "group": GROUPS[1]} for h in in_place(hostvars, hosts, markers)]
+            + [{"host": h, "group": GROUPS[2]} for h in blocked_hosts(hostvars, hosts)])
 
 
 class FilterModule(object):
@@ -137,4 +148,4 @@ class FilterModule(object):
                 "drain_evicted": drain_evicted, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
                 "roll_capacity": capacity, "roll_order": order, "roll_stale_markers": stale_marked,
-                "roll_in_place": in_place, "roll_blocked": blocked_hosts}
+                "roll_in_place": in_place, "roll_blocked": blocked_hosts, "roll_groups": groups}

@@ -60,6 +60,12 @@ options:
         C(usr/local/sbin/rke2-numa-hugepages)); C(/) on a node, a copied tree in tests.
     type: path
     default: /
+  nfd_features_file:
+    description:
+      - The feature file the C(maitred.rke2_numa.labels) role writes for Node Feature Discovery's local source
+        (C(<rke2_numa_nfd_features_dir>/rke2-numa)). Read when set, up to 64 KiB and one byte (NFD ignores a larger
+        file); it holds only labels. Not read when unset (RV(nfd_features) is null).
+    type: path
 """
 
 EXAMPLES = r"""
@@ -90,6 +96,14 @@ hugepages_unit:
   returned: success
   type: dict
   sample: {unit: true, enabled: true, script: true, sets: {size_kb: 1048576, per_node: {"0": 8, "1": 8}}, error: null}
+nfd_features:
+  description:
+    - The NFD feature file as found - C(path), C(exists), C(mode), C(text) (at most 64 KiB and one byte), C(error);
+      null when O(nfd_features_file) is not set.
+  returned: success
+  type: dict
+  sample: {path: /etc/kubernetes/node-feature-discovery/features.d/rke2-numa, exists: true, mode: "0644",
+           text: "rke2-numa.maitred.io/numa-nodes=2\n", error: null}
 rke2:
   description:
     - C(files) - RKE2's config files in the order RKE2 reads them, each with C(path), C(exists), C(mode), C(owner),
@@ -244,6 +258,24 @@ def read_rke2_file(path):
     return out
 
 
+# NFD's local source ignores a feature file above 64 kB: one byte more tells the controller it is too big.
+FEATURE_FILE_READ = 64 * 1024 + 1
+
+
+def read_feature_file(path):
+    """{"path", "exists", "mode", "text", "error"} of the labels role's NFD feature file (it holds only labels)."""
+    out = {"path": path, "exists": os.path.lexists(path), "mode": None, "text": None, "error": None}
+    if not out["exists"]:
+        return out
+    try:
+        out["mode"] = "%04o" % stat.S_IMODE(os.stat(path).st_mode)
+        with open(path, "rb") as handle:
+            out["text"] = handle.read(FEATURE_FILE_READ).decode("utf-8", "replace")
+    except (IOError, OSError) as e:
+        out["error"] = "cannot read %s: %s" % (path, e.strerror)
+    return out
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -253,6 +285,7 @@ def main():
             kubelet_dir=dict(type="path", default="/var/lib/kubelet"),
             config_path=dict(type="path", default="/etc/rancher/rke2/config.yaml"),
             units_root=dict(type="path", default="/"),
+            nfd_features_file=dict(type="path"),
         ),
         supports_check_mode=True,
     )
@@ -275,7 +308,8 @@ def main():
         boot = {"method": None, "error": str(e)}
     module.exit_json(changed=False, topology=topology, kubelet_state=read_checkpoints(p["kubelet_dir"]), boot=boot,
                      rke2={"files": [read_rke2_file(f) for f in rke2_config_files(p["config_path"])]},
-                     hugepages_unit=read_unit(p["units_root"]))
+                     hugepages_unit=read_unit(p["units_root"]),
+                     nfd_features=read_feature_file(p["nfd_features_file"]) if p["nfd_features_file"] else None)
 
 
 if __name__ == "__main__":

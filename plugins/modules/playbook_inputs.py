@@ -117,6 +117,12 @@ options:
       rke2_numa_allow_pending_pods:
         description: Whether a roll may drain a node whose GPU pods fit nowhere else - a boolean.
         type: raw
+      rke2_numa_labels_via:
+        description: How the NUMA labels are published - C(nfd), C(kubectl) or C(none).
+        type: raw
+      rke2_numa_nfd_features_dir:
+        description: The folder of NFD's feature files - an absolute path.
+        type: raw
       rke2_numa_reboot_ok:
         description: Whether a roll may reboot a node - a boolean.
         type: raw

@@ -28,6 +28,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args impo
     validate_args,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, topology_at_next_start
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, label_changes, nfd_features, numa_labels, owned_label
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
     SECURE,
     ConfigError,
@@ -186,6 +187,46 @@ def _pools(sets):
     return ", ".join("node %s: %d x %d kB" % (n, p, sets["size_kb"]) for n, p in sorted(sets["per_node"].items())) or "none"
 
 
+FEATURE_MODE = "0644"  # the labels role's copy task
+
+
+def label_findings(plan, state, labels_via="nfd", node_labels=None):
+    """(reasons, warnings) for the node's NUMA labels, as the labels role would publish them for ``plan``.
+
+    A reason - the role would change something the node already carries, fixed in place (no drain): our NFD feature
+    file holds other labels (another plan, another capacity) or another mode; it is still there although
+    ``labels_via`` is not nfd (the role removes it); with kubectl, the Node (``node_labels``: its labels from the
+    API, None when not read) carries some of our labels with other values. Labels that lie send pods where they
+    do not fit.
+    Neither - the node carries none of our labels (never labelled, or withdrawn, or labels are not used): pods that
+    select them only miss this node, and labels.yml labels it. Warnings: only a plan that cannot be published."""
+    found = state.get("nfd_features")
+    present = bool(found and found["exists"])
+    if labels_via == "none" and not present:
+        return [], []
+    try:
+        wanted = numa_labels(plan)
+    except LabelError as e:  # the labels role refuses the same way, naming the label
+        return [], ["the plan cannot be published as labels: %s" % e]
+    if found and found.get("error"):
+        return ["NFD feature file: %s" % found["error"]], []
+    reasons = []
+    if present and labels_via != "nfd":
+        reasons.append("%s is left from an earlier run with rke2_numa_labels_via=nfd (now %s): NFD still publishes "
+                       "its labels" % (found["path"], labels_via))
+    elif present and found["text"] != nfd_features(wanted):
+        reasons.append("%s does not hold this plan's NUMA labels (another plan or capacity: the labels would "
+                       "send pods where they do not fit)" % found["path"])
+    elif present and found["mode"] != FEATURE_MODE:
+        reasons.append("%s is %s, not %s" % (found["path"], found["mode"], FEATURE_MODE))
+    if labels_via == "kubectl" and any(owned_label(k) for k in node_labels or {}):
+        changes = label_changes(node_labels, wanted)
+        if changes:
+            reasons.append("the Node's NUMA labels differ from this plan's: %s"
+                           % ", ".join(sorted(c.split("=")[0].rstrip("-") for c in changes)))
+    return reasons, []
+
+
 REWRITTEN = ("%s was rewritten without this collection's kubelet args after they were applied (the kubelet's "
              "checkpoint still holds CPU Manager policy static): a tool that templates config.yaml wholesale "
              "(lablabs' ansible-role-rke2, rke2-ansible) undoes the merge at each of its runs - feed "
@@ -205,10 +246,11 @@ def rewritten_warning(plan, state):
     return [REWRITTEN % target["path"]]
 
 
-def assess(plan, state, config_mode="merge", dropin_path=None):
+def assess(plan, state, config_mode="merge", dropin_path=None, labels_via="nfd", node_labels=None):
     """{"compliant", "runs_plan", "reasons", "actions", "blocked", "plan_fingerprint", "warnings"} for one node.
-    ``runs_plan``: compliant, or only the config file's mode is to fix (in place, no drain: ``actions`` is
-    ``["rke2_config"]``) - the kubelet runs the plan, its labels may stay.
+    ``runs_plan``: compliant, or only the config file's mode and the labels are to fix (in place, no drain:
+    ``actions`` is ``["rke2_config"]``, ``["label"]`` or both) - the kubelet runs the plan, its labels may stay.
+    ``labels_via`` and ``node_labels`` (the Node's labels from the API, None when not read): label_findings.
     ``blocked``: why the apply chain would refuse the node (its files, its boot configuration) - then no action at
     all: a roll skips it, saying why, and never drains it for a write that would be refused."""
     topology = state["topology"]
@@ -243,16 +285,22 @@ def assess(plan, state, config_mode="merge", dropin_path=None):
         actions.add("reset")
     elif config_change and not mode_only:
         actions.add("restart")
+    label_reasons, label_warnings = label_findings(plan, state, labels_via, node_labels)
+    reasons += label_reasons
+    if label_reasons:
+        actions.add("label")
     reasons += [b for b in blocked if b not in reasons]
     compliant = not reasons
-    # Only the config file's mode and owner to fix: the node runs its plan, the kubelet would see nothing new -
-    # fixed in place, without a drain or a restart (the rolling play's "fixed in place").
-    in_place = not compliant and actions == {"rke2_config"} and mode_only and not blocked
+    # Only the config file's mode and owner, and the labels, to fix: the node runs its plan, the kubelet would see
+    # nothing new - fixed in place, without a drain or a restart (the rolling play's "fixed in place").
+    in_place = (not compliant and not blocked and bool(actions) and actions <= {"rke2_config", "label"}
+                and ("rke2_config" not in actions or mode_only))
     if not compliant and not in_place:
         actions.update(("drain", "verify", "uncordon", "label"))
     if blocked:
         actions = set()
-    warnings = report["warnings"] + (rewritten_warning(plan, state) if config_mode == "merge" and config_change else [])
+    warnings = report["warnings"] + (rewritten_warning(plan, state) if config_mode == "merge" and config_change else []) \
+        + label_warnings
     return {"compliant": compliant, "runs_plan": compliant or in_place, "reasons": reasons,
             "actions": [a for a in ACTIONS if a in actions], "blocked": blocked,
             "plan_fingerprint": plan["fingerprint"], "warnings": warnings}

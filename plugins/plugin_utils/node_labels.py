@@ -119,3 +119,13 @@ def label_changes(current, wanted):
     changes = ["%s=%s" % (key, value) for key, value in sorted(wanted.items()) if current.get(key) != value]
     changes += ["%s-" % key for key in sorted(current) if owned_label(key) and key not in wanted]
     return changes
+
+
+def labels_by_node(items):
+    """``{Node name: its labels}`` from the items of a ``kubectl get nodes[,pods] -o json`` reply (other kinds skipped)."""
+    out = {}
+    for item in items or []:
+        if isinstance(item, dict) and item.get("kind") == "Node":
+            meta = item.get("metadata") or {}
+            out[str(meta.get("name"))] = dict(meta.get("labels") or {})
+    return out

@@ -32,6 +32,7 @@ DRAIN_TIMEOUT_MAX = 4 * 3600          # s: kubectl drain --timeout (0 there wait
 GRACE_PERIOD_MAX = 3600               # s: kubectl drain --grace-period
 NODE_READY_TIMEOUT_MAX = 3600         # s: kubectl wait --for=condition=Ready
 NODE_MINUTES_MAX = 24 * 60            # min: the estimate of one node's time in the window
+LABELS_VIA = ("nfd", "kubectl", "none")  # the labels role's rke2_numa_labels_via
 PLAYBOOKS = ("check", "rolling", "labels", "prove", "plan")
 # A host's report and plan files are <dir>/<host>.json (and <host>.config.yaml) beside the fleet's own files.
 _FILE_STEM = re.compile(r"[A-Za-z0-9_][-A-Za-z0-9_.@]*")
@@ -191,6 +192,12 @@ def input_errors(playbook, inputs, groups, hosts, now):
         errors += window_errors(get("rke2_numa_window_end"), now, rolling)
     if "rke2_numa_roll_order" in inputs and get("rke2_numa_roll_order") not in ("idle_first", "sorted"):
         errors.append("rke2_numa_roll_order %s must be idle_first or sorted" % _show(get("rke2_numa_roll_order")))
+    if "rke2_numa_labels_via" in inputs and get("rke2_numa_labels_via") not in LABELS_VIA:
+        errors.append("rke2_numa_labels_via %s must be one of %s" % (_show(get("rke2_numa_labels_via")), ", ".join(LABELS_VIA)))
+    if "rke2_numa_nfd_features_dir" in inputs:
+        value = get("rke2_numa_nfd_features_dir")
+        if not (isinstance(value, str) and value.startswith("/") and "\x00" not in value):
+            errors.append("rke2_numa_nfd_features_dir %s must be an absolute path" % _show(value))
     for name in ("rke2_numa_reboot_ok", "rke2_numa_audit_pods", "rke2_numa_prove", "rke2_numa_allow_pending_pods"):
         value = get(name)
         if name in inputs and not (isinstance(value, bool) or (isinstance(value, (str, int)) and str(value).lower() in _BOOLEANS)):

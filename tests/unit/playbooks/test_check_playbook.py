@@ -135,14 +135,24 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
     cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inventory.yml"), ROLLING]
 
     # gpu-b's config.yaml holds its plan but is 0644 (the join token readable by all): fixed in place - no cordon,
-    # no drain, no restart, not one write to the cluster; backed up first (it used to drain and restart the node)
+    # no drain, no restart, not one write to the cluster; backed up first (it used to drain and restart the node).
+    # gpu-a's NFD feature file holds the labels of another plan (they would send pods where they do not fit): the
+    # labels role rewrites it in place, nothing else (the old code called gpu-a compliant and left them).
     config = nodes["gpu-b"] / "etc/rancher/rke2/config.yaml"
     text = config.read_text()
     config.chmod(0o644)
+    features = nodes["gpu-a"] / "etc/kubernetes/node-feature-discovery/features.d"
+    hosts["gpu-a"]["rke2_numa_nfd_features_dir"] = str(features)
+    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inv))
+    features.mkdir(parents=True)
+    wanted = nfd_features(numa_labels(make_plan(read_topology(str(nodes["gpu-a"])))))
+    (features / "rke2-numa").write_text(wanted.replace("plan=", "plan=0"))
+    (features / "rke2-numa").chmod(0o644)
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert '"fixed in place (no drain): gpu-b",' in out.stdout and '"reconfigured: none",' in out.stdout, out.stdout
+    assert '"fixed in place (no drain): gpu-a, gpu-b",' in out.stdout and '"reconfigured: none",' in out.stdout, out.stdout
     assert stat.S_IMODE(config.stat().st_mode) == 0o600 and config.read_text() == text
+    assert (features / "rke2-numa").read_text() == wanted
     assert [open(b).read() for b in glob.glob(str(tmp_path / "backup" / "*~"))] == [text]
     assert calls.read_text().splitlines() == ["--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json"]
     calls.unlink()

@@ -23,6 +23,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.maitred.rke2_numa.plugins.modules import node_state_info
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import assess
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import PLAN, nfd_features, numa_labels
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import TOKEN, comply, make_node
 
@@ -34,10 +35,10 @@ def node(tmp_path, capsys):
     """A fresh RKE2 GPU worker (2 x 4 cores, SMT, 2 GPUs) on a filesystem copy, and its plan."""
     root = make_node(tmp_path / "node", sockets=2, cores_per_socket=4, threads=2, gpus_per_node=1)
 
-    def state():
-        with patch_module_args(dict(sysfs_root=str(root), boot_root=str(root), boot_method="auto",
-                                    kubelet_dir=str(root / "var/lib/kubelet"),
-                                    config_path=str(root / "etc/rancher/rke2/config.yaml"), units_root=str(root))):
+    def state(**more):
+        with patch_module_args(dict(dict(sysfs_root=str(root), boot_root=str(root), boot_method="auto",
+                                         kubelet_dir=str(root / "var/lib/kubelet"),
+                                         config_path=str(root / "etc/rancher/rke2/config.yaml"), units_root=str(root)), **more)):
             with pytest.raises(SystemExit) as exc:
                 node_state_info.main()
         out = capsys.readouterr().out
@@ -89,6 +90,63 @@ def test_a_config_that_only_needs_its_mode_is_fixed_in_place_without_a_drain(nod
     text = config.read_text()
     config.write_text(text.replace("cpu-manager-policy=static", "cpu-manager-policy=none"))
     assert assess(plan, state())["actions"] == ["drain", "rke2_config", "restart", "verify", "uncordon", "label"]
+
+
+def test_labels_that_lie_are_fixed_in_place_and_missing_labels_are_no_finding(node):
+    """Our NUMA labels are part of compliance: labels of another plan or capacity send pods where they do not fit,
+    so they are a finding, fixed in place (the labels role, no drain); a node without our labels only misses pods
+    that select them (labels.yml labels it): not a finding. The old code called a node with stale labels compliant."""
+    root, plan, state = node
+    comply(root, plan)
+    features = root / "etc/kubernetes/node-feature-discovery/features.d"
+    path = features / "rke2-numa"
+    read = dict(nfd_features_file=str(path))
+    wanted = numa_labels(plan)
+    # never labelled (or labels not used): compliant, nothing to say
+    assert assess(plan, state(**read)) == assess(plan, state()) == {
+        "compliant": True, "runs_plan": True, "reasons": [], "actions": [], "blocked": [], "plan_fingerprint": plan["fingerprint"],
+        "warnings": []}
+    # the labels of another plan: a finding, fixed in place
+    features.mkdir(parents=True)
+    path.write_text(nfd_features(dict(wanted, **{PLAN: "0123456789abcdef"})))
+    path.chmod(0o644)
+    result = assess(plan, state(**read))
+    assert not result["compliant"] and result["runs_plan"] and result["actions"] == ["label"], result
+    assert result["reasons"] == ["%s does not hold this plan's NUMA labels (another plan or capacity: the labels would send pods "
+                                 "where they do not fit)" % path]
+    # with the config's mode to fix too: both in place
+    (root / "etc/rancher/rke2/config.yaml").chmod(0o644)
+    assert assess(plan, state(**read))["actions"] == ["rke2_config", "label"]
+    (root / "etc/rancher/rke2/config.yaml").chmod(0o600)
+    # the plan's labels, mode 0600: the role's copy would change the mode
+    path.write_text(nfd_features(wanted))
+    path.chmod(0o600)
+    assert assess(plan, state(**read))["reasons"] == ["%s is 0600, not 0644" % path]
+    path.chmod(0o644)
+    assert assess(plan, state(**read))["compliant"]
+    # a node that does not run its plan: the labels go with the roll; no warning about them
+    path.unlink()
+    config = root / "etc/rancher/rke2/config.yaml"
+    text = config.read_text()
+    config.write_text("")
+    result = assess(plan, state(**read))
+    assert "label" in result["actions"] and "drain" in result["actions"]
+    config.write_text(text)
+    # labels published with kubectl: our file left from an nfd run is a finding (the role removes it) ...
+    path.write_text(nfd_features(wanted))
+    result = assess(plan, state(**read), labels_via="kubectl", node_labels=dict(wanted, team="ml"))
+    assert result["actions"] == ["label"] and result["reasons"] == [
+        "%s is left from an earlier run with rke2_numa_labels_via=nfd (now kubectl): NFD still publishes its labels" % path]
+    path.unlink()
+    # ... and the Node's labels: other values are a finding; none of ours, or not read, is not
+    assert assess(plan, state(**read), labels_via="kubectl", node_labels=dict(wanted, team="ml"))["compliant"]
+    stale = dict(wanted, **{PLAN: "0123456789abcdef", "rke2-numa.maitred.io/hugepages-2mi-per-node": "4"})
+    result = assess(plan, state(**read), labels_via="kubectl", node_labels=stale)
+    assert result["actions"] == ["label"] and result["reasons"] == [
+        "the Node's NUMA labels differ from this plan's: rke2-numa.maitred.io/hugepages-2mi-per-node, %s" % PLAN], result
+    assert assess(plan, state(**read), labels_via="kubectl", node_labels={"team": "ml"})["compliant"]
+    assert assess(plan, state(**read), labels_via="kubectl", node_labels=None) == assess(plan, state())
+    assert assess(plan, state(**read), labels_via="none")["compliant"]
 
 
 def test_a_pending_reboot_is_a_reboot_only(node):
