@@ -30,6 +30,7 @@ HOSTVARS = {
     "e": {"rke2_numa_compliance": {"compliant": True, "actions": []}},
     "f": {"rke2_numa_compliance": {"compliant": False, "runs_plan": True, "actions": ["rke2_config"]}},  # config.yaml 0644: fixed in place
     "g": {"rke2_numa_compliance": {"compliant": False, "runs_plan": True, "actions": ["rke2_config"]}},  # the same, left cordoned: rolled
+    "i": {"rke2_numa_compliance": {"compliant": False, "runs_plan": True, "actions": ["label"]}},  # labels of another plan: in place
     "h": {"rke2_numa_compliance": {"compliant": False, "actions": [], "blocked": ["a drop-in overrides the plan"]}},  # never rolled
 }
 REPLY = {"kind": "List", "items": [node("a"), node("node-b"), node("c", False, **{C: "true", FAILED: "x"}),
@@ -43,7 +44,11 @@ def test_one_nodes_and_pods_read_gives_the_markers_the_order_and_the_stale_nodes
     hosts = sorted(HOSTVARS)
     assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu") == ["b", "d", "g", "a"], "idle first, by name"
     assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu", "sorted") == ["a", "b", "d", "g"]
-    assert F["roll_in_place"](HOSTVARS, hosts, markers) == ["f"], "only its mode to fix: never drained"
+    assert F["roll_in_place"](HOSTVARS, hosts, markers) == ["f", "i"], "only its mode or labels to fix: never drained"
     assert F["roll_blocked"](HOSTVARS, hosts) == ["h"], "blocked: never rolled, even when an earlier roll left it cordoned"
     assert F["roll_stale_markers"](HOSTVARS, hosts, markers) == ["c", "f"]
     assert F["roll_stale_markers"](HOSTVARS, ["a", "b", "e"], markers) == []
+    # the pick play's one add_host task: the three groups, the hosts to roll first and in their order
+    assert F["roll_groups"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu") == (
+        [{"host": h, "group": "rke2_numa_to_roll"} for h in ("b", "d", "g", "a")]
+        + [{"host": h, "group": "rke2_numa_to_fix"} for h in ("f", "i")] + [{"host": "h", "group": "rke2_numa_blocked"}])
