@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import numa_labels
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, Cluster, needs_kubectl
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node, tree
@@ -337,6 +338,33 @@ def test_a_node_that_does_not_run_its_plan_loses_our_labels_even_when_it_is_not_
     assert {name: cluster.node(name)["labels"] for name in others} == others
     (patch,) = [c for c in cluster.calls() if c["method"] != "GET"]
     assert patch["path"] == "/api/v1/nodes/gpu-a" and not cluster.node("gpu-a")["unschedulable"]
+
+
+def test_labels_of_another_plan_are_fixed_in_place_without_a_drain(cluster, tmp_path):
+    """gpu-a runs its plan, but its Node still carries our labels of an earlier plan (labels published with kubectl):
+    they would send pods where they do not fit. The check reads them with the pods (one read), calls the node not
+    compliant, and the roll relabels it in place: one label patch, no cordon, no drain, its files untouched. (The old
+    code never looked at the Node's labels: compliant, skipped, the stale labels kept.)"""
+    root = make_node(tmp_path / "gpu-a", **SPEC)
+    plan = make_plan(read_topology(str(root)))
+    comply(root, plan)
+    wanted = numa_labels(plan)
+    with cluster.edit("gpu-a") as node:
+        node["labels"].update(wanted, **{"rke2-numa.maitred.io/plan": "0123456789abcdef",
+                                         "rke2-numa.maitred.io/hugepages-2mi-per-node": "512"})
+    before = tree(root)
+    out = run(cluster, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, rke2_numa_labels_via="kubectl", rke2_numa_prove=False)
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-3000:]
+    assert "the Node's NUMA labels differ from this plan's: rke2-numa.maitred.io/hugepages-2mi-per-node, rke2-numa.maitred.io/plan" in text
+    assert "fixed in place (no drain): gpu-a" in text, text[-3000:]
+    node = cluster.node("gpu-a")
+    assert node["labels"] == dict(wanted, gpu="true", **{"kubernetes.io/hostname": "gpu-a"})
+    assert not node["unschedulable"] and node["evictions"] == [] and tree(root) == before
+    writes = [c["path"] for c in cluster.calls() if c["method"] != "GET"]
+    assert writes == ["/api/v1/nodes/gpu-a"], writes
+    again = run(cluster, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, rke2_numa_labels_via="kubectl", rke2_numa_prove=False)
+    assert again.returncode == 0 and "compliant (skipped): gpu-a" in again.stdout, again.stdout[-3000:]
 
 
 def test_kured_not_checked_when_set_empty(cluster, tmp_path):
