@@ -67,8 +67,10 @@ def outcome(hostvars, fleet_hosts, rolled_hosts, check_mode=False):
         fleet.append({"host": host, "compliant": _compliant(hostvars, host), "blocked": _blocked(hostvars, host)})
     for host in rolled_hosts or []:
         facts = hostvars[host]
+        proof = facts.get("rke2_numa_prove_report") or {}
         rolled.append({"host": host, "result": facts.get("rke2_numa_roll_result"), "reason": facts.get("rke2_numa_roll_reason"),
-                       "seconds": facts.get("rke2_numa_roll_seconds")})
+                       "seconds": facts.get("rke2_numa_roll_seconds"),
+                       "unproven": list(proof.get("inconclusive") or []) + list(proof.get("warnings") or [])})
     return roll_outcome(fleet, rolled, bool(check_mode))
 
 

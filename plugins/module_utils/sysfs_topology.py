@@ -346,13 +346,15 @@ def nvidia_numa_status_nodes(root):
     return found
 
 
-def nvidia_gpu_uuid(root, address):
-    """The GPU UUID the NVIDIA driver gives the GPU at ``address`` (``GPU UUID:`` in
-    ``proc/driver/nvidia/gpus/<address>/information``): the id the NVIDIA device
-    plugin hands a container in NVIDIA_VISIBLE_DEVICES. None when not there."""
+def nvidia_gpu_info(root, address):
+    """(uuid, minor) the NVIDIA driver gives the GPU at ``address``, from
+    ``proc/driver/nvidia/gpus/<address>/information``: ``GPU UUID:`` is the id the NVIDIA
+    device plugin hands a container in NVIDIA_VISIBLE_DEVICES, ``Device Minor:`` the N of
+    the ``/dev/nvidiaN`` node a container gets. None for what is not there."""
     text = _read(os.path.join(root, "proc", "driver", "nvidia", "gpus", address, "information")) or ""
-    m = re.search(r"^GPU UUID:\s*(GPU-[0-9A-Fa-f-]+)\s*$", text, re.M)
-    return m.group(1) if m else None
+    uuid = re.search(r"^GPU UUID:\s*(GPU-[0-9A-Fa-f-]+)\s*$", text, re.M)
+    minor = re.search(r"^Device Minor:\s*([0-9]+)\s*$", text, re.M)
+    return (uuid.group(1) if uuid else None), (int(minor.group(1)) if minor else None)
 
 
 def mark_gpu_memory_nodes(root, nodes, pci_devices):
@@ -455,7 +457,7 @@ def read_pci_devices(root, online, node_cpus, warnings):
                 % (kind.upper(), address, vendor, sysfs_node, format_cpulist(local) or "none")
             )
         driver = os.path.join(path, "driver")
-        uuid = nvidia_gpu_uuid(root, address) if address in nvidia_procfs else None
+        uuid, minor = nvidia_gpu_info(root, address) if address in nvidia_procfs else (None, None)
         devices.append({
             "address": address,
             "kind": kind,
@@ -468,6 +470,7 @@ def read_pci_devices(root, online, node_cpus, warnings):
             "driver": os.path.basename(os.path.realpath(driver)) if os.path.islink(driver) else None,
             "interfaces": sorted(_listdir(os.path.join(path, "net"))),
             "uuid": uuid,
+            "minor": minor,
         })
     return devices
 

@@ -157,13 +157,14 @@ topology:
       description:
         - GPUs (vendors 0x10de, 0x1002, 0x8086; classes 0x0300, 0x0302, 0x1200) and NICs (classes 0x0200, 0x0207).
         - C(uuid) is the GPU UUID the NVIDIA driver reports in C(proc/driver/nvidia/gpus/<address>/information)
-          (what the NVIDIA device plugin puts in a container's C(NVIDIA_VISIBLE_DEVICES)), else null.
+          (what the NVIDIA device plugin puts in a container's C(NVIDIA_VISIBLE_DEVICES)), else null;
+          C(minor) its C(Device Minor) there (the N of the C(/dev/nvidiaN) a container gets), else null.
       type: list
       elements: dict
       sample:
         - {address: "0000:18:00.0", kind: gpu, vendor: "0x10de", device: "0x2330", class: "0x030200",
            numa_node: 0, numa_node_source: numa_node, local_cpus: "0-55,112-167", driver: nvidia, interfaces: [],
-           uuid: GPU-5a4bc2a4-0e0c-5d4b-9c6c-2b1f0f7b9f1e}
+           uuid: GPU-5a4bc2a4-0e0c-5d4b-9c6c-2b1f0f7b9f1e, minor: 0}
     memory_kb:
       description: MemTotal from C(proc/meminfo) in kB.
       type: int

@@ -33,7 +33,7 @@ import hashlib
 import re
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import CpusetError, format_cpulist, parse_cpulist
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import cpus_per_core
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import cpus_per_core, parse_kubelet_args
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import shortfall
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import (
     QuantityError,
@@ -45,21 +45,48 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome imp
 
 PROBE_LABELS = {"app.kubernetes.io/name": "rke2-numa-probe", "app.kubernetes.io/managed-by": "maitred.rke2_numa"}
 MARK = "rke2-numa-probe"
-# The probe's script: POSIX sh and cat (busybox has both). cgroup v2 first (a
-# container's /sys/fs/cgroup is its own cgroup), then cgroup v1's cpuset files.
+# The probe's script: POSIX sh and cat (busybox has both). It prints what it got, each reading on its own
+# line; judge_probe decides. CPUs and memory nodes: its cgroup's cpuset (cgroup v2: a container's
+# /sys/fs/cgroup is its own cgroup; then cgroup v1's cpuset files), and the kernel's own view of the
+# task, /proc/self/status Cpus_allowed_list / Mems_allowed_list, for a runtime that does not delegate
+# the cpuset controller. GPUs, as each NVIDIA device-plugin strategy hands them (k8s-device-plugin
+# internal/plugin/server.go getAllocateResponse): NVIDIA_VISIBLE_DEVICES (envvar: UUIDs, indices or
+# MIG ids; volume-mounts: the folder below, one file per id), the /dev/nvidiaN nodes the runtime
+# created (CDI too), the driver's /proc/driver/nvidia/gpus entries (the NVIDIA container runtime shows
+# only the container's) and nvidia-smi's PCI bus ids where the image has it.
 PROBE_SCRIPT = r"""r=/sys/fs/cgroup
+c=; m=
 if [ -r "$r/cpuset.cpus.effective" ]; then
   c=$(cat "$r/cpuset.cpus.effective"); m=$(cat "$r/cpuset.mems.effective")
-else
+elif [ -r "$r/cpuset/cpuset.effective_cpus" ]; then
   c=$(cat "$r/cpuset/cpuset.effective_cpus"); m=$(cat "$r/cpuset/cpuset.effective_mems")
 fi
 echo "MARK cpus=$c"
 echo "MARK mems=$m"
+if [ -r /proc/self/status ]; then
+  while IFS= read -r l; do
+    case "$l" in
+      Cpus_allowed_list:*) echo "MARK allowed_cpus=${l#*:}" ;;
+      Mems_allowed_list:*) echo "MARK allowed_mems=${l#*:}" ;;
+    esac
+  done < /proc/self/status
+fi
 echo "MARK visible=${NVIDIA_VISIBLE_DEVICES:-}"
+s=; for f in /var/run/nvidia-container-devices/*; do [ -e "$f" ] && s="$s${f##*/},"; done
+echo "MARK mounts=$s"
+s=; for f in /dev/nvidia[0-9]*; do [ -e "$f" ] && s="$s${f##*/nvidia},"; done
+echo "MARK devices=$s"
+s=; for f in /proc/driver/nvidia/gpus/*; do [ -d "$f" ] && s="$s${f##*/},"; done
+echo "MARK procfs=$s"
 if command -v nvidia-smi >/dev/null 2>&1; then
   echo "MARK bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | tr '\n' ',')"
 fi
 """.replace("MARK", MARK)
+# The paths the script reads, which a runtime maps into the container (the rke2 stand-in maps each to
+# a folder of its own, as a mount namespace would).
+PROBE_PATHS = ("/sys/fs/cgroup", "/proc/self/status", "/var/run/nvidia-container-devices", "/dev/nvidia",
+               "/proc/driver/nvidia/gpus")
+VOLUME_MOUNTS_ROOT = "/var/run/nvidia-container-devices"
 TERMINAL = ("Succeeded", "Failed")
 
 
@@ -138,10 +165,11 @@ def probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory
 
 
 def parse_probe_log(text):
-    """{cpus, mems, visible, bus} from the probe's output (the lines it marks)."""
+    """{cpus, mems, allowed_cpus, allowed_mems, visible, mounts, devices, procfs, bus} from the probe's
+    output (the lines it marks; a reading the script did not make is absent)."""
     found = {}
     for line in (text or "").splitlines():
-        m = re.match(r"^%s (cpus|mems|visible|bus)=(.*)$" % MARK, line.strip())
+        m = re.match(r"^%s (cpus|mems|allowed_cpus|allowed_mems|visible|mounts|devices|procfs|bus)=(.*)$" % MARK, line.strip())
         if m:
             found[m.group(1)] = m.group(2).strip()
     return found
@@ -155,28 +183,75 @@ def _pci_address(bus_id):
     return "%04x:%s:%s.%s" % (int(m.group(1), 16) & 0xFFFF, m.group(2).lower(), m.group(3).lower(), m.group(4))
 
 
-def probe_gpus(found, topology):
-    """The node's GPUs the probe got, as pci_devices entries, and what could not be mapped."""
+def _ids(text):
+    return [item.strip() for item in (text or "").split(",") if item.strip()]
+
+
+def _gpu_tables(topology):
+    """The node's GPUs by UUID, PCI address, NVML index and device minor. NVML numbers the NVIDIA
+    GPUs it sees in PCI bus order: the index the device plugin's ``index`` strategy hands out."""
     gpus = [d for d in topology.get("pci_devices") or [] if d.get("kind") == "gpu"]
-    by_uuid = dict((d["uuid"].lower(), d) for d in gpus if d.get("uuid"))
-    by_address = dict((d["address"], d) for d in gpus)
-    got, unknown = {}, []
-    for bus in [b for b in (found.get("bus") or "").split(",") if b.strip()]:
-        device = by_address.get(_pci_address(bus) or "")
-        if device:
-            got[device["address"]] = device
-        else:
-            unknown.append(bus.strip())
-    if not got:
-        for item in [v.strip() for v in (found.get("visible") or "").split(",") if v.strip()]:
-            if item.lower() in ("all", "none", "void"):
-                continue
-            device = by_uuid.get(item.lower())
-            if device:
-                got[device["address"]] = device
-            else:
-                unknown.append(item)
-    return sorted(got.values(), key=lambda d: d["address"]), unknown
+    nvidia = sorted((d for d in gpus if (d.get("vendor") or "").lower() == "0x10de"), key=lambda d: d["address"])
+    return {
+        "uuid": dict((d["uuid"].lower(), d) for d in gpus if d.get("uuid")),
+        "address": dict((d["address"], d) for d in gpus),
+        "index": dict((str(i), d) for i, d in enumerate(nvidia)),
+        "minor": dict((str(d["minor"]), d) for d in gpus if d.get("minor") is not None),
+    }
+
+
+def _device_for_id(ident, tables):
+    """The GPU a device plugin id names: a GPU UUID, an NVML index, a MIG index (``<gpu>:<mig>``), or a
+    MIG id of the older form that names its GPU (``MIG-GPU-<uuid>/<gi>/<ci>``). A MIG UUID of the newer
+    form (``MIG-<uuid>``) does not name its GPU: None."""
+    lowered = ident.lower()
+    if lowered.startswith("gpu-"):
+        return tables["uuid"].get(lowered)
+    if lowered.startswith("mig-gpu-"):
+        return tables["uuid"].get(lowered[4:].split("/")[0])
+    m = re.match(r"^([0-9]+)(?::[0-9]+)?$", ident)
+    return tables["index"].get(str(int(m.group(1)))) if m else None
+
+
+IGNORED_VISIBLE = ("all", "none", "void", "")
+
+
+def identify_gpus(found, topology, requested):
+    """How the probe's GPUs are identified: {devices, ids, source, exact, unknown} from the first
+    evidence that names them all, in this order (``exact``: the evidence lists only the container's
+    GPUs, so a count that differs from the request is a finding):
+
+    - nvidia-smi's PCI bus ids (exact);
+    - NVIDIA_VISIBLE_DEVICES: UUIDs, indices, MIG ids (exact); with the volume-mounts strategy it
+      names the folder, whose files are the ids;
+    - the /dev/nvidiaN nodes, by the driver's device minor, and the driver's /proc/driver/nvidia/gpus
+      entries, by PCI address: counted only when they are as many as the request (a runtime that does
+      not mask them shows every GPU of the machine).
+
+    None when no evidence names them; ``unknown`` then lists what was seen and not mapped."""
+    tables = _gpu_tables(topology)
+    visible = (found.get("visible") or "").strip()
+    visible_ids = _ids(found.get("mounts")) if visible == VOLUME_MOUNTS_ROOT else \
+        [v for v in _ids(visible) if v.lower() not in IGNORED_VISIBLE]
+    visible_ids = [v for v in visible_ids if v != "imex"]
+    sources = [
+        ("nvidia-smi", [b for b in _ids(found.get("bus"))], lambda b: tables["address"].get(_pci_address(b) or ""), True),
+        ("NVIDIA_VISIBLE_DEVICES" if visible != VOLUME_MOUNTS_ROOT else VOLUME_MOUNTS_ROOT, visible_ids,
+         lambda v: _device_for_id(v, tables), True),
+        ("/dev/nvidia*", _ids(found.get("devices")), lambda n: tables["minor"].get(n), False),
+        ("/proc/driver/nvidia/gpus", _ids(found.get("procfs")), lambda a: tables["address"].get(a.lower()), False),
+    ]
+    unknown = []
+    for source, ids, lookup, exact in sources:
+        if not ids or (not exact and len(ids) != requested):
+            continue
+        devices = [lookup(i) for i in ids]
+        if all(devices):
+            return {"devices": sorted(dict((d["address"], d) for d in devices).values(), key=lambda d: d["address"]),
+                    "ids": ids, "source": source, "exact": exact, "unknown": []}
+        unknown.extend(("/dev/nvidia%s" % i) if source == "/dev/nvidia*" else "%s %s" % (source, i)
+                       for i, d in zip(ids, devices) if not d)
+    return {"devices": [], "ids": [], "source": None, "exact": False, "unknown": unknown}
 
 
 def _node_of_cpus(topology):
@@ -201,8 +276,8 @@ def judge_probe(probe, pod, log, plan, topology, cpu_entries, gpu_resource="nvid
     waited for a Pending pod.
     """
     shape = probe["shape"]
-    result = {"name": probe["name"], "shape": shape["name"], "ok": False, "numa_node": None,
-              "cpus": "", "mems": "", "gpus": [], "reasons": []}
+    result = {"name": probe["name"], "shape": shape["name"], "ok": False, "verdict": "failed", "numa_node": None,
+              "cpus": "", "mems": "", "gpus": [], "reasons": [], "warnings": []}
     reasons = result["reasons"]
     wants = ", ".join("%s %s" % item for item in sorted(probe["requests"].items()))
     status = (pod or {}).get("status") or {}
@@ -229,70 +304,156 @@ def judge_probe(probe, pod, log, plan, topology, cpu_entries, gpu_resource="nvid
     if not reasons and ("cpus" not in found or "mems" not in found):
         reasons.append("the probe ended without printing its cpuset (log: %s)" % ((log or "").strip()[:300] or "empty"))
     if reasons:
-        result["summary"] = "; ".join(reasons)
-        return result
+        return _verdict(result)
     return _judge_output(result, probe, pod, found, plan, topology, cpu_entries, gpu_resource)
 
 
+# What a misaligned probe is under each Topology Manager policy: the kubelet refuses a pod it cannot
+# align under single-numa-node and restricted, so an admitted probe off one node is a failure there;
+# best-effort admits it anyway (a warning); none asks no hint provider (not judged).
+ALIGNMENT = {"single-numa-node": "fail", "restricted": "fail", "best-effort": "warn"}
+
+
+def probe_expectations(plan):
+    """What the probe may expect under the policies the kubelet runs (the plan's kubelet args,
+    extra_kubelet_args included; the kubelet's defaults where a flag is absent):
+
+    - ``exclusive_cpus``: CPU Manager ``static`` gives a Guaranteed container with whole CPUs its own
+      CPUs; ``none`` runs it on the shared pool;
+    - ``pinned_memory``: Memory Manager ``Static`` sets the container's cpuset.mems to its NUMA
+      node(s); under ``None`` the kubelet leaves CpusetMems empty and the container sees every node;
+    - ``alignment``: ``fail``, ``warn`` or None (above)."""
+    flags = parse_kubelet_args(plan.get("kubelet_args") or [])
+    cpu = flags.get("cpu-manager-policy", "none")
+    memory = flags.get("memory-manager-policy", "None")
+    topology = flags.get("topology-manager-policy", "none")
+    return {"cpu_manager_policy": cpu, "memory_manager_policy": memory, "topology_manager_policy": topology,
+            "exclusive_cpus": cpu == "static", "pinned_memory": memory == "Static", "alignment": ALIGNMENT.get(topology)}
+
+
+def _reading(found, cgroup_key, status_key):
+    """(cpulist text, where from): the cgroup's cpuset, else the task's allowed list (cpuset not delegated)."""
+    if (found.get(cgroup_key) or "").strip():
+        return found[cgroup_key].strip(), "cgroup"
+    if (found.get(status_key) or "").strip():
+        return found[status_key].strip(), "/proc/self/status"
+    return "", None
+
+
 def _judge_output(result, probe, pod, found, plan, topology, cpu_entries, gpu_resource):
-    shape, reasons = probe["shape"], result["reasons"]
+    shape, reasons, warnings = probe["shape"], result["reasons"], result["warnings"]
+    expect = probe_expectations(plan)
+    result["expected"] = expect
+    cpus_text, cpus_from = _reading(found, "cpus", "allowed_cpus")
+    mems_text, mems_from = _reading(found, "mems", "allowed_mems")
+    if not cpus_from or not mems_from:
+        result["inconclusive"] = ["the probe could read no %s (no cpuset in its cgroup, no /proc/self/status)"
+                                  % " and no ".join(n for n, f in (("CPU list", cpus_from), ("memory node list", mems_from)) if not f)]
+        return _verdict(result)
     try:
-        cpus, mems = set(parse_cpulist(found["cpus"])), set(parse_cpulist(found["mems"]))
+        cpus, mems = set(parse_cpulist(cpus_text)), set(parse_cpulist(mems_text))
     except CpusetError as e:
         reasons.append("the probe printed a cpuset that is not a cpulist: %s" % e)
-        result["summary"] = "; ".join(reasons)
-        return result
-    result.update(cpus=format_cpulist(cpus), mems=format_cpulist(mems))
-    reserved = set(parse_cpulist(plan["reserved_cpus"]))
+        return _verdict(result)
+    result.update(cpus=format_cpulist(cpus), mems=format_cpulist(mems), source=cpus_from)
     node_of = _node_of_cpus(topology)
     cpu_nodes = sorted(set(node_of.get(c, -1) for c in cpus))
-    if len(cpus) != shape["cpu"]:
-        reasons.append("the probe runs on %d CPUs (%s) for a request of %d: not exclusive CPUs (the shared pool)"
-                       % (len(cpus), format_cpulist(cpus), shape["cpu"]))
-    if cpus & reserved:
-        reasons.append("CPUs %s are reserved (reserved-cpus %s): the CPU Manager did not pin the probe"
-                       % (format_cpulist(cpus & reserved), plan["reserved_cpus"]))
-    for other_uid, containers in sorted((cpu_entries or {}).items()):
-        for container, assigned in sorted(containers.items()):
-            both = cpus & set(parse_cpulist(assigned))
-            if both:
-                reasons.append("CPUs %s are also assigned to pod %s container %s" % (format_cpulist(both), other_uid, container))
-    if len(cpu_nodes) != 1 or cpu_nodes[0] < 0:
-        reasons.append("the CPUs span NUMA nodes %s" % ", ".join(str(n) for n in cpu_nodes))
+    align = expect["alignment"]
+
+    def misaligned(text):
+        (reasons if align == "fail" else warnings).append(text) if align else None
+
+    node = None
+    if expect["exclusive_cpus"]:
+        reserved = set(parse_cpulist(plan["reserved_cpus"]))
+        if len(cpus) != shape["cpu"]:
+            reasons.append("the probe runs on %d CPUs (%s) for a request of %d: not exclusive CPUs (the shared pool)"
+                           % (len(cpus), format_cpulist(cpus), shape["cpu"]))
+        if cpus & reserved:
+            reasons.append("CPUs %s are reserved (reserved-cpus %s): the CPU Manager did not pin the probe"
+                           % (format_cpulist(cpus & reserved), plan["reserved_cpus"]))
+        for other_uid, containers in sorted((cpu_entries or {}).items()):
+            for container, assigned in sorted(containers.items()):
+                both = cpus & set(parse_cpulist(assigned))
+                if both:
+                    reasons.append("CPUs %s are also assigned to pod %s container %s" % (format_cpulist(both), other_uid, container))
+        if len(cpu_nodes) == 1 and cpu_nodes[0] >= 0:
+            node = cpu_nodes[0]
+        elif reasons:
+            reasons.append("the CPUs span NUMA nodes %s" % ", ".join(str(n) for n in cpu_nodes))
+        else:
+            misaligned("the exclusive CPUs %s span NUMA nodes %s (topology-manager-policy %s)"
+                       % (result["cpus"], ", ".join(str(n) for n in cpu_nodes), expect["topology_manager_policy"]))
+    if expect["pinned_memory"]:
+        if node is not None and mems != {node}:
+            misaligned("its memory comes from NUMA node(s) %s, its CPUs from node %d" % (result["mems"], node))
+        elif node is None and len(mems) == 1:
+            node = next(iter(mems))
+        elif node is None:
+            misaligned("its memory comes from NUMA nodes %s (topology-manager-policy %s)" % (result["mems"], expect["topology_manager_policy"]))
+    result["numa_node"] = node
+    if shape["gpus"]:
+        _judge_gpus(result, found, topology, shape, node, expect, gpu_resource, misaligned)
+    return _verdict(result)
+
+
+def _judge_gpus(result, found, topology, shape, node, expect, gpu_resource, misaligned):
+    reasons = result["reasons"]
+    got = identify_gpus(found, topology, shape["gpus"])
+    result["gpus"] = [d["address"] for d in got["devices"]]
+    result["gpu_source"] = got["source"]
+    if not got["source"]:
+        seen = ", ".join(got["unknown"]) or "no NVIDIA_VISIBLE_DEVICES, no /dev/nvidiaN, no nvidia-smi"
+        result.setdefault("inconclusive", []).append(
+            "the probe's GPU could not be identified (%s): nothing maps it to a GPU of the node" % seen)
+        return
+    if got["exact"] and len(got["ids"]) != shape["gpus"]:
+        reasons.append("the probe saw %d GPU(s) for a request of %d %s (%s: %s)"
+                       % (len(got["ids"]), shape["gpus"], gpu_resource, got["source"], ", ".join(got["ids"])))
+    if node is None:
+        return  # nothing pins CPUs or memory to a node: nothing for the GPU to be aligned with
+    away = [d for d in got["devices"] if d.get("numa_node") != node]
+    if away:
+        where = ", ".join("%s on NUMA node %s" % (d["address"], d.get("numa_node")) for d in away)
+        pinned = " and ".join(n for n, on in (("CPUs", expect["exclusive_cpus"]), ("memory", expect["pinned_memory"])) if on)
+        if not reasons and expect["alignment"] == "fail":
+            reasons.append("%s %s on NUMA node %d but the GPU is not (%s): the device plugin publishes "
+                           "no NUMA topology for %s, so the kubelet cannot align it under %s - "
+                           "verify that the GPU Operator's device plugin publishes the topology"
+                           % (pinned, "are" if " and " in pinned or pinned == "CPUs" else "is", node, where, gpu_resource,
+                              expect["topology_manager_policy"]))
+        else:
+            misaligned("GPU %s is not on the NUMA node %d of its %s" % (where, node, pinned))
+
+
+def _verdict(result):
+    """proven, failed (a reason), or inconclusive (nothing failed, something could not be read)."""
+    reasons, warnings, unsure = result["reasons"], result["warnings"], result.get("inconclusive") or []
+    result["verdict"] = "failed" if reasons else ("inconclusive" if unsure else "proven")
+    result["ok"] = not reasons
+    if reasons:
         result["summary"] = "; ".join(reasons)
         return result
-    node = cpu_nodes[0]
-    result["numa_node"] = node
-    if mems != {node}:
-        reasons.append("its memory comes from NUMA node(s) %s, its CPUs from node %d" % (format_cpulist(mems), node))
-    if shape["gpus"]:
-        gpus, unknown = probe_gpus(found, topology)
-        result["gpus"] = [d["address"] for d in gpus]
-        if unknown:
-            reasons.append("the probe got GPU(s) %s, which no GPU of the node matches (by the driver's UUID or PCI address)"
-                           % ", ".join(unknown))
-        elif len(gpus) != shape["gpus"]:
-            reasons.append("the probe saw %d GPU(s) for a request of %d %s (NVIDIA_VISIBLE_DEVICES=%s)"
-                           % (len(gpus), shape["gpus"], gpu_resource, found.get("visible") or "unset"))
-        away = [d for d in gpus if d.get("numa_node") != node]
-        if away:
-            where = ", ".join("%s on NUMA node %s" % (d["address"], d.get("numa_node")) for d in away)
-            if not reasons:
-                reasons.append("CPUs and memory are on NUMA node %d but the GPU is not (%s): the device plugin publishes "
-                               "no NUMA topology for %s, so the kubelet cannot align it under single-numa-node - "
-                               "verify that the GPU Operator's device plugin publishes the topology" % (node, where, gpu_resource))
-            else:
-                reasons.append("GPU %s is not on the CPUs' NUMA node %d" % (where, node))
-    result["ok"] = not reasons
-    result["summary"] = "; ".join(reasons) if reasons else (
-        "NUMA node %d: exclusive CPUs %s, memory node %s%s" % (
-            node, result["cpus"], result["mems"],
-            (", GPU " + ", ".join(result["gpus"])) if result["gpus"] else ""))
+    if unsure:
+        result["summary"] = "inconclusive: " + "; ".join(unsure + warnings)
+        return result
+    expect = result.get("expected") or {}
+    parts = [("exclusive CPUs %s" if expect.get("exclusive_cpus") else "shared CPUs %s (cpu-manager-policy %s)")
+             % ((result["cpus"],) if expect.get("exclusive_cpus") else (result["cpus"], expect.get("cpu_manager_policy"))),
+             ("memory node %s" if expect.get("pinned_memory") else "memory nodes %s (memory-manager-policy %s)")
+             % ((result["mems"],) if expect.get("pinned_memory") else (result["mems"], expect.get("memory_manager_policy")))]
+    if result["gpus"]:
+        parts.append("GPU " + ", ".join(result["gpus"]))
+    result["summary"] = ("NUMA node %d: " % result["numa_node"] if result["numa_node"] is not None else "") + ", ".join(parts)
+    if warnings:
+        result["summary"] += " (warning: %s)" % "; ".join(warnings)
     return result
 
 
 def prove_report(probes, pods, logs, plan, topology, cpu_entries, gpu_resource="nvidia.com/gpu", waited=None):
-    """{ok, results, reasons} for a node's probes (``pods``: name -> pod or None; ``logs``: name -> text).
+    """{ok, results, reasons, inconclusive, warnings} for a node's probes (``pods``: name -> pod or None;
+    ``logs``: name -> text). ``ok`` is false only when a probe failed (an inconclusive probe is reported,
+    never a failed node; so is a misalignment the Topology Manager policy allows).
 
     The probes' own checkpoint entries are left out of ``cpu_entries``: a probe that ended
     gave its CPUs back, and the next may have them (the kubelet reclaims them at its next
@@ -301,10 +462,15 @@ def prove_report(probes, pods, logs, plan, topology, cpu_entries, gpu_resource="
     others = dict((uid, containers) for uid, containers in (cpu_entries or {}).items() if uid not in probe_uids)
     results = [judge_probe(p, (pods or {}).get(p["name"]), (logs or {}).get(p["name"], ""), plan, topology,
                            others, gpu_resource, waited) for p in probes]
+
+    def said(verdict):
+        return ["%s (%s): %s" % (r["name"], r["shape"], r["summary"]) for r in results if r["verdict"] == verdict]
+
     return {"ok": bool(results) and all(r["ok"] for r in results),
             "results": results,
-            "reasons": ["%s (%s): %s" % (r["name"], r["shape"], r["summary"]) for r in results if not r["ok"]]
-            or ([] if results else ["nothing to probe: no NUMA node of the plan holds a GPU and no pod shape is given"])}
+            "reasons": said("failed") or ([] if results else ["nothing to probe: no NUMA node of the plan holds a GPU and no pod shape is given"]),
+            "inconclusive": said("inconclusive"),
+            "warnings": ["%s (%s): %s" % (r["name"], r["shape"], w) for r in results if r["verdict"] == "proven" for w in r["warnings"]]}
 
 
 # ---------------------------------------------------------------- the QoS audit

@@ -26,8 +26,10 @@ _LINES = (
 
 def roll_outcome(fleet, rolled, check_mode=False):
     """``fleet``: [{host, compliant (bool, or None when not checked), blocked ([reasons]: the apply chain would refuse
-    the node, so it was not rolled)}]; ``rolled``: [{host, result, reason, seconds}]
-    (hosts the roll picked, any order). Returns {summary: [str], failed: bool, msg: str or None}."""
+    the node, so it was not rolled)}]; ``rolled``: [{host, result, reason, seconds, unproven}]
+    (hosts the roll picked, any order; ``unproven``: what the probes of a node returned to service could not
+    prove - inconclusive probes, misalignment the Topology Manager policy allows - listed in the summary,
+    not a failure). Returns {summary: [str], failed: bool, msg: str or None}."""
     by_result = {}
     for item in sorted(rolled, key=lambda i: i["host"]):
         by_result.setdefault(item.get("result"), []).append(item)
@@ -42,6 +44,8 @@ def roll_outcome(fleet, rolled, check_mode=False):
         summary.append("%s: %s" % (label, ", ".join(sorted(hosts)) or "none"))
     timed = [i for i in sorted(rolled, key=lambda i: i["host"]) if i.get("seconds") is not None]
     summary.append("seconds per node: %s" % (", ".join("%s %s" % (i["host"], i["seconds"]) for i in timed) or "none"))
+    summary += ["not proven (back in service): %s: %s" % (i["host"], line)
+                for i in sorted(rolled, key=lambda i: i["host"]) for line in i.get("unproven") or []]
     stopped = [i for i in sorted(rolled, key=lambda i: i["host"]) if i.get("reason")]
     remaining = sorted(i["host"] for r in ("window", "started", None) for i in by_result.get(r, []))
     parts = ["%s: %s" % (i["host"], i["reason"]) for i in stopped]

@@ -1091,7 +1091,9 @@ def unexpected(err):
 
 def read_gpus(root, node_name):
     """The NVIDIA GPUs of the machine, as the NVIDIA device plugin lists them: id (the driver's GPU UUID, else a
-    stable made-up one), PCI address, NUMA node (None when sysfs says -1 or nothing); sorted by address."""
+    stable made-up one), PCI address, NUMA node (None when sysfs says -1 or nothing), NVML index (the
+    position in PCI bus order: what the plugin's ``index`` id strategy hands out), device minor (the driver's
+    ``Device Minor``, else the index: the N of /dev/nvidiaN) and the driver's information text; sorted by address."""
     bus = os.path.join(root, "sys", "bus", "pci", "devices")
     try:
         names = sorted(os.listdir(bus))
@@ -1113,7 +1115,9 @@ def read_gpus(root, node_name):
             ident = "GPU-%08x-0000-4000-8000-%012x" % (digest, int(re.sub(r"[^0-9a-f]", "", address.lower()) or "0", 16) & 0xFFFFFFFFFFFF)
         numa = _read(os.path.join(path, "numa_node"))
         numa = int(numa) if numa is not None and re.fullmatch(r"-?[0-9]+", numa) and int(numa) >= 0 else None
-        gpus.append({"id": ident, "address": address, "numa": numa})
+        minor = re.search(r"(?m)^Device Minor:\s*([0-9]+)", info)
+        gpus.append({"id": ident, "address": address, "numa": numa, "index": len(gpus),
+                     "minor": int(minor.group(1)) if minor else len(gpus), "information": info})
     return gpus
 
 
@@ -1197,6 +1201,11 @@ class PodRuntime:
         self.gpu_resource = env("RKE2_STANDIN_GPU_RESOURCE", "nvidia.com/gpu")
         self.gpu_topology = env("RKE2_STANDIN_GPU_TOPOLOGY", "true").lower() not in ("0", "false", "no")
         self.gpus = read_gpus(agent.sysfs_root, self.node_name)
+        # The NVIDIA device plugin's --device-list-strategy and --device-id-strategy (k8s-device-plugin
+        # internal/plugin/server.go getAllocateResponse), and whether the runtime delegates the cpuset controller.
+        self.device_list_strategy = env("RKE2_STANDIN_DEVICE_LIST_STRATEGY", "envvar")
+        self.device_id_strategy = env("RKE2_STANDIN_DEVICE_ID_STRATEGY", "uuid")
+        self.cpuset_delegated = env("RKE2_STANDIN_CPUSET_DELEGATED", "true").lower() not in ("0", "false", "no")
         self.procs = {}
         self.capacity, self.allocatable = self._node_resources(reservation)
 
@@ -1380,23 +1389,18 @@ class PodRuntime:
         container = (spec.get("containers") or [{}])[0]
         name = str(container.get("name") or "")
         cdir = os.path.join(self.pods_dir, uid, name)
-        cgroup = os.path.join(cdir, "cgroup")
-        os.makedirs(cgroup, exist_ok=True)
         placed = pod["assignment"]["containers"][name]
-        for fname, value in (("cpuset.cpus.effective", placed["cpus"]), ("cpuset.cpus", placed["cpus"]),
-                             ("cpuset.mems.effective", placed["mems"]), ("cpuset.mems", placed["mems"])):
-            with open(os.path.join(cgroup, fname), "w") as handle:
-                handle.write(value + "\n")
+        paths, devices_env = self._container_paths(cdir, placed)
         argv = [str(a) for a in (container.get("command") or [])] + [str(a) for a in (container.get("args") or [])]
         if not argv:
             argv = [sys.executable, "-c", "import time\nwhile True:\n    time.sleep(3600)\n"]
-        argv = [a.replace("/sys/fs/cgroup", cgroup) for a in argv]
+        for path, folder in paths:
+            argv = [a.replace(path, folder) for a in argv]
         environ = {"PATH": CONTAINER_PATH, "HOSTNAME": str(pod["name"])}
         for item in container.get("env") or []:
             if isinstance(item, dict) and item.get("name"):
                 environ[str(item["name"])] = str(item.get("value") or "")
-        if placed.get("devices"):
-            environ["NVIDIA_VISIBLE_DEVICES"] = ",".join(placed["devices"])
+        environ.update(devices_env)
         log = os.path.join(self.pods_dir, uid, name + ".log")
         with open(log, "wb") as out:
             try:
@@ -1414,6 +1418,55 @@ class PodRuntime:
         pod["phase"] = "Running"
         pod["pid"] = proc.pid
         self.procs[uid] = {"proc": proc, "log": log}
+
+    def _container_paths(self, cdir, placed):
+        """What the container sees at the paths a probe reads, each as a folder of the container's own
+        (the stand-in's stand-in for a mount namespace), and the device plugin's environment:
+
+        - /sys/fs/cgroup: the container's cgroup, with its cpuset files as the kernel writes them (none
+          when the runtime does not delegate the cpuset controller);
+        - /proc/self/status: Cpus_allowed_list and Mems_allowed_list, the task's masks, which the kernel
+          keeps equal to its cpuset;
+        - the GPUs (the allocated device ids in the order allocated): NVIDIA_VISIBLE_DEVICES with UUIDs
+          or indices (envvar), or naming /var/run/nvidia-container-devices, whose files are the ids
+          (volume-mounts); nothing (cdi-cri: the runtime injects the CDI devices). The runtime creates
+          /dev/nvidiaN for each GPU. The NVIDIA container runtime shows only the container's GPUs in
+          /proc/driver/nvidia/gpus; under CDI the driver's procfs is not masked: every GPU is listed.
+        """
+        root = os.path.join(cdir, "root")
+        cgroup = os.path.join(cdir, "cgroup")
+        for folder in (cgroup, root):
+            os.makedirs(folder, exist_ok=True)
+        if self.cpuset_delegated:
+            for fname, value in (("cpuset.cpus.effective", placed["cpus"]), ("cpuset.cpus", placed["cpus"]),
+                                 ("cpuset.mems.effective", placed["mems"]), ("cpuset.mems", placed["mems"])):
+                with open(os.path.join(cgroup, fname), "w") as handle:
+                    handle.write(value + "\n")
+        status = os.path.join(root, "status")
+        with open(status, "w") as handle:
+            handle.write("Name:\tsh\nCpus_allowed_list:\t%s\nMems_allowed_list:\t%s\n" % (placed["cpus"], placed["mems"]))
+        by_id = dict((g["id"], g) for g in self.gpus)
+        allocated = [by_id[d] for d in placed.get("devices") or [] if d in by_id]
+        ids = [str(g["index"]) if self.device_id_strategy == "index" else g["id"] for g in allocated]
+        devices, mounts, procfs = (os.path.join(root, name) for name in ("dev", "nvidia-container-devices", "gpus"))
+        for folder in (devices, mounts, procfs):
+            os.makedirs(folder, exist_ok=True)
+        environ = {}
+        if allocated and self.device_list_strategy == "envvar":
+            environ["NVIDIA_VISIBLE_DEVICES"] = ",".join(ids)
+        elif allocated and self.device_list_strategy == "volume-mounts":
+            environ["NVIDIA_VISIBLE_DEVICES"] = "/var/run/nvidia-container-devices"
+            for ident in ids:
+                open(os.path.join(mounts, ident), "w").close()
+        for gpu in allocated:
+            open(os.path.join(devices, "nvidia%d" % gpu["minor"]), "w").close()
+        for gpu in (self.gpus if self.device_list_strategy.startswith("cdi") and allocated else allocated):
+            os.makedirs(os.path.join(procfs, gpu["address"]), exist_ok=True)
+            with open(os.path.join(procfs, gpu["address"], "information"), "w") as handle:
+                handle.write(gpu["information"])
+        paths = [("/sys/fs/cgroup", cgroup), ("/proc/self/status", status), ("/var/run/nvidia-container-devices", mounts),
+                 ("/proc/driver/nvidia/gpus", procfs), ("/dev/nvidia", os.path.join(devices, "nvidia"))]
+        return paths, environ
 
     # -- admission
     def admit(self, node, pod):

@@ -293,19 +293,20 @@ def test_bmc_vga_is_not_a_gpu_and_nvidia_procfs_names_vendor(tmp_path):
     assert [d["vendor"] for d in read_topology(root)["pci_devices"] if d["kind"] == "gpu"] == ["0x10de"]
 
 
-def test_nvidia_gpus_carry_the_driver_s_uuid(tmp_path):
+def test_nvidia_gpus_carry_the_driver_s_uuid_and_device_minor(tmp_path):
     root, _spec = _tree(tmp_path, sockets=2, cores_per_socket=2, threads=1, gpus_per_node=1, nics_per_node=1)
     info = os.path.join(root, "proc/driver/nvidia/gpus/0000:18:00.0/information")
     with open(info) as f:
         text = f.read()
     with open(info, "w") as f:  # the driver's own layout: tabs after the colon
-        f.write(re.sub(r"GPU UUID:.*", "GPU UUID: \t GPU-0a1b2c3d-0000-1111-2222-333344445555", text))
+        f.write(re.sub(r"Device Minor:.*", "Device Minor: \t 7", re.sub(r"GPU UUID:.*", "GPU UUID: \t GPU-0a1b2c3d-0000-1111-2222-333344445555", text)))
     devices = dict((d["address"], d) for d in read_topology(root)["pci_devices"])
     assert devices["0000:18:00.0"]["uuid"] == "GPU-0a1b2c3d-0000-1111-2222-333344445555"
+    assert devices["0000:18:00.0"]["minor"] == 7 and devices["0000:38:00.0"]["minor"] == 1
     assert devices["0000:38:00.0"]["uuid"].startswith("GPU-")  # the second socket's GPU (after its NIC)
-    assert devices["0000:28:00.0"]["uuid"] is None  # a NIC
+    assert devices["0000:28:00.0"]["uuid"] is None and devices["0000:28:00.0"]["minor"] is None  # a NIC
     os.unlink(info)
-    assert [d["uuid"] for d in read_topology(root)["pci_devices"] if d["address"] == "0000:18:00.0"] == [None]
+    assert [(d["uuid"], d["minor"]) for d in read_topology(root)["pci_devices"] if d["address"] == "0000:18:00.0"] == [(None, None)]
 
 
 def test_nul_bytes_in_files_are_ignored(tmp_path):

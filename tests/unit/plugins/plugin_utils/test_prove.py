@@ -11,6 +11,7 @@ test writes, as the rke2 stand-in runs it.
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 
 import pytest
@@ -19,11 +20,13 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import fo
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import (
+    PROBE_PATHS,
     PROBE_SCRIPT,
     audit_error,
     audit_pods,
     kube_items,
     parse_probe_log,
+    probe_expectations,
     probe_pods,
     prove_report,
 )
@@ -65,13 +68,14 @@ def pod(probe, phase="Succeeded", uid="probe-uid", **status):
     return {"metadata": {"name": probe["name"], "uid": uid}, "status": dict({"phase": phase}, **status)}
 
 
-def log(cpus, mems, visible="", bus=None):
+def log(cpus, mems, visible="", bus=None, **more):
     text = "rke2-numa-probe cpus=%s\nrke2-numa-probe mems=%s\nrke2-numa-probe visible=%s\n" % (cpus, mems, visible)
+    text += "".join("rke2-numa-probe %s=%s\n" % item for item in sorted(more.items()))
     return text + ("rke2-numa-probe bus=%s\n" % bus if bus is not None else "")
 
 
-def judge(machine, output, status=None, entries=None, which=0):
-    topology, plan = machine
+def judge(machine, output, status=None, entries=None, which=0, plan=None):
+    topology, plan = machine[0], plan or machine[1]
     probes = probes_for(plan, topology)
     probe = probes[which]
     report = prove_report([probe], {probe["name"]: status or pod(probe)}, {probe["name"]: output}, plan, topology,
@@ -112,22 +116,60 @@ def test_the_plan_s_pod_shapes_are_probed_when_it_has_some(machine):
     assert [p["shape"]["name"] for p in probes_for(plan, topology, use_pod_shapes=False)] == ["numa0", "numa1"]
 
 
+def run_probe(tmp_path, cgroup=None, status=None, env=None, mounts=(), devices=(), procfs=()):
+    """The probe's own script under sh, each path it reads mapped to a folder of the test (as the rke2
+    stand-in maps them): ``cgroup`` {file: text} under /sys/fs/cgroup, ``status`` the text of
+    /proc/self/status (None: none), the volume-mounts files, the /dev/nvidiaN minors, the procfs GPUs."""
+    root = tmp_path / "container"
+    folders = dict((path, root / path.strip("/").replace("/", "_")) for path in PROBE_PATHS)
+    for folder in folders.values():
+        folder.mkdir(parents=True)
+    for name, text in (cgroup or {}).items():
+        (folders["/sys/fs/cgroup"] / name).parent.mkdir(parents=True, exist_ok=True)
+        (folders["/sys/fs/cgroup"] / name).write_text(text)
+    status_file = root / "status"
+    if status is not None:
+        status_file.write_text(status)
+    for ident in mounts:
+        (folders["/var/run/nvidia-container-devices"] / ident).write_text("")
+    for minor in devices:
+        (folders["/dev/nvidia"] / ("nvidia%d" % minor)).write_text("")
+    for address in procfs:
+        (folders["/proc/driver/nvidia/gpus"] / address).mkdir()
+    script = PROBE_SCRIPT
+    for path in PROBE_PATHS:
+        target = str(status_file) if path == "/proc/self/status" else \
+            str(folders[path] / "nvidia") if path == "/dev/nvidia" else str(folders[path])
+        script = script.replace(path, target)
+    return subprocess.run(["sh", "-c", script], env=dict({"PATH": "/usr/bin:/bin"}, **(env or {})),
+                          capture_output=True, text=True, check=True).stdout
+
+
+STATUS = "Name:\tsh\nCpus_allowed:\tff\nCpus_allowed_list:\t2-3\nMems_allowed_list:\t0\n"
+
+
 def test_the_probe_script_prints_what_its_cgroup_holds(tmp_path):
-    """The script itself, under sh, with /sys/fs/cgroup mapped to a folder (cgroup v2, then v1)."""
-    v2 = tmp_path / "v2"
-    v2.mkdir()
-    (v2 / "cpuset.cpus.effective").write_text("2-3\n")
-    (v2 / "cpuset.mems.effective").write_text("0\n")
-    out = subprocess.run(["sh", "-c", PROBE_SCRIPT.replace("/sys/fs/cgroup", str(v2))], env={"PATH": "/usr/bin:/bin",
-                         "NVIDIA_VISIBLE_DEVICES": "GPU-1"}, capture_output=True, text=True, check=True).stdout
-    assert parse_probe_log(out) == {"cpus": "2-3", "mems": "0", "visible": "GPU-1"}
-    v1 = tmp_path / "v1" / "cpuset"
-    v1.mkdir(parents=True)
-    (v1 / "cpuset.effective_cpus").write_text("4-5\n")
-    (v1 / "cpuset.effective_mems").write_text("1\n")
-    out = subprocess.run(["sh", "-c", PROBE_SCRIPT.replace("/sys/fs/cgroup", str(tmp_path / "v1"))], env={"PATH": "/usr/bin:/bin"},
-                         capture_output=True, text=True, check=True).stdout
-    assert parse_probe_log(out) == {"cpus": "4-5", "mems": "1", "visible": ""}
+    """cgroup v2, then v1; the task's allowed lists beside them."""
+    out = run_probe(tmp_path / "a", cgroup={"cpuset.cpus.effective": "2-3\n", "cpuset.mems.effective": "0\n"}, status=STATUS,
+                    env={"NVIDIA_VISIBLE_DEVICES": "GPU-1"})
+    assert parse_probe_log(out) == {"cpus": "2-3", "mems": "0", "allowed_cpus": "2-3", "allowed_mems": "0", "visible": "GPU-1",
+                                    "mounts": "", "devices": "", "procfs": ""}
+    out = run_probe(tmp_path / "b", cgroup={"cpuset/cpuset.effective_cpus": "4-5\n", "cpuset/cpuset.effective_mems": "1\n"})
+    assert parse_probe_log(out) == {"cpus": "4-5", "mems": "1", "visible": "", "mounts": "", "devices": "", "procfs": ""}
+
+
+def test_the_probe_script_reads_the_task_s_lists_when_the_cpuset_is_not_delegated(tmp_path):
+    out = run_probe(tmp_path, cgroup={"cgroup.controllers": "memory pids\n"}, status=STATUS)
+    found = parse_probe_log(out)
+    assert (found["cpus"], found["mems"], found["allowed_cpus"], found["allowed_mems"]) == ("", "", "2-3", "0")
+
+
+def test_the_probe_script_lists_the_gpus_each_device_plugin_strategy_hands_it(tmp_path):
+    out = run_probe(tmp_path, status=STATUS, env={"NVIDIA_VISIBLE_DEVICES": "/var/run/nvidia-container-devices"},
+                    mounts=("GPU-a", "GPU-b"), devices=(3, 5), procfs=("0000:18:00.0",))
+    found = parse_probe_log(out)
+    assert (found["visible"], found["mounts"], found["devices"], found["procfs"]) == (
+        "/var/run/nvidia-container-devices", "GPU-a,GPU-b,", "3,5,", "0000:18:00.0,")
 
 
 # ---------------------------------------------------------------- the judgement
@@ -193,16 +235,115 @@ def test_the_cpus_a_finished_probe_gave_back_to_the_next_probe_are_not_shared(ma
     assert report["ok"], report["reasons"]
 
 
-def test_a_gpu_the_node_does_not_know(machine):
+def test_a_gpu_the_node_does_not_know_is_inconclusive_not_a_failure(machine):
     topology, plan = machine
     report, result = judge(machine, log(isolated_core(topology, plan, 0), "0", "GPU-00000000-dead-beef-0000-000000000000"))
-    assert not report["ok"] and "GPU-00000000-dead-beef-0000-000000000000, which no GPU of the node matches" in result["summary"]
+    assert report["ok"] and result["verdict"] == "inconclusive" and report["reasons"] == []
+    assert "the probe's GPU could not be identified (NVIDIA_VISIBLE_DEVICES GPU-00000000-dead-beef-0000-000000000000)" in result["summary"]
+    assert report["inconclusive"] == ["%s (numa0): %s" % (result["name"], result["summary"])]
 
 
-def test_no_gpu_seen(machine):
+def test_no_gpu_seen_is_inconclusive(machine):
     topology, plan = machine
     report, result = judge(machine, log(isolated_core(topology, plan, 0), "0", ""))
-    assert not report["ok"] and "saw 0 GPU(s) for a request of 1 nvidia.com/gpu (NVIDIA_VISIBLE_DEVICES=unset)" in result["summary"]
+    assert report["ok"] and result["verdict"] == "inconclusive"
+    assert "no NVIDIA_VISIBLE_DEVICES, no /dev/nvidiaN, no nvidia-smi" in result["summary"]
+
+
+def test_more_gpus_than_requested_in_the_device_plugin_s_list_is_a_failure(machine):
+    topology, plan = machine
+    both = [d["uuid"] for d in gpus_on(topology, 0)[:2]]
+    report, result = judge(machine, log(isolated_core(topology, plan, 0), "0", ",".join(both)))
+    assert not report["ok"] and "the probe saw 2 GPU(s) for a request of 1 nvidia.com/gpu (NVIDIA_VISIBLE_DEVICES: " in result["summary"]
+
+
+@pytest.mark.parametrize("how", ["index", "mig-index", "mig-legacy", "volume-mounts", "volume-mounts-index", "device-minor",
+                                 "procfs-masked"])
+def test_every_way_a_device_plugin_names_the_gpu_maps_to_its_pci_address(machine, how):
+    """NVML indices are PCI bus order (the dgx-h100 sample: 4 GPUs on node 0, then 4 on node 1); MIG ids name their GPU."""
+    topology, plan = machine
+    gpu = gpus_on(topology, 1)[1]
+    index = sorted(d["address"] for d in topology["pci_devices"] if d["kind"] == "gpu").index(gpu["address"])
+    lines = {
+        "index": {"visible": str(index)},
+        "mig-index": {"visible": "%d:2" % index},
+        "mig-legacy": {"visible": "MIG-%s/3/0" % gpu["uuid"]},
+        "volume-mounts": {"visible": "/var/run/nvidia-container-devices", "mounts": gpu["uuid"] + ","},
+        "volume-mounts-index": {"visible": "/var/run/nvidia-container-devices", "mounts": "%d,imex," % index},
+        "device-minor": {"visible": "", "devices": "%d," % gpu["minor"]},
+        "procfs-masked": {"visible": "void", "procfs": gpu["address"] + ","},
+    }[how]
+    report, result = judge(machine, log(isolated_core(topology, plan, 1), "1", **lines), which=1)
+    assert report["ok"] and result["verdict"] == "proven" and result["gpus"] == [gpu["address"]], report
+
+
+def test_a_new_style_mig_uuid_is_identified_by_other_evidence_or_not_at_all(machine):
+    topology, plan = machine
+    gpu = gpus_on(topology, 0)[0]
+    core = isolated_core(topology, plan, 0)
+    _report, result = judge(machine, log(core, "0", "MIG-30d00c09-8a98-59b8-8c1a-1d64b4ec3ad2", devices="%d," % gpu["minor"]))
+    assert result["verdict"] == "proven" and result["gpus"] == [gpu["address"]] and result["gpu_source"] == "/dev/nvidia*"
+    _report, result = judge(machine, log(core, "0", "MIG-30d00c09-8a98-59b8-8c1a-1d64b4ec3ad2"))
+    assert result["verdict"] == "inconclusive" and "NVIDIA_VISIBLE_DEVICES MIG-30d00c09" in result["summary"]
+
+
+def test_device_nodes_or_procfs_entries_of_every_gpu_are_not_evidence(machine):
+    """A runtime that does not mask them (CDI, a privileged pod) shows every GPU of the machine."""
+    topology, plan = machine
+    everything = [d for d in topology["pci_devices"] if d["kind"] == "gpu"]
+    _report, result = judge(machine, log(isolated_core(topology, plan, 0), "0", "", devices="".join("%d," % d["minor"] for d in everything),
+                                         procfs="".join(d["address"] + "," for d in everything)))
+    assert result["verdict"] == "inconclusive" and result["gpus"] == []
+
+
+def test_the_task_s_lists_stand_in_for_a_cpuset_the_runtime_does_not_delegate(machine):
+    topology, plan = machine
+    core, gpu = isolated_core(topology, plan, 0), gpus_on(topology, 0)[0]["uuid"]
+    _report, result = judge(machine, log("", "", gpu, allowed_cpus=core, allowed_mems="0"))
+    assert result["verdict"] == "proven" and result["source"] == "/proc/self/status" and result["cpus"] == core
+    _report, result = judge(machine, log("", "", gpu))
+    assert result["verdict"] == "inconclusive" and result["ok"]
+    assert "the probe could read no CPU list and no memory node list" in result["summary"] and "0 CPUs" not in result["summary"]
+
+
+POLICIES = list(itertools.product(("none", "static"), ("None", "Static"), ("none", "best-effort", "restricted", "single-numa-node")))
+
+
+@pytest.mark.parametrize("cpu,memory,alignment", POLICIES, ids=["-".join(p) for p in POLICIES])
+def test_what_the_probe_expects_under_each_policy_combination(machine, cpu, memory, alignment):
+    """What a node that runs the plan shows is proven; memory off the CPUs' node is judged as the policy says."""
+    topology = machine[0]
+    plan = make_plan(topology, hugepages_per_node=4, cpu_manager_policy=cpu, memory_manager_policy=memory,
+                     topology_manager_policy=alignment)
+    assert probe_expectations(plan) == {
+        "cpu_manager_policy": cpu, "memory_manager_policy": memory, "topology_manager_policy": alignment,
+        "exclusive_cpus": cpu == "static", "pinned_memory": memory == "Static",
+        "alignment": {"none": None, "best-effort": "warn"}.get(alignment, "fail")}
+    cpus = isolated_core(topology, plan, 0) if cpu == "static" else topology["cpus_online"]
+    gpu = gpus_on(topology, 0)[0]["uuid"]
+    good = judge(machine, log(cpus, "0" if memory == "Static" else "0-1", gpu), plan=plan)[1]
+    assert good["verdict"] == "proven" and good["warnings"] == [], good
+    assert good["numa_node"] == (0 if "Static" in (memory,) or cpu == "static" else None)
+    off = judge(machine, log(cpus, "1" if memory == "Static" else "0-1", gpu), plan=plan)[1]
+    if memory == "Static" and alignment != "none":
+        assert ("failed" if alignment != "best-effort" else "proven") == off["verdict"]
+        said = off["reasons"] if off["verdict"] == "failed" else off["warnings"]
+        if cpu == "static":
+            assert said == ["its memory comes from NUMA node(s) 1, its CPUs from node 0"], off
+        elif alignment == "best-effort":
+            assert said == ["GPU %s on NUMA node 0 is not on the NUMA node 1 of its memory" % gpus_on(topology, 0)[0]["address"]]
+        else:
+            assert said[0].startswith("memory is on NUMA node 1 but the GPU is not (%s on NUMA node 0): the device plugin publishes "
+                                      "no NUMA topology for nvidia.com/gpu, so the kubelet cannot align it under %s"
+                                      % (gpus_on(topology, 0)[0]["address"], alignment)), said
+    else:
+        assert off["verdict"] == "proven" and off["warnings"] == [], off
+
+
+def test_extra_kubelet_args_set_what_the_probe_expects(machine):
+    topology = machine[0]
+    plan = make_plan(topology, extra_kubelet_args=["memory-manager-policy=None", "reserved-memory="])
+    assert probe_expectations(plan)["pinned_memory"] is False
 
 
 def test_topology_affinity_error_names_what_does_not_fit(machine):

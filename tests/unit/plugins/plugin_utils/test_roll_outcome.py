@@ -53,6 +53,14 @@ def test_a_node_fixed_in_place_is_done():
     assert "would fix in place (no drain): n1" in checked["summary"] and not checked["failed"]
 
 
+def test_a_node_whose_probe_was_inconclusive_is_back_in_service_and_named():
+    unsure = "rke2-numa-probe-n1-0 (numa0): inconclusive: the probe's GPU could not be identified (/dev/nvidia0)"
+    out = roll_outcome(FLEET, [{"host": "n1", "result": "reconfigured", "seconds": 8.0, "unproven": [unsure]},
+                               {"host": "n2", "result": "reconfigured", "seconds": 9.0, "unproven": []}])
+    assert not out["failed"] and out["summary"][-1] == "not proven (back in service): n1: " + unsure
+    assert sum(1 for line in out["summary"] if line.startswith("not proven")) == 1
+
+
 def test_nothing_to_roll():
     out = roll_outcome([{"host": "n3", "compliant": True}], [])
     assert not out["failed"] and out["summary"][:2] == ["compliant (skipped): n3", "not checked: none"]

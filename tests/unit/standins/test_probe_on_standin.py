@@ -1,0 +1,144 @@
+# -*- coding: utf-8 -*-
+"""The collection's probe pods, run by the rke2 stand-in's kubelet, judged by the collection: under every
+policy combination the planner allows, and every way the NVIDIA device plugin hands a container its GPU.
+
+Each case runs the API stand-in and one `rke2 agent` on a generated DGX H100 (2 NUMA nodes, 56 cores x 2
+threads each, 4 H100 per node) with the plan's own kubelet args, creates the role's probe pods with the
+real kubectl, reads their logs and the CPU Manager checkpoint, and calls prove_report as the role does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import probe_pods, prove_report
+from ansible_collections.maitred.rke2_numa.tests.unit.standins.test_pod_lifecycle import Cluster, needs_kubectl, wait_for
+
+# best-effort and restricted admit and align as single-numa-node when the pod fits one node (the stand-in has no
+# multi-node hints): they run in the misaligned-GPU test below; test_prove.py judges all 16 combinations.
+POLICIES = list(itertools.product(("none", "static"), ("None", "Static"), ("none", "single-numa-node")))
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    api = Cluster(tmp_path)
+    yield api
+    api.close()
+
+
+def prove_on(cluster, plan_options=None, **environ):
+    """Plan the machine, start the kubelet with the plan's args, run the default probes, judge them."""
+    topology = read_topology(cluster.root)
+    plan = make_plan(topology, **(plan_options or {}))
+    cluster.start_agent(args=plan["kubelet_args"], **environ)
+    probes = probe_pods(plan, topology, "n1", "registry.example/busybox:1", "default", "nvidia.com/gpu", "256Mi")
+    path = cluster.tmp / "probes.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [p["manifest"] for p in probes]}))
+    out = cluster.kubectl("create", "--validate=false", "-o", "name", "-f", str(path))
+    assert out.returncode == 0, out.stderr
+    pods = {}
+    for probe in probes:
+        pods[probe["name"]] = cluster.finished(probe["name"])
+    logs = {}
+    for probe in probes:
+        out = cluster.kubectl("logs", probe["name"], "--container", "probe")
+        assert out.returncode == 0, out.stderr
+        logs[probe["name"]] = out.stdout
+    entries = cluster.checkpoint("cpu_manager_state").get("entries") or {}
+    return prove_report(probes, pods, logs, plan, topology, entries, "nvidia.com/gpu", 1), topology
+
+
+def gpu_node(topology, address):
+    return [d["numa_node"] for d in topology["pci_devices"] if d["address"] == address][0]
+
+
+@needs_kubectl
+@pytest.mark.parametrize("cpu,memory,alignment", POLICIES, ids=["-".join(p) for p in POLICIES])
+def test_the_probe_proves_what_each_policy_combination_promises(cluster, cpu, memory, alignment):
+    """Every combination the planner allows proves on a node that runs it: exclusive CPUs only under static,
+    one memory node only under Memory Manager Static, the GPU judged only where the Topology Manager aligns."""
+    report, topology = prove_on(cluster, {"cpu_manager_policy": cpu, "memory_manager_policy": memory,
+                                          "topology_manager_policy": alignment})
+    assert report["ok"] and report["reasons"] == [] and report["inconclusive"] == [], report["reasons"]
+    assert [r["verdict"] for r in report["results"]] == ["proven", "proven"]
+    for result in report["results"]:
+        assert result["gpu_source"] == "NVIDIA_VISIBLE_DEVICES" and len(result["gpus"]) == 1
+        if cpu == "static":
+            assert "exclusive CPUs %s" % result["cpus"] in result["summary"]
+        else:
+            assert "shared CPUs 0-223 (cpu-manager-policy none)" in result["summary"]
+        if memory == "Static":
+            assert "memory node %s" % result["mems"] in result["summary"] and len(result["mems"]) == 1
+        else:
+            assert "memory nodes 0-1 (memory-manager-policy None)" in result["summary"]
+        if alignment != "none" and (cpu == "static" or memory == "Static"):
+            assert gpu_node(topology, result["gpus"][0]) == result["numa_node"], result
+
+
+@needs_kubectl
+@pytest.mark.parametrize("alignment,verdict", [("single-numa-node", "failed"), ("restricted", "failed"),
+                                               ("best-effort", "warned"), ("none", "proven")])
+def test_a_gpu_the_kubelet_cannot_align_fails_only_where_the_policy_promises_alignment(cluster, alignment, verdict):
+    """The device plugin publishes no topology: the GPU comes from the other NUMA node."""
+    report, _topology = prove_on(cluster, {"topology_manager_policy": alignment}, RKE2_STANDIN_GPU_TOPOLOGY="false")
+    away = [r for r in report["results"] if r["numa_node"] == 0]
+    assert away, report
+    if verdict == "failed":
+        assert not report["ok"]
+        assert "the device plugin publishes no NUMA topology for nvidia.com/gpu, so the kubelet cannot align it under %s" % alignment \
+            in report["reasons"][0]
+    else:
+        assert report["ok"] and report["reasons"] == []
+        assert bool(report["warnings"]) == (verdict == "warned"), report
+        if verdict == "warned":
+            assert "is not on the NUMA node 0 of its CPUs and memory" in report["warnings"][0]
+
+
+STRATEGIES = [
+    ("envvar-uuid", {}, "NVIDIA_VISIBLE_DEVICES"),
+    ("envvar-index", {"RKE2_STANDIN_DEVICE_ID_STRATEGY": "index"}, "NVIDIA_VISIBLE_DEVICES"),
+    ("volume-mounts", {"RKE2_STANDIN_DEVICE_LIST_STRATEGY": "volume-mounts"}, "/var/run/nvidia-container-devices"),
+    ("volume-mounts-index", {"RKE2_STANDIN_DEVICE_LIST_STRATEGY": "volume-mounts", "RKE2_STANDIN_DEVICE_ID_STRATEGY": "index"},
+     "/var/run/nvidia-container-devices"),
+    ("cdi-cri", {"RKE2_STANDIN_DEVICE_LIST_STRATEGY": "cdi-cri"}, "/dev/nvidia*"),
+    ("cpuset-not-delegated", {"RKE2_STANDIN_CPUSET_DELEGATED": "false"}, "NVIDIA_VISIBLE_DEVICES"),
+]
+
+
+@needs_kubectl
+@pytest.mark.parametrize("environ,source", [s[1:] for s in STRATEGIES], ids=[s[0] for s in STRATEGIES])
+def test_the_probe_identifies_its_gpu_under_every_device_plugin_strategy(cluster, environ, source):
+    report, topology = prove_on(cluster, {}, **environ)
+    assert report["ok"] and report["inconclusive"] == [], report
+    for result in report["results"]:
+        assert result["verdict"] == "proven" and result["gpu_source"] == source, result
+        assert gpu_node(topology, result["gpus"][0]) == result["numa_node"]
+        assert result["source"] == ("/proc/self/status" if "RKE2_STANDIN_CPUSET_DELEGATED" in environ else "cgroup")
+
+
+@needs_kubectl
+def test_a_gpu_nothing_identifies_is_inconclusive_not_a_failed_node(cluster):
+    """CDI (no NVIDIA_VISIBLE_DEVICES, every GPU in the driver's procfs) on a host whose driver files discovery
+    could not read (no UUID, no device minor): the probe cannot say which GPU it got."""
+    topology = read_topology(cluster.root)
+    plan = make_plan(topology)
+    for device in topology["pci_devices"]:
+        device["uuid"] = device["minor"] = None
+    cluster.start_agent(args=plan["kubelet_args"], RKE2_STANDIN_DEVICE_LIST_STRATEGY="cdi-cri")
+    probes = probe_pods(plan, topology, "n1", "registry.example/busybox:1", "default", "nvidia.com/gpu", "256Mi")
+    path = cluster.tmp / "probes.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [p["manifest"] for p in probes]}))
+    assert cluster.kubectl("create", "--validate=false", "-f", str(path)).returncode == 0
+    pods = dict((p["name"], cluster.finished(p["name"])) for p in probes)
+    logs = dict((p["name"], cluster.kubectl("logs", p["name"]).stdout) for p in probes)
+    assert wait_for(lambda: all(logs.values()))
+    report = prove_report(probes, pods, logs, plan, topology, cluster.checkpoint("cpu_manager_state").get("entries") or {})
+    assert report["ok"] and report["reasons"] == [] and len(report["inconclusive"]) == 2
+    assert all(r["verdict"] == "inconclusive" for r in report["results"])
+    assert "inconclusive: the probe's GPU could not be identified (/dev/nvidia0): nothing maps it to a GPU of the node" \
+        in report["inconclusive"][0]
