@@ -4,12 +4,23 @@
 """Node labels for scheduling: a node's NUMA capacity, read from its plan (controller side).
 
 Under the Topology Manager's ``single-numa-node`` policy a pod must fit on one
-NUMA node, so what a scheduler needs to know is the biggest pod one NUMA node
-can take. ``numa_labels`` reads it from the plan's ``numa_tables`` (one row per
-NUMA node: exclusive CPUs, allocatable memory, hugepages, GPUs), each resource
-on its own: ``max-pod-gpus`` is the most GPUs any one node has, ``max-pod-cpus``
-the most exclusive CPUs, and so on. With these a Deployment asks for a node
-where its pod fits (nodeAffinity ``max-pod-gpus Gt 3`` for a 4-GPU pod).
+NUMA node, so a label is a single-NUMA promise: any pod whose requests stay
+within what the labels say must fit on one NUMA node of the host. ``numa_labels``
+reads the plan's ``numa_tables`` (one row per NUMA node: exclusive CPUs,
+allocatable memory, hugepages, GPUs) and publishes
+
+- ``max-pod-*``: the biggest GPU pod of the host, all of it from ONE NUMA node -
+  the node with the most GPUs, then the most exclusive CPUs, memory and hugepages.
+  Taken together they never describe a pod no node can hold (independent maxima
+  would: on a host whose GPUs sit on a CPU-poor node, the most GPUs and the most
+  CPUs come from different nodes). One more of any of them fits nowhere with the
+  others at their label values;
+- ``numa<N>-*``: each NUMA node's own capacity (nodes that offer exclusive CPUs or
+  GPUs), for a pod that does not fit the biggest GPU pod's shape (a CPU-only pod
+  on the CPU-rich node): one nodeSelectorTerm per NUMA node.
+
+With these a Deployment asks for a node where its pod fits (nodeAffinity
+``max-pod-gpus Gt 3`` and ``max-pod-cpus Gt 31`` for a 4-GPU, 32-CPU pod).
 
 The labels are published either as a feature file of Node Feature Discovery's
 ``local`` source (``nfd_features``: one ``<prefix>/<name>=<value>`` a line,
@@ -34,10 +45,12 @@ MAX_POD_GPUS = PREFIX + "max-pod-gpus"
 MAX_POD_CPUS = PREFIX + "max-pod-cpus"
 MAX_POD_MEMORY_GI = PREFIX + "max-pod-memory-gi"
 PLAN = PREFIX + "plan"
-# The keys the collection owns under PREFIX: the ones above and one hugepages-<size>-per-node
-# (hugepages-1gi-per-node, hugepages-2mi-per-node, ...). Any other key under PREFIX is left alone.
-_OWNED = re.compile(r"^%s(numa-nodes|max-pod-gpus|max-pod-cpus|max-pod-memory-gi|plan|hugepages-\d+(ki|mi|gi|ti|pi|ei)?-per-node)$"
-                    % re.escape(PREFIX))
+# The keys the collection owns under PREFIX: the ones above, one hugepages-<size>-per-node
+# (hugepages-1gi-per-node, hugepages-2mi-per-node, ...) and each NUMA node's numa<N>-gpus, -cpus, -memory-gi
+# and -hugepages-<size>. Any other key under PREFIX is left alone.
+_SIZE = r"hugepages-\d+(ki|mi|gi|ti|pi|ei)?"
+_OWNED = re.compile(r"^%s(numa-nodes|max-pod-gpus|max-pod-cpus|max-pod-memory-gi|plan|%s-per-node|numa\d+-(gpus|cpus|memory-gi|%s))$"
+                    % (re.escape(PREFIX), _SIZE, _SIZE))
 # NFD's local source ignores a feature file above 64 kB; a line "# +..." is one of its directives.
 NFD_FILE_LIMIT = 64 * 1024
 
@@ -64,29 +77,55 @@ def _tables(plan):
     return tables
 
 
+def biggest_gpu_pod_node(tables):
+    """The NUMA node whose whole capacity the ``max-pod-*`` labels publish: the most GPUs, then the most
+    exclusive CPUs, allocatable memory and hugepages (then the lowest id). Lexicographic, so one more of any
+    resource, with the others at this node's amounts, fits on no NUMA node."""
+    return max(tables, key=lambda t: (len(t["gpus"]), t["exclusive_cpus"], t["allocatable_memory_bytes"], t["hugepages_bytes"], -t["node"]))
+
+
+def numa_node_label(node, what):
+    """``rke2-numa.maitred.io/numa<N>-<what>``: one NUMA node's capacity (gpus, cpus, memory-gi, hugepages-1gi...)."""
+    return "%snuma%d-%s" % (PREFIX, node, what)
+
+
 def numa_labels(plan):
     """``{label: value}`` (strings) for a node running ``plan``.
 
     - ``numa-nodes``: NUMA nodes, as the kubelet counts them (CPU-less ones too);
-    - ``max-pod-cpus``: the most exclusive CPUs one NUMA node offers a pod;
-    - ``max-pod-memory-gi``: the most allocatable memory of one NUMA node, in whole GiB (rounded down);
-    - ``max-pod-gpus``: the most GPUs on one NUMA node;
-    - ``hugepages-<size>-per-node``: the most planned hugepages of one NUMA node, absent without hugepages;
+    - ``max-pod-gpus``, ``max-pod-cpus``, ``max-pod-memory-gi`` (whole GiB, rounded down) and
+      ``hugepages-<size>-per-node`` (absent without hugepages): the biggest GPU pod one NUMA node takes,
+      every resource from that same node (``biggest_gpu_pod_node``);
+    - ``numa<N>-gpus``, ``numa<N>-cpus``, ``numa<N>-memory-gi``, ``numa<N>-hugepages-<size>``: each NUMA node
+      that offers exclusive CPUs or GPUs, its own capacity;
     - ``plan``: the plan's fingerprint.
 
     Raises LabelError naming every label the API server would refuse.
     """
     tables = _tables(plan)
+    size_kb = (plan.get("hugepages") or {}).get("size_kb")
+    size_name = hugepage_resource(size_kb).lower() if size_kb else None
+
+    def pages(table):
+        return table["hugepages_bytes"] // (size_kb * 1024) if size_kb else 0
+
+    best = biggest_gpu_pod_node(tables)
     labels = {
         NUMA_NODES: len(tables),
-        MAX_POD_CPUS: max(t["exclusive_cpus"] for t in tables),
-        MAX_POD_MEMORY_GI: max(t["allocatable_memory_bytes"] for t in tables) // GIB,
-        MAX_POD_GPUS: max(len(t["gpus"]) for t in tables),
+        MAX_POD_CPUS: best["exclusive_cpus"],
+        MAX_POD_MEMORY_GI: best["allocatable_memory_bytes"] // GIB,
+        MAX_POD_GPUS: len(best["gpus"]),
     }
-    size_kb = (plan.get("hugepages") or {}).get("size_kb")
-    pages = max(t["hugepages_bytes"] for t in tables) // (size_kb * 1024) if size_kb else 0
-    if pages:
-        labels[hugepages_label(size_kb)] = pages
+    if pages(best):
+        labels[hugepages_label(size_kb)] = pages(best)
+    for table in tables:
+        if not table["exclusive_cpus"] and not table["gpus"]:
+            continue
+        labels[numa_node_label(table["node"], "gpus")] = len(table["gpus"])
+        labels[numa_node_label(table["node"], "cpus")] = table["exclusive_cpus"]
+        labels[numa_node_label(table["node"], "memory-gi")] = table["allocatable_memory_bytes"] // GIB
+        if pages(table):
+            labels[numa_node_label(table["node"], size_name)] = pages(table)
     labels[PLAN] = plan["fingerprint"]
     labels = dict((key, str(value)) for key, value in labels.items())
     errors = ["%s=%s: %s" % (key, value, node_label_error("%s=%s" % (key, value))) for key, value in sorted(labels.items())

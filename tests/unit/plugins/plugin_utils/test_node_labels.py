@@ -75,38 +75,59 @@ def check_labels(plan, topology):
         prefix, name = key.split("/")
         assert prefix == "rke2-numa.maitred.io" and len(name) <= 63 and len(value) <= 63
         assert re.match(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", name) and re.match(r"^[0-9a-f]+$", value), (key, value)
-    # agreement with the table
+        assert owned_label(key), key
+    # agreement with the table: max-pod-* all from the one NUMA node with the most GPUs (then CPUs, memory, pages)
+    best = max(tables, key=lambda t: (len(t["gpus"]), t["exclusive_cpus"], t["allocatable_memory_bytes"], t["hugepages_bytes"], -t["node"]))
     assert labels[P + "numa-nodes"] == str(len(topology["numa_nodes"])) == str(len(tables))
-    assert labels[P + "max-pod-gpus"] == str(max(len(t["gpus"]) for t in tables))
-    assert labels[P + "max-pod-cpus"] == str(max(t["exclusive_cpus"] for t in tables))
-    assert labels[P + "max-pod-memory-gi"] == str(max(t["allocatable_memory_bytes"] for t in tables) // GIB)
+    assert labels[P + "max-pod-gpus"] == str(len(best["gpus"]))
+    assert labels[P + "max-pod-cpus"] == str(best["exclusive_cpus"])
+    assert labels[P + "max-pod-memory-gi"] == str(best["allocatable_memory_bytes"] // GIB)
     assert labels[P + "plan"] == plan["fingerprint"]
-    per_node = plan["hugepages"]["per_node"]
-    if per_node:
-        key = P + "hugepages-%s-per-node" % plan["hugepages"]["resource"].split("-", 1)[1].lower()
-        assert labels[key] == str(max(per_node.values()))
-        assert set(labels) == KEYS | {key}
-    else:
-        assert set(labels) == KEYS
+    size = (plan["hugepages"]["resource"] or "-").split("-", 1)[1].lower()
+    keys = set(KEYS)
+    if plan["hugepages"]["per_node"] and best["hugepages_bytes"]:
+        keys.add(P + "hugepages-%s-per-node" % size)
+        assert labels[P + "hugepages-%s-per-node" % size] == str(best["hugepages_bytes"] // (plan["hugepages"]["size_kb"] * 1024))
+    for t in tables:
+        if t["exclusive_cpus"] or t["gpus"]:
+            node = P + "numa%d-" % t["node"]
+            keys |= {node + "gpus", node + "cpus", node + "memory-gi"}
+            assert (labels[node + "gpus"], labels[node + "cpus"], labels[node + "memory-gi"]) == (
+                str(len(t["gpus"])), str(t["exclusive_cpus"]), str(t["allocatable_memory_bytes"] // GIB))
+            if t["hugepages_bytes"]:
+                keys.add(node + "hugepages-" + size)
+    assert set(labels) == keys
     return labels
 
 
+def _pod(labels, plan, gpus, cpus, memory_gi, pages_key):
+    page = (plan["hugepages"]["size_kb"] or 0) * 1024
+    return {"name": "pod", "gpus": int(labels[gpus]), "cpu": int(labels[cpus]), "memory": int(labels[memory_gi]) * GIB,
+            "hugepages": int(labels.get(pages_key, 0)) * page}
+
+
 def check_fits(plan, topology, labels):
-    """Under single-numa-node the planner's own fit agrees: the label's amount of one resource fits on some
-    NUMA node, one more (GPU, core, GiB, hugepage) fits on none."""
+    """A label promise is a single-NUMA promise, judged by the planner's own fit (single-numa-node): the pod the
+    max-pod labels describe, all of them at once, fits on one NUMA node, and one more of any resource (GPU, core,
+    GiB, hugepage) with the others at their label values fits on none; each numa<N> pod fits on node N."""
     tables = plan["numa_tables"]
     per_core = kubelet_rules.cpus_per_core(topology)
     full_pcpus = "cpu-manager-policy-options=full-pcpus-only=true" in plan["kubelet_args"]
+    size = (plan["hugepages"]["resource"] or "-").split("-", 1)[1].lower()
     page = (plan["hugepages"]["size_kb"] or 0) * 1024
-    pages = int(labels.get(P + "hugepages-%s-per-node" % (plan["hugepages"]["resource"] or "").split("-", 1)[-1].lower(), 0))
-    most = {"gpus": (int(labels[P + "max-pod-gpus"]), 1), "cpu": (int(labels[P + "max-pod-cpus"]), max(per_core, 1)),
-            "memory": (int(labels[P + "max-pod-memory-gi"]) * GIB, GIB), "hugepages": (pages * page, page or 1)}
-    for resource, (amount, step) in sorted(most.items()):
-        shapes = [dict({"name": "most", "cpu": 0, "memory": 0, "gpus": 0, "hugepages": 0}, **{resource: amount}),
-                  dict({"name": "more", "cpu": 0, "memory": 0, "gpus": 0, "hugepages": 0}, **{resource: amount + step})]
-        fits, more = fit_pod_shapes(shapes, tables, per_core, full_pcpus, True)
-        assert fits["fits"], (resource, amount, fits)
-        assert not more["fits"], (resource, amount + step, more)
+    biggest = _pod(labels, plan, P + "max-pod-gpus", P + "max-pod-cpus", P + "max-pod-memory-gi", P + "hugepages-%s-per-node" % size)
+    steps = {"gpus": 1, "cpu": max(per_core, 1), "memory": GIB, "hugepages": page or 1}
+    shapes = [biggest] + [dict(biggest, name="more-" + key, **{key: biggest[key] + step}) for key, step in sorted(steps.items())]
+    fits = fit_pod_shapes(shapes, tables, per_core, full_pcpus, True)
+    assert fits[0]["fits"], fits[0]
+    for more in fits[1:]:
+        assert not more["fits"], more
+    for t in tables:
+        node = P + "numa%d-" % t["node"]
+        if node + "cpus" in labels:
+            (fit,) = fit_pod_shapes([_pod(labels, plan, node + "gpus", node + "cpus", node + "memory-gi", node + "hugepages-" + size)],
+                                    tables, per_core, full_pcpus, True)
+            assert t["node"] in fit["nodes"], fit
 
 
 VARIANTS = [{}, {"hugepages_per_node": 0}, {"hugepages_size": "2M", "hugepages_per_node": 512, "hugepages_nodes": "all"}]
@@ -136,9 +157,11 @@ def test_real_machine_labels_are_valid_and_agree_with_the_numa_table(hwloc_root,
 
 def test_dgx_h100_demo_labels(samples):
     plan = make_plan(samples["dgx-h100"], **INTENTS["dgx-h100"])
-    assert numa_labels(plan) == {
+    numa = dict((P + "numa%d-%s" % (n, what), value) for n in (0, 1)
+                for what, value in (("gpus", "4"), ("cpus", "110"), ("memory-gi", "1006"), ("hugepages-1gi", "16")))
+    assert numa_labels(plan) == dict(numa, **{
         P + "numa-nodes": "2", P + "max-pod-cpus": "110", P + "max-pod-memory-gi": "1006", P + "max-pod-gpus": "4",
-        P + "hugepages-1gi-per-node": "16", P + "plan": plan["fingerprint"]}
+        P + "hugepages-1gi-per-node": "16", P + "plan": plan["fingerprint"]})
 
 
 def test_grace_hopper_counts_its_cpu_less_nodes_and_names_2m_pages(samples):
@@ -146,6 +169,7 @@ def test_grace_hopper_counts_its_cpu_less_nodes_and_names_2m_pages(samples):
     labels = numa_labels(plan)
     assert labels[P + "numa-nodes"] == "9" and labels[P + "hugepages-2mi-per-node"] == "8192"
     assert labels[P + "max-pod-gpus"] == "1" and labels[P + "max-pod-cpus"] == "71"
+    assert not [k for k in labels if re.match(re.escape(P) + r"numa[1-8]-", k)], "CPU-less GPU memory nodes offer no pod"
 
 
 @pytest.mark.parametrize("size_kb, label", [(1048576, "hugepages-1gi-per-node"), (2048, "hugepages-2mi-per-node"),
@@ -156,16 +180,63 @@ def test_hugepages_label_is_named_after_the_size(size_kb, label):
     assert owned_label(P + label)
 
 
-def test_each_resource_is_the_most_of_one_node_on_its_own(samples):
-    # dell-roundrobin with 4 reserved cores: the extra cores go to the GPU-poorest node; remove the GPUs
-    # of node 1 so that the most GPUs and the most CPUs are on different NUMA nodes
+def cpu_poor_gpu_node(samples):
+    """dell-roundrobin with 4 reserved cores, its GPUs moved to a CPU-poor node: node 0 holds every GPU and few
+    exclusive CPUs, node 1 no GPU and many CPUs."""
     topology = copy.deepcopy(samples["dell-roundrobin"])
     plan = make_plan(topology, reserved_cores=4)
     tables = plan["numa_tables"]
+    tables[0]["gpus"] = tables[0]["gpus"] + tables[1]["gpus"]
     tables[1]["gpus"] = []
-    tables[0]["exclusive_cpus"] -= 2
+    tables[0]["exclusive_cpus"] = 4
+    return plan, topology
+
+
+def test_the_max_pod_labels_never_promise_a_pod_no_numa_node_holds(samples):
+    """The independent maxima (most GPUs from node 0, most CPUs from node 1) described a pod no node could hold."""
+    plan, topology = cpu_poor_gpu_node(samples)
+    tables = plan["numa_tables"]
     labels = numa_labels(plan)
-    assert labels[P + "max-pod-gpus"] == str(len(tables[0]["gpus"])) and labels[P + "max-pod-cpus"] == str(tables[1]["exclusive_cpus"])
+    assert labels[P + "max-pod-gpus"] == str(len(tables[0]["gpus"])) and labels[P + "max-pod-cpus"] == "4"
+    assert labels[P + "numa1-cpus"] == str(tables[1]["exclusive_cpus"]) and labels[P + "numa1-gpus"] == "0"
+    check_fits(plan, topology, labels)
+
+
+README_DEPLOYMENT = re.compile(r"```yaml\n(apiVersion: apps/v1\nkind: Deployment\n.*?)```", re.S)
+
+
+def _selects(expressions, labels):
+    for e in expressions:
+        value = labels.get(e["key"])
+        if e["operator"] == "Gt" and not (value is not None and int(value) > int(e["values"][0])):
+            return False
+        if e["operator"] == "Exists" and value is None:
+            return False
+    return True
+
+
+def test_the_readme_s_node_affinity_sends_its_pod_only_where_it_fits(samples):
+    """Every sample (and the CPU-poor GPU node) whose labels satisfy the README's nodeAffinity holds its pod on one
+    NUMA node; the dgx-h100 demo is one of them."""
+    with open(os.path.join(REPO, "README.md")) as f:
+        (text,) = README_DEPLOYMENT.findall(f.read())
+    pod = yaml.safe_load(text)["spec"]["template"]["spec"]
+    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    requests = pod["containers"][0]["resources"]["requests"]
+    assert requests == pod["containers"][0]["resources"]["limits"]
+    shape = {"name": "readme", "cpu": int(requests["cpu"]), "memory": int(requests["memory"][:-2]) * GIB,
+             "gpus": int(requests["nvidia.com/gpu"]), "hugepages": int(requests["hugepages-1Gi"][:-2]) * GIB}
+    planned = [(name, make_plan(samples[name], **INTENTS[name]), samples[name]) for name in sorted(INTENTS)]
+    planned.append(("cpu-poor-gpu-node",) + cpu_poor_gpu_node(samples))
+    selected = []
+    for name, plan, topology in planned:
+        if not _selects(term["matchExpressions"], numa_labels(plan)):
+            continue
+        selected.append(name)
+        (fit,) = fit_pod_shapes([shape], plan["numa_tables"], kubelet_rules.cpus_per_core(topology),
+                                "cpu-manager-policy-options=full-pcpus-only=true" in plan["kubelet_args"], True)
+        assert fit["fits"], (name, fit)
+    assert "dgx-h100" in selected
 
 
 @pytest.mark.parametrize("plan, fragment", [
