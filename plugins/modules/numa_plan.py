@@ -29,6 +29,9 @@ description:
     admission. The message says how many nodes are a coherent GPU's memory and the ways out -
     NVIDIA's CDMM driver mode, or O(allow_many_numa_nodes) with NUMA alignment off. A host with
     9 to 16 nodes (GH200 has 9 or 10) is planned with C(max-allowable-numa-nodes) instead.
+  - Refuses a host with a NUMA node id above 63, however few nodes it has (rule C(numa-node-id)), since the kubelet's
+    NUMA affinity masks are 64 bits wide. With C(topology_manager_policy) none and C(memory_manager_policy)
+    None (NUMA alignment of pods off) it is planned with a warning.
   - Refuses input that would make a wrong plan rather than guess - a topology without
     usable per-node memory or whose NUMA nodes list the same CPUs (a firmware bug; the
     message names the nodes and CPUs), node labels or taints the kubelet would refuse, pass-through

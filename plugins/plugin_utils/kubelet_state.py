@@ -7,7 +7,7 @@
 checkpoints (kubelet_state_info), the plan and the topology the kubelet will
 see at its next start. An empty answer means: keep the checkpoints.
 
-Sources: pkg/kubelet/cm/cpumanager/policy_static.go (validateState),
+Sources: pkg/kubelet/cm/cpumanager/policy_static.go (validateState, with the strict-cpu-reservation option),
 pkg/kubelet/cm/memorymanager/policy_static.go (getDefaultMachineState,
 validateState), state/state_checkpoint.go of both.
 """
@@ -15,6 +15,7 @@ validateState), state/state_checkpoint.go of both.
 from __future__ import annotations
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import format_cpulist, parse_cpulist
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import kubelet_flag_values
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource, parse_bytes
 
 
@@ -76,6 +77,43 @@ def _checkpoint_tables(machine_state):
     return out
 
 
+def strict_cpu_reservation(plan):
+    """Whether the kubelet runs the CPU Manager option strict-cpu-reservation (passed through
+    rke2_numa_extra_kubelet_args; the planner never sets it): the reserved CPUs are then out of the
+    shared pool, and the checkpoint's defaultCpuSet must not hold them."""
+    flags = kubelet_flag_values(("", a) for a in plan.get("kubelet_args") or [])
+    options = (flags.get("cpu-manager-policy-options") or ({}, None))[0]
+    return str(options.get("strict-cpu-reservation", "")).strip().lower() == "true"
+
+
+def _static_cpu_refusals(plan, online, cpu_state):
+    """The static policy's validateState on a checkpoint that is not empty, in its order and words."""
+    reasons = []
+    default = set(parse_cpulist(cpu_state["default_cpu_set"]))
+    reserved = set(parse_cpulist(plan["reset_inputs"]["reserved_cpus"]))
+    entries = cpu_state.get("entries") or {}
+    strict = strict_cpu_reservation(plan)
+    expected = online - reserved if strict else online
+    if not default:
+        return ["default cpuset cannot be empty"]
+    if strict and reserved & default:
+        reasons.append('some of strictly reserved cpus: "%s" are present in defaultCpuSet: "%s"'
+                       % (format_cpulist(reserved & default), format_cpulist(default)))
+    elif not strict and not reserved <= default:
+        reasons.append('not all reserved cpus: "%s" are present in defaultCpuSet: "%s"'
+                       % (format_cpulist(reserved), format_cpulist(default)))
+    for pod in sorted(entries):
+        for container, cpus in sorted((entries[pod] or {}).items()):
+            if set(parse_cpulist(cpus)) & default:
+                reasons.append('pod: %s, container: %s cpuset: "%s" overlaps with default cpuset "%s"'
+                               % (pod, container, format_cpulist(parse_cpulist(cpus)), format_cpulist(default)))
+    in_state = default | set(parse_cpulist(cpu_state["assigned_cpus"]))
+    if in_state != expected:
+        reasons.append('current set of available CPUs "%s" doesn\'t match with CPUs in state "%s"'
+                       % (format_cpulist(expected), format_cpulist(in_state)))
+    return reasons
+
+
 def reset_reasons(plan, topology, cpu_state, memory_state):
     """The kubelet's refusals of its current checkpoints under the plan, as its messages."""
     reasons = []
@@ -89,15 +127,7 @@ def reset_reasons(plan, topology, cpu_state, memory_state):
                            % (inputs["cpu_manager_policy"], cpu_state["policy"]))
         elif inputs["cpu_manager_policy"] == "static" and (cpu_state["default_cpu_set"] or cpu_state["assigned_cpus"]):
             # (an empty static checkpoint is one the kubelet sets up afresh)
-            default = set(parse_cpulist(cpu_state["default_cpu_set"]))
-            reserved = set(parse_cpulist(inputs["reserved_cpus"]))
-            in_state = default | set(parse_cpulist(cpu_state["assigned_cpus"]))
-            if not reserved <= default:
-                reasons.append('not all reserved cpus: "%s" are present in defaultCpuSet: "%s"'
-                               % (format_cpulist(reserved), format_cpulist(default)))
-            if in_state != online:
-                reasons.append('current set of available CPUs "%s" doesn\'t match with CPUs in state "%s"'
-                               % (format_cpulist(online), format_cpulist(in_state)))
+            reasons += _static_cpu_refusals(plan, online, cpu_state)
     if memory_state.get("exists"):
         if not memory_state.get("valid"):
             reasons.append("could not restore state from checkpoint: %s" % memory_state.get("error"))

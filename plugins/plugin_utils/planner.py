@@ -64,6 +64,9 @@ MAX_NUMA_OPTION_SINCE = (1, 31)
 # (max-allowable-numa-nodes) calls the default limit of 8 a stop-gap against this "state explosion".
 # 16 keeps GH200 (9-10 nodes) and 8-node x86 machines in, and GB200 trays in NUMA mode (34) out.
 MANY_NUMA_NODES = 16
+# The kubelet's NUMA affinity masks are 64-bit (topologymanager/bitmask: a bit number outside 0-63 is an error),
+# so a NUMA node id above 63 cannot be named by any hint, however few nodes the host has.
+MAX_NUMA_NODE_ID = 63
 # The kernel takes per-node hugepages on the command line (hugepages=0:N,1:M) from 5.16.
 NODE_HUGEPAGES_KERNEL = (5, 16)
 EVICTION_SIGNALS = ("memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree")
@@ -640,18 +643,29 @@ def many_numa_nodes(view, topology_policy, memory_policy, allow, context=""):
     policy_static.go, getDefaultHint -> calculateHints -> IterateBitMasks). Returns the plan's
     warnings; ``context`` prefixes a refusal (what the kubelet args were judged after).
     """
+    high = [nid for nid in view["node_ids"] if nid > MAX_NUMA_NODE_ID]
+    aligned = topology_policy != "none" or memory_policy == "Static"
+    if high and aligned:
+        raise PlanError("numa-node-id", (
+            "%sNUMA node id%s %s: the kubelet's NUMA affinity masks are 64 bits wide (topologymanager bitmask: bit "
+            "numbers 0-%d only), so no hint of the Topology Manager or the Memory Manager can name %s; plan without "
+            "NUMA alignment of pods (topology_manager_policy: none and memory_manager_policy: None)")
+            % (context, "s" if len(high) > 1 else "", format_cpulist(high), MAX_NUMA_NODE_ID, "them" if len(high) > 1 else "it"))
+    warnings = (["NUMA node id%s %s above %d: planned with NUMA alignment of pods off (the kubelet's masks hold ids 0-%d)"
+                 % ("s" if len(high) > 1 else "", format_cpulist(high), MAX_NUMA_NODE_ID, MAX_NUMA_NODE_ID)] if high else [])
     count = len(view["node_ids"])
     if count <= MANY_NUMA_NODES:
-        return []
+        return warnings
     cpu_nodes = len(view["cpu_nodes"])
     gpu_memory = view.get("gpu_memory_nodes") or []
     if allow and topology_policy == "none" and memory_policy == "None":
-        return ["allow_many_numa_nodes: this host has %d NUMA nodes%s, more than %d: planned with "
-                "topology-manager-policy=none and memory-manager-policy=None, so NUMA alignment of pods is off (no "
-                "pod gets its CPUs, memory and GPUs from one NUMA node on purpose); NVIDIA's CDMM driver mode "
-                "(Coherent Driver-based Memory Management) would keep GPU memory out of the NUMA nodes and let the "
-                "Topology Manager align pods again"
-                % (count, " (%d of them GPU memory nodes)" % len(gpu_memory) if gpu_memory else "", MANY_NUMA_NODES)]
+        return warnings + [
+            "allow_many_numa_nodes: this host has %d NUMA nodes%s, more than %d: planned with "
+            "topology-manager-policy=none and memory-manager-policy=None, so NUMA alignment of pods is off (no "
+            "pod gets its CPUs, memory and GPUs from one NUMA node on purpose); NVIDIA's CDMM driver mode "
+            "(Coherent Driver-based Memory Management) would keep GPU memory out of the NUMA nodes and let the "
+            "Topology Manager align pods again"
+            % (count, " (%d of them GPU memory nodes)" % len(gpu_memory) if gpu_memory else "", MANY_NUMA_NODES)]
     if allow and topology_policy != "none":
         missing = (" allow_many_numa_nodes takes effect only with topology_manager_policy none, and the policy is %s, "
                    "whose hint providers enumerate the masks." % topology_policy)

@@ -32,8 +32,9 @@ TOPO = {
 PLAN = make_plan(TOPO, hugepages_per_node=4, hugepages_nodes="all")
 
 
-def cpu(policy="static", default="0-15", assigned="", exists=True, valid=True):
+def cpu(policy="static", default="0-15", assigned="", exists=True, valid=True, entries=None):
     return {"exists": exists, "valid": valid, "policy": policy, "default_cpu_set": default, "assigned_cpus": assigned,
+            "entries": entries if entries is not None else ({"pod-1": {"vllm": assigned}} if assigned else {}),
             "error": None if valid else "bad json"}
 
 
@@ -80,6 +81,31 @@ def test_no_checkpoints_nothing_to_reset():
 )
 def test_cpu_manager_refusals(cpu_state, reason):
     assert reset_reasons(PLAN, TOPO, cpu_state, mem()) == [reason]
+
+
+def test_an_assignment_that_overlaps_the_shared_pool_is_refused():
+    """validateState's consistency check: no assigned CPU may also be in defaultCpuSet."""
+    state = cpu(default="0-2,4,8-9,12", assigned="2-3", entries={"pod-1": {"vllm": "2-3"}})
+    assert reset_reasons(PLAN, TOPO, state, mem()) == [
+        'pod: pod-1, container: vllm cpuset: "2-3" overlaps with default cpuset "0-2,4,8-9,12"',
+        'current set of available CPUs "0-15" doesn\'t match with CPUs in state "0-4,8-9,12"']
+
+
+def test_assignments_with_an_empty_shared_pool_are_refused():
+    assert reset_reasons(PLAN, TOPO, cpu(default="", assigned="0-15"), mem()) == ["default cpuset cannot be empty"]
+
+
+STRICT = make_plan(TOPO, hugepages_per_node=4, hugepages_nodes="all",
+                   extra_kubelet_args=["cpu-manager-policy-options=strict-cpu-reservation=true"])
+
+
+def test_strict_cpu_reservation_keeps_the_reserved_cpus_out_of_the_shared_pool():
+    """With strict-cpu-reservation (through extra_kubelet_args) the kubelet's rule is the other way round."""
+    assert reset_reasons(STRICT, TOPO, cpu(default="1-3,5-7,9-11,13-15"), mem()) == []
+    assert reset_reasons(STRICT, TOPO, cpu(default="0-15"), mem()) == [
+        'some of strictly reserved cpus: "0,4,8,12" are present in defaultCpuSet: "0-15"',
+        'current set of available CPUs "1-3,5-7,9-11,13-15" doesn\'t match with CPUs in state "0-15"']
+    assert reset_reasons(PLAN, TOPO, cpu(default="1-3,5-7,9-11,13-15"), mem())[0].startswith("not all reserved cpus")
 
 
 def test_pods_on_exclusive_cpus_are_not_a_reason():

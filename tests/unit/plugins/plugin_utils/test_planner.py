@@ -4,6 +4,8 @@ then whole plans of the sample GPU servers checked the way the kubelet checks th
 
 from __future__ import annotations
 
+import json
+
 import copy
 
 import pytest
@@ -530,6 +532,30 @@ def test_cpuless_nodes_count_toward_the_limit(machine):
 GB200 = {"sockets": 2, "cores_per_socket": 4, "threads": 1, "gpus_per_node": 2, "gpu_memory_nodes": 8,
          "gpu_memory_kb": 180 * KB_PER_GB}
 OPT_OUT = {"allow_many_numa_nodes": True, "topology_manager_policy": "none", "memory_manager_policy": "None"}
+
+
+def _renumbered(topo, old, new):
+    """The host with NUMA node ``old`` named ``new`` (sparse ids: firmware that numbers nodes per socket or per board)."""
+    topo = json.loads(json.dumps(topo))
+    for node in topo["numa_nodes"]:
+        if node["id"] == old:
+            node["id"] = new
+    for device in topo.get("pci_devices") or []:
+        if device.get("numa_node") == old:
+            device["numa_node"] = new
+    return topo
+
+
+def test_a_numa_node_id_above_63_is_refused_even_on_a_two_node_host(machine):
+    topo = _renumbered(machine(sockets=2, cores_per_socket=4, threads=2, gpus_per_node=1), 1, 64)
+    err = refused(make_plan, topo)
+    assert err.rule == "numa-node-id"
+    assert "NUMA node id 64: the kubelet's NUMA affinity masks are 64 bits wide" in str(err)
+    assert "topology_manager_policy: none and memory_manager_policy: None" in str(err)
+    assert refused(make_plan, topo, topology_manager_policy="none").rule == "numa-node-id"  # Memory Manager Static still aligns
+    plan = make_plan(topo, topology_manager_policy="none", memory_manager_policy="None")
+    assert [w for w in plan["warnings"] if w.startswith("NUMA node id 64 above 63: planned with NUMA alignment of pods off")]
+    assert make_plan(_renumbered(topo, 64, 63))["numa_tables"][1]["node"] == 63
 
 
 def test_many_numa_nodes_are_refused_naming_the_cost_and_the_ways_out(machine):
