@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, label_changes, labels_by_node, nfd_features, numa_labels
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import (
+    LabelError,
+    label_changes,
+    labels_by_node,
+    labels_missing,
+    nfd_features,
+    nfd_held_labels,
+    numa_labels,
+)
 
 
 def rke2_numa_numa_labels(plan):
@@ -36,9 +44,20 @@ def rke2_numa_node_labels_by_name(reply):
     return labels_by_node((reply or {}).get("items"))
 
 
+def rke2_numa_nfd_held_labels(annotations):
+    """Our label keys Node Feature Discovery still tracks on the Node (its feature-labels annotation)."""
+    return nfd_held_labels(annotations)
+
+
+def rke2_numa_node_labels_missing(current, wanted):
+    """The keys of ``wanted`` the Node's labels ``current`` lack or hold with another value."""
+    return labels_missing(current, wanted)
+
+
 class FilterModule(object):
     """maitred.rke2_numa node label filters."""
 
     def filters(self):
         return {"numa_labels": rke2_numa_numa_labels, "nfd_features": rke2_numa_nfd_features,
-                "node_label_changes": rke2_numa_node_label_changes, "node_labels_by_name": rke2_numa_node_labels_by_name}
+                "node_label_changes": rke2_numa_node_label_changes, "node_labels_by_name": rke2_numa_node_labels_by_name,
+                "nfd_held_labels": rke2_numa_nfd_held_labels, "node_labels_missing": rke2_numa_node_labels_missing}

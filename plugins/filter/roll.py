@@ -70,7 +70,8 @@ def outcome(hostvars, fleet_hosts, rolled_hosts, check_mode=False):
         proof = facts.get("rke2_numa_prove_report") or {}
         rolled.append({"host": host, "result": facts.get("rke2_numa_roll_result"), "reason": facts.get("rke2_numa_roll_reason"),
                        "seconds": facts.get("rke2_numa_roll_seconds"),
-                       "unproven": list(proof.get("inconclusive") or []) + list(proof.get("warnings") or [])})
+                       "unproven": list(proof.get("inconclusive") or []) + list(proof.get("warnings") or []),
+                       "labels_note": facts.get("rke2_numa_labels_note") or None})
     return roll_outcome(fleet, rolled, bool(check_mode))
 
 

@@ -123,6 +123,9 @@ options:
       rke2_numa_nfd_features_dir:
         description: The folder of NFD's feature files - an absolute path.
         type: raw
+      rke2_numa_labels_timeout:
+        description: Seconds to wait for the labels on the Node, or for NFD to let go of them - 1 to 3600.
+        type: raw
       rke2_numa_reboot_ok:
         description: Whether a roll may reboot a node - a boolean.
         type: raw

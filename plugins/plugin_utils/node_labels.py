@@ -53,6 +53,11 @@ _OWNED = re.compile(r"^%s(numa-nodes|max-pod-gpus|max-pod-cpus|max-pod-memory-gi
                     % (re.escape(PREFIX), _SIZE, _SIZE))
 # NFD's local source ignores a feature file above 64 kB; a line "# +..." is one of its directives.
 NFD_FILE_LIMIT = 64 * 1024
+# nfd-master records the label keys it wrote in this Node annotation (prefixed with "<instance>." when it runs
+# with -instance), names in its default namespace without their prefix, and removes a tracked key from the Node
+# when its feature set no longer has it (node-feature-discovery pkg/nfd-master/nfd-master.go updateNodeObject).
+NFD_FEATURE_LABELS = "nfd.node.kubernetes.io/feature-labels"
+NFD_DEFAULT_NS = "feature.node.kubernetes.io"
 
 
 class LabelError(ValueError):
@@ -158,6 +163,30 @@ def label_changes(current, wanted):
     changes = ["%s=%s" % (key, value) for key, value in sorted(wanted.items()) if current.get(key) != value]
     changes += ["%s-" % key for key in sorted(current) if owned_label(key) and key not in wanted]
     return changes
+
+
+def nfd_tracked_labels(annotations):
+    """The label keys nfd-master tracks on a Node (it will remove each one its feature set no longer has)."""
+    keys = set()
+    for name, value in (annotations or {}).items():
+        if name == NFD_FEATURE_LABELS or str(name).endswith("." + NFD_FEATURE_LABELS):
+            for key in str(value or "").split(","):
+                key = key.strip()
+                if key:
+                    keys.add(key if "/" in key else "%s/%s" % (NFD_DEFAULT_NS, key))
+    return keys
+
+
+def nfd_held_labels(annotations):
+    """Our label keys nfd-master still tracks: while it does, a label kubectl writes under that key is removed
+    at NFD's next pass once our feature file is gone. Sorted."""
+    return sorted(key for key in nfd_tracked_labels(annotations) if owned_label(key))
+
+
+def labels_missing(current, wanted):
+    """The keys of ``wanted`` the Node (``current`` labels) does not carry with that value, sorted."""
+    current = current or {}
+    return sorted(key for key, value in (wanted or {}).items() if current.get(key) != value)
 
 
 def labels_by_node(items):

@@ -31,6 +31,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import Wi
 DRAIN_TIMEOUT_MAX = 4 * 3600          # s: kubectl drain --timeout (0 there waits forever)
 GRACE_PERIOD_MAX = 3600               # s: kubectl drain --grace-period
 NODE_READY_TIMEOUT_MAX = 3600         # s: kubectl wait --for=condition=Ready
+LABELS_TIMEOUT_MAX = 3600             # s: waiting for NFD (the labels role's rke2_numa_labels_timeout)
 NODE_MINUTES_MAX = 24 * 60            # min: the estimate of one node's time in the window
 LABELS_VIA = ("nfd", "kubectl", "none")  # the labels role's rke2_numa_labels_via
 PLAYBOOKS = ("check", "rolling", "labels", "prove", "plan")
@@ -194,6 +195,8 @@ def input_errors(playbook, inputs, groups, hosts, now):
         errors.append("rke2_numa_roll_order %s must be idle_first or sorted" % _show(get("rke2_numa_roll_order")))
     if "rke2_numa_labels_via" in inputs and get("rke2_numa_labels_via") not in LABELS_VIA:
         errors.append("rke2_numa_labels_via %s must be one of %s" % (_show(get("rke2_numa_labels_via")), ", ".join(LABELS_VIA)))
+    if "rke2_numa_labels_timeout" in inputs:
+        errors += _bounded("rke2_numa_labels_timeout", get("rke2_numa_labels_timeout"), 1, LABELS_TIMEOUT_MAX, " s")
     if "rke2_numa_nfd_features_dir" in inputs:
         value = get("rke2_numa_nfd_features_dir")
         if not (isinstance(value, str) and value.startswith("/") and "\x00" not in value):

@@ -28,8 +28,8 @@ def roll_outcome(fleet, rolled, check_mode=False):
     """``fleet``: [{host, compliant (bool, or None when not checked), blocked ([reasons]: the apply chain would refuse
     the node, so it was not rolled)}]; ``rolled``: [{host, result, reason, seconds, unproven}]
     (hosts the roll picked, any order; ``unproven``: what the probes of a node returned to service could not
-    prove - inconclusive probes, misalignment the Topology Manager policy allows - listed in the summary,
-    not a failure). Returns {summary: [str], failed: bool, msg: str or None}."""
+    prove - inconclusive probes, misalignment the Topology Manager policy allows - and ``labels_note``: its
+    labels did not reach the Node in time; both listed in the summary, not a failure). Returns {summary: [str], failed: bool, msg: str or None}."""
     by_result = {}
     for item in sorted(rolled, key=lambda i: i["host"]):
         by_result.setdefault(item.get("result"), []).append(item)
@@ -46,6 +46,8 @@ def roll_outcome(fleet, rolled, check_mode=False):
     summary.append("seconds per node: %s" % (", ".join("%s %s" % (i["host"], i["seconds"]) for i in timed) or "none"))
     summary += ["not proven (back in service): %s: %s" % (i["host"], line)
                 for i in sorted(rolled, key=lambda i: i["host"]) for line in i.get("unproven") or []]
+    summary += ["labels not on the Node (back in service): %s: %s" % (i["host"], i["labels_note"])
+                for i in sorted(rolled, key=lambda i: i["host"]) if i.get("labels_note")]
     stopped = [i for i in sorted(rolled, key=lambda i: i["host"]) if i.get("reason")]
     remaining = sorted(i["host"] for r in ("window", "started", None) for i in by_result.get(r, []))
     parts = ["%s: %s" % (i["host"], i["reason"]) for i in stopped]

@@ -1050,6 +1050,70 @@ def new_node(name, seed_pods=True):
             "pods": pods, "evictions": [], "kubeletVersion": KUBELET_VERSION}
 
 
+# ---------------------------------------------------------------- Node Feature Discovery (its local source and master)
+
+NFD_FEATURE_LABELS = "nfd.node.kubernetes.io/feature-labels"
+NFD_DEFAULT_NS = "feature.node.kubernetes.io"
+NFD_FILE_LIMIT = 64 * 1024
+
+
+def nfd_local_features(features_dir):
+    """nfd-worker's local source: each file of the folder (not hidden, at most 64 KiB), a feature a line,
+    ``name=value`` or ``name`` (value "true"), ``#`` comments and ``# +`` directives skipped; a name without a
+    prefix goes under feature.node.kubernetes.io. {label: value}; {} when the folder is missing."""
+    labels = {}
+    try:
+        names = sorted(os.listdir(features_dir))
+    except OSError:
+        return labels
+    for fname in names:
+        path = os.path.join(features_dir, fname)
+        if fname.startswith(".") or not os.path.isfile(path) or os.path.getsize(path) > NFD_FILE_LIMIT:
+            continue
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for line in text.splitlines():
+            line = line.strip()
+            if not line or line.startswith("#") or line.startswith("-"):
+                continue
+            name, sep, value = line.partition("=")
+            labels[name if "/" in name else "%s/%s" % (NFD_DEFAULT_NS, name)] = value if sep else "true"
+    return labels
+
+
+def nfd_master_update(node, labels):
+    """nfd-master's updateNodeObject on a Node record (node-feature-discovery pkg/nfd-master/nfd-master.go):
+    the keys it tracked (annotation nfd.node.kubernetes.io/feature-labels) that its feature set no longer has are
+    removed from the Node, the features' labels are added or replaced (AllowOverwrite, the default), and the
+    annotation lists the keys it now owns (without the default namespace), or goes when there are none."""
+    annotations = node.get("annotations") or {}
+    tracked = [k.strip() for k in str(annotations.get(NFD_FEATURE_LABELS) or "").split(",") if k.strip()]
+    tracked = [k if "/" in k else "%s/%s" % (NFD_DEFAULT_NS, k) for k in tracked]
+    node_labels_now = dict(node.get("labels") or {})
+    for key in tracked:
+        if key in node_labels_now and key not in labels:
+            del node_labels_now[key]
+    node_labels_now.update(labels)
+    if labels:
+        prefix = NFD_DEFAULT_NS + "/"
+        annotations[NFD_FEATURE_LABELS] = ",".join(sorted(k[len(prefix):] if k.startswith(prefix) else k for k in labels))
+    else:
+        annotations.pop(NFD_FEATURE_LABELS, None)
+    node["labels"] = node_labels_now
+    node["annotations"] = annotations
+
+
+def nfd_pass(cluster_dir, node_name, features_dir):
+    """One pass of NFD for a node: nfd-worker reads the features, nfd-master updates the Node."""
+    labels = nfd_local_features(features_dir)
+    with locked_node(cluster_dir, node_name) as box:
+        if box["node"] is not None:
+            nfd_master_update(box["node"], labels)
+
+
 def node_labels(config):
     labels = {"kubernetes.io/hostname": None, "kubernetes.io/os": "linux", "node.kubernetes.io/instance-type": "rke2"}
     for item in _as_list(config.get("node-label") or []):
@@ -1709,6 +1773,10 @@ class Agent:
         self.eviction_defaults = env("RKE2_STANDIN_EVICTION_DEFAULTS", "rke2")
         self.node_ip = ""
         self.seed_pods = env("RKE2_STANDIN_SEED_PODS", "true").lower() not in ("0", "false", "no")
+        # Node Feature Discovery on this node: the features.d folder its local source reads (empty: no NFD), and
+        # nfd-worker's sleep-interval (60 s by default).
+        self.nfd_features_dir = env("RKE2_STANDIN_NFD_FEATURES_DIR", "")
+        self.nfd_interval = float(env("RKE2_STANDIN_NFD_INTERVAL", "60"))
         # A fault for tests: with this kubelet flag, the kubelet fails after its checkpoints are written
         # and healthz has answered, as when the container manager cannot start (kubelet.go exits).
         self.fail_after_start = env("RKE2_STANDIN_FAIL_AFTER_START", "")
@@ -1867,10 +1935,15 @@ class Agent:
             self.journal("info", "kubelet is running (stand-in), node %s Ready" % self.node_name)
             # The pod side: admit, run and reap pods every half second (see PodRuntime).
             ticks = 0
+            nfd_due = time.monotonic()
             try:
                 while not self.stop.wait(0.5):
                     runtime.sync()
                     ticks += 1
+                    if self.nfd_features_dir and time.monotonic() >= nfd_due:
+                        # NFD's DaemonSet runs on the node while its kubelet does: a pass every interval.
+                        nfd_pass(self.cluster_dir, self.node_name, self.nfd_features_dir)
+                        nfd_due = time.monotonic() + self.nfd_interval
                     if not serving and ticks % 10 == 0:
                         serving = self.serve_healthz(cfg["healthz-bind-address"], port)
             finally:

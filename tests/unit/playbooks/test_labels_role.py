@@ -13,6 +13,8 @@ import re
 import stat
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 import yaml
@@ -21,7 +23,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology i
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import nfd_features, numa_labels
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
-from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, Cluster, needs_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, Cluster, needs_kubectl, rke2
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLE = os.path.join(REPO, "roles", "labels")
@@ -45,22 +47,25 @@ def test_the_role_takes_the_plan_and_chooses_how_to_publish():
     assert specs["rke2_numa_nfd_features_dir"]["default"] == "/etc/kubernetes/node-feature-discovery/features.d"
 
 
-def make_play(tmp_path, plan, env=None, **variables):
-    """ansible-playbook with the role on localhost; returns run(*extra) -> (changed, stdout)."""
+def make_play(tmp_path, plan, env=None, tasks_from=None, **variables):
+    """ansible-playbook with the role (or its ``tasks_from`` entry point) on localhost; returns
+    run(*extra, rc=0) -> (changed, stdout)."""
     playbook = tmp_path / "play.yml"
-    playbook.write_text(yaml.safe_dump([{
-        "name": "Labels", "hosts": "localhost", "gather_facts": False,
-        "vars": dict(variables, rke2_numa_plan=plan),
-        "roles": [{"role": "maitred.rke2_numa.labels"}],
-    }]))
+    play = {"name": "Labels", "hosts": "localhost", "gather_facts": False, "vars": dict(variables, rke2_numa_plan=plan)}
+    if tasks_from:
+        play["tasks"] = [{"name": "The entry point", "ansible.builtin.include_role": {"name": "maitred.rke2_numa.labels", "tasks_from": tasks_from}},
+                         {"name": "Show the note", "ansible.builtin.debug": {"msg": "NOTE={{ rke2_numa_labels_note | default('unset') }}"}}]
+    else:
+        play["roles"] = [{"role": "maitred.rke2_numa.labels"}]
+    playbook.write_text(yaml.safe_dump([play]))
     env = dict(env or os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
 
-    def run(*extra):
+    def run(*extra, rc=0):
         cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
                "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)] + list(extra)
         result = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.returncode == rc, result.stdout + result.stderr
         return int(re.search(r"changed=(\d+)", result.stdout).group(1)), result.stdout
 
     return run
@@ -154,3 +159,104 @@ def test_kubectl_sets_only_our_labels_and_a_rerun_writes_nothing(tmp_path, plan,
     assert cluster.node("n1")["labels"] == {"kubernetes.io/hostname": "n1", P + "team": "ml"}
     assert cluster.summaries("patch")[-1]["labels"] == dict((key, None) for key in wanted)
     assert absent()[0] == 0
+
+
+# ---------------------------------------------------------------- Node Feature Discovery (the rke2 stand-in's model of it)
+
+class NFD(threading.Thread):
+    """NFD on node n1: a pass (nfd-worker reads the features.d folder, nfd-master updates the Node) every 0.3 s."""
+
+    def __init__(self, cluster, features):
+        super().__init__(daemon=True)
+        self.cluster, self.features, self.done = cluster, str(features), threading.Event()
+
+    def run(self):
+        while not self.done.wait(0.3):
+            rke2.nfd_pass(self.cluster.state, "n1", self.features)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.join(5)
+
+
+def nfd_labelled(tmp_path, cluster, labels):
+    """n1 as NFD left it after an earlier nfd run: our feature file, the Node labelled, the keys tracked."""
+    features = tmp_path / "features.d"
+    features.mkdir()
+    (features / "rke2-numa").write_text(nfd_features(labels))
+    rke2.nfd_pass(cluster.state, "n1", str(features))
+    node = cluster.node("n1")
+    assert all(node["labels"][k] == v for k, v in labels.items())
+    assert P + "plan" in node["annotations"][rke2.NFD_FEATURE_LABELS].split(",")
+    return features
+
+
+def kubectl_play(tmp_path, plan, cluster, features, **more):
+    return make_play(tmp_path, plan, env=cluster.env, rke2_numa_labels_via="kubectl", rke2_numa_kubectl=KUBECTL,
+                     rke2_numa_kubeconfig=cluster.kubeconfig, rke2_numa_kubectl_host="localhost", rke2_numa_node_name="n1",
+                     rke2_numa_nfd_features_dir=str(features), **more)
+
+
+@pytest.fixture(scope="module")
+def old_plan(tmp_path_factory):
+    base = tmp_path_factory.mktemp("l40s-old")
+    root = gen_sysfs.write_tree(gen_sysfs.samples()["l40s-offline"], str(base / "l40s-offline"))
+    return make_plan(read_topology(root), hugepages_per_node=2)
+
+
+@needs_kubectl
+def test_a_switch_from_nfd_to_kubectl_waits_for_nfd_to_let_go_before_it_labels(tmp_path, plan, old_plan, cluster):
+    """nfd-master removes the keys it tracks once our feature file is gone: labelled before that, kubectl's labels
+    would go at NFD's next pass (the old code's outcome: none of our labels left on the Node)."""
+    features = nfd_labelled(tmp_path, cluster, numa_labels(old_plan))
+    with NFD(cluster, features):
+        changed, out = kubectl_play(tmp_path, plan, cluster, features, rke2_numa_labels_timeout=30)()
+        assert "Wait for Node Feature Discovery to let go of our labels" in out
+        time.sleep(1.0)  # NFD's next passes
+        node = cluster.node("n1")
+    assert os.listdir(str(features)) == []
+    wanted = numa_labels(plan)
+    assert dict((k, node["labels"].get(k)) for k in wanted) == wanted, node["labels"]
+    assert not [k for k in (node.get("annotations") or {}).get(rke2.NFD_FEATURE_LABELS, "").split(",") if k.startswith(P)]
+
+
+@needs_kubectl
+def test_a_switch_while_nfd_does_not_let_go_is_refused_and_writes_no_label(tmp_path, plan, old_plan, cluster):
+    features = nfd_labelled(tmp_path, cluster, numa_labels(old_plan))
+    patches = len(cluster.summaries("patch"))
+    changed, out = kubectl_play(tmp_path, plan, cluster, features, rke2_numa_labels_timeout=5)(rc=2)
+    assert "Node Feature Discovery still tracks rke2-numa.maitred.io/" in out and "so no label was written" in out
+    assert "Is nfd-worker running on this node" in out
+    assert len(cluster.summaries("patch")) == patches, "no label written"
+    assert cluster.node("n1")["labels"][P + "plan"] == old_plan["fingerprint"]
+
+
+@needs_kubectl
+def test_the_roll_waits_for_nfd_to_label_the_node_and_says_so_when_it_does_not(tmp_path, plan, cluster):
+    """The wait entry point: with NFD running the labels appear and there is no note; without, a note names NFD
+    after the timeout and the play does not fail (the node still returns to service)."""
+    features = tmp_path / "features.d"
+    common = dict(env=cluster.env, rke2_numa_kubectl=KUBECTL, rke2_numa_kubeconfig=cluster.kubeconfig,
+                  rke2_numa_kubectl_host="localhost", rke2_numa_node_name="n1", rke2_numa_nfd_features_dir=str(features))
+    assert make_play(tmp_path, plan, **common)()[0] == 2  # the folder and the feature file
+    wait = make_play(tmp_path, plan, tasks_from="wait.yml", rke2_numa_labels_timeout=5, **common)
+    started = time.time()
+    changed, out = wait()
+    assert "NOTE=3 of our labels" not in out and re.search(r"NOTE=\d+ of our labels \(.*\) are not on Node n1 5 s after the feature "
+                                                           r"file was written: is Node Feature Discovery running", out), out
+    assert time.time() - started >= 5
+    with NFD(cluster, features):
+        changed, out = wait()
+    assert '"msg": "NOTE="' in out, out
+    node = cluster.node("n1")
+    assert dict((k, node["labels"].get(k)) for k in numa_labels(plan)) == numa_labels(plan)
+    # with kubectl (NFD lets go of them first) the labels are there at once
+    with NFD(cluster, features):
+        make_play(tmp_path, plan, rke2_numa_labels_via="kubectl", rke2_numa_labels_timeout=30, **common)()
+    started = time.time()
+    changed, out = make_play(tmp_path, plan, tasks_from="wait.yml", rke2_numa_labels_via="kubectl", **common)()
+    assert '"msg": "NOTE="' in out and time.time() - started < 30

@@ -376,3 +376,29 @@ def test_qos_class_as_the_api_server_computes_it(resources, qos):
     spec = {"containers": [{"name": "c", "resources": resources}]}
     assert kubeapi.pod_qos(spec) == qos
     assert rke2.pod_qos(spec) == qos
+
+
+# ---------------------------------------------------------------- Node Feature Discovery on the node
+
+@needs_kubectl
+def test_nfd_labels_the_node_from_its_features_and_removes_what_it_no_longer_has(cluster):
+    features = cluster.tmp / "features.d"
+    features.mkdir()
+    (features / "rke2-numa").write_text("# a comment\nrke2-numa.maitred.io/max-pod-gpus=4\nrke2-numa.maitred.io/plan=abc\nplain\n")
+    (features / ".hidden").write_text("rke2-numa.maitred.io/hidden=1\n")
+    cluster.start_agent(RKE2_STANDIN_NFD_FEATURES_DIR=str(features), RKE2_STANDIN_NFD_INTERVAL="0.5")
+
+    def labels():
+        node = json.loads(cluster.kubectl("get", "node", "n1", "-o", "json").stdout)["metadata"]
+        return node.get("labels") or {}, (node.get("annotations") or {}).get("nfd.node.kubernetes.io/feature-labels")
+
+    assert wait_for(lambda: labels()[0].get("rke2-numa.maitred.io/plan") == "abc", 10), labels()
+    found, tracked = labels()
+    assert found["rke2-numa.maitred.io/max-pod-gpus"] == "4" and found["feature.node.kubernetes.io/plain"] == "true"
+    assert "rke2-numa.maitred.io/hidden" not in found
+    assert tracked == "plain,rke2-numa.maitred.io/max-pod-gpus,rke2-numa.maitred.io/plan"
+    assert cluster.kubectl("label", "node", "n1", "team=ml").returncode == 0
+    (features / "rke2-numa").unlink()
+    assert wait_for(lambda: "rke2-numa.maitred.io/plan" not in labels()[0], 10), labels()
+    found, tracked = labels()
+    assert found["team"] == "ml" and tracked is None and not [k for k in found if k.startswith("rke2-numa.maitred.io/")]

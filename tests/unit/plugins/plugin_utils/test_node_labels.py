@@ -24,7 +24,9 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels impo
     LabelError,
     hugepages_label,
     label_changes,
+    labels_missing,
     nfd_features,
+    nfd_held_labels,
     numa_labels,
     owned_label,
 )
@@ -328,3 +330,18 @@ def test_label_changes(current, changes):
 ])
 def test_owned_labels(key, owned):
     assert owned_label(key) is owned
+
+
+def test_nfd_held_labels_are_ours_among_the_keys_nfd_tracks():
+    annotations = {"nfd.node.kubernetes.io/feature-labels": "cpu-cpuid.AVX512F,%splan,%smax-pod-gpus,other.io/x" % (P, P),
+                   "gpu.nfd.node.kubernetes.io/feature-labels": "%snuma0-gpus" % P, "unrelated": "%sx" % P}
+    assert nfd_held_labels(annotations) == [P + "max-pod-gpus", P + "numa0-gpus", P + "plan"]
+    assert nfd_held_labels({}) == [] and nfd_held_labels(None) == []
+    assert nfd_held_labels({"nfd.node.kubernetes.io/feature-labels": "cpu-cpuid.AVX512F"}) == []
+
+
+def test_labels_missing_names_what_the_node_lacks_or_holds_otherwise():
+    node = {P + "plan": "a", P + "max-pod-gpus": "4", "x": "y"}
+    wanted = {P + "plan": "a", P + "max-pod-gpus": "8", P + "numa-nodes": "2"}
+    assert labels_missing(node, wanted) == [P + "max-pod-gpus", P + "numa-nodes"]
+    assert labels_missing(None, {}) == []

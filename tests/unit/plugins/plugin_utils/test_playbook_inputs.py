@@ -20,6 +20,7 @@ GOOD = {
     "rke2_numa_serial": "20%", "rke2_numa_max_fail_percentage": "0", "rke2_numa_node_minutes": "7.5",
     "rke2_numa_window_end": "2026-12-01T08:00:00+01:00", "rke2_numa_reboot_ok": "true", "rke2_numa_audit_pods": False,
     "rke2_numa_prove": True, "rke2_numa_labels_via": "kubectl", "rke2_numa_nfd_features_dir": "/etc/kubernetes/node-feature-discovery/features.d",
+    "rke2_numa_labels_timeout": "180",
 }
 
 
@@ -76,6 +77,8 @@ def test_batch_sizes(serial):
     ("rke2_numa_window_end", "tomorrow", "not an ISO 8601 date-time"),
     ("rke2_numa_labels_via", "sometimes", "must be one of nfd, kubectl, none"),
     ("rke2_numa_nfd_features_dir", "features.d", "must be an absolute path"),
+    ("rke2_numa_labels_timeout", 0, "must be"),
+    ("rke2_numa_labels_timeout", 86400, "must be"),
 ])
 def test_bounds_and_forms(name, value, words):
     found = errors(**{name: value})

@@ -59,6 +59,8 @@ def test_a_node_whose_probe_was_inconclusive_is_back_in_service_and_named():
                                {"host": "n2", "result": "reconfigured", "seconds": 9.0, "unproven": []}])
     assert not out["failed"] and out["summary"][-1] == "not proven (back in service): n1: " + unsure
     assert sum(1 for line in out["summary"] if line.startswith("not proven")) == 1
+    late = roll_outcome(FLEET, [{"host": "n1", "result": "reconfigured", "labels_note": "3 of our labels ... is Node Feature Discovery running"}])
+    assert not late["failed"] and late["summary"][-1] == "labels not on the Node (back in service): n1: 3 of our labels ... is Node Feature Discovery running"
 
 
 def test_nothing_to_roll():
