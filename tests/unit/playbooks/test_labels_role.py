@@ -215,13 +215,13 @@ def test_a_switch_from_nfd_to_kubectl_waits_for_nfd_to_let_go_before_it_labels(t
     features = nfd_labelled(tmp_path, cluster, numa_labels(old_plan))
     with NFD(cluster, features):
         changed, out = kubectl_play(tmp_path, plan, cluster, features, rke2_numa_labels_timeout=30)()
-        assert "Wait for Node Feature Discovery to let go of our labels" in out
         time.sleep(1.0)  # NFD's next passes
         node = cluster.node("n1")
     assert os.listdir(str(features)) == []
     wanted = numa_labels(plan)
     assert dict((k, node["labels"].get(k)) for k in wanted) == wanted, node["labels"]
     assert not [k for k in (node.get("annotations") or {}).get(rke2.NFD_FEATURE_LABELS, "").split(",") if k.startswith(P)]
+    assert "Wait for Node Feature Discovery to let go of our labels" in out
 
 
 @needs_kubectl
