@@ -164,14 +164,19 @@ def test_kubectl_sets_only_our_labels_and_a_rerun_writes_nothing(tmp_path, plan,
 # ---------------------------------------------------------------- Node Feature Discovery (the rke2 stand-in's model of it)
 
 class NFD(threading.Thread):
-    """NFD on node n1: a pass (nfd-worker reads the features.d folder, nfd-master updates the Node) every 0.3 s."""
+    """NFD on node n1: a pass (nfd-worker reads the features.d folder, nfd-master updates the Node) every 0.3 s;
+    with ``late``, the first pass after our feature file is gone comes that many seconds later (nfd-worker's
+    next pass is up to a minute away on a real node)."""
 
-    def __init__(self, cluster, features):
+    def __init__(self, cluster, features, late=0):
         super().__init__(daemon=True)
-        self.cluster, self.features, self.done = cluster, str(features), threading.Event()
+        self.cluster, self.features, self.late, self.done = cluster, str(features), late, threading.Event()
 
     def run(self):
         while not self.done.wait(0.3):
+            if self.late and not os.path.exists(os.path.join(self.features, "rke2-numa")):
+                self.done.wait(self.late)
+                self.late = 0
             rke2.nfd_pass(self.cluster.state, "n1", self.features)
 
     def __enter__(self):
@@ -213,9 +218,17 @@ def test_a_switch_from_nfd_to_kubectl_waits_for_nfd_to_let_go_before_it_labels(t
     """nfd-master removes the keys it tracks once our feature file is gone: labelled before that, kubectl's labels
     would go at NFD's next pass (the old code's outcome: none of our labels left on the Node)."""
     features = nfd_labelled(tmp_path, cluster, numa_labels(old_plan))
-    with NFD(cluster, features):
+    with NFD(cluster, features, late=6):
         changed, out = kubectl_play(tmp_path, plan, cluster, features, rke2_numa_labels_timeout=30)()
-        time.sleep(1.0)  # NFD's next passes
+
+        def nfd_let_go():
+            tracked = (cluster.node("n1").get("annotations") or {}).get(rke2.NFD_FEATURE_LABELS, "")
+            return not [k for k in tracked.split(",") if k.startswith(P)]
+
+        deadline = time.time() + 15
+        while not nfd_let_go() and time.time() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)  # and NFD's next passes
         node = cluster.node("n1")
     assert os.listdir(str(features)) == []
     wanted = numa_labels(plan)
