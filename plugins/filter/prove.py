@@ -8,6 +8,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import ProveError, audit_error, audit_pods, kube_items, probe_pods, prove_report
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import prove_fleet, render_prove_markdown
 
 
 def rke2_numa_probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory, use_pod_shapes=True):
@@ -43,9 +44,16 @@ def rke2_numa_kube_items(reply):
     return kube_items(reply)
 
 
+def rke2_numa_prove_outputs(hosts, hostvars):
+    """prove.yml's reports: {reports: {host: its rke2_numa_prove_report or None}, fleet: fleet.json, markdown: summary.md}."""
+    reports = dict((host, (hostvars[host] or {}).get("rke2_numa_prove_report")) for host in hosts or [])
+    return {"reports": reports, "fleet": prove_fleet(reports), "markdown": render_prove_markdown(reports)}
+
+
 class FilterModule(object):
     """maitred.rke2_numa prove filters."""
 
     def filters(self):
         return {"probe_pods": rke2_numa_probe_pods, "probe_report": rke2_numa_probe_report, "pod_audit": rke2_numa_pod_audit,
-                "kube_items": rke2_numa_kube_items, "pod_audit_error": rke2_numa_pod_audit_error}
+                "kube_items": rke2_numa_kube_items, "pod_audit_error": rke2_numa_pod_audit_error,
+                "prove_outputs": rke2_numa_prove_outputs}

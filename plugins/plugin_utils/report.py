@@ -544,3 +544,47 @@ def render_markdown(entries, mode="plan", title="RKE2 NUMA fleet report"):
         if len(warnings) > MARKDOWN_WARNINGS:
             lines.append("- ... %d more in index.html" % (len(warnings) - MARKDOWN_WARNINGS))
     return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- prove.yml's reports
+
+PROVE_VERDICTS = ("failed", "inconclusive", "proven")
+
+
+def prove_fleet(reports):
+    """prove.yml's fleet.json from each host's report ({host: rke2_numa_prove_report, or None when the host did not
+    get to judge its probes}): {hosts, proven, failed, inconclusive, not_run} - a host is failed when a probe
+    failed, inconclusive when none failed and one could not tell, proven when every probe was."""
+    fleet = {"hosts": len(reports), "proven": [], "failed": [], "inconclusive": [], "not_run": []}
+    for host in sorted(reports):
+        report = reports[host]
+        if not report:
+            fleet["not_run"].append(host)
+        elif not report.get("ok"):
+            fleet["failed"].append(host)
+        elif report.get("inconclusive"):
+            fleet["inconclusive"].append(host)
+        else:
+            fleet["proven"].append(host)
+    return fleet
+
+
+def render_prove_markdown(reports, title="RKE2 NUMA proof"):
+    """prove.yml's summary.md: the fleet line, then a row per probe (host, probe, verdict, what it got or why not);
+    every untrusted text through md_cell."""
+    fleet = prove_fleet(reports)
+    lines = ["# %s" % md_cell(title), "",
+             "%d hosts: %d proven, %d failed, %d inconclusive, %d not run (prove.yml)." % (
+                 fleet["hosts"], len(fleet["proven"]), len(fleet["failed"]), len(fleet["inconclusive"]), len(fleet["not_run"])),
+             "", "| host | probe | verdict | what it got, or why not |", "|---|---|---|---|"]
+    for host in sorted(reports):
+        report = reports[host] or {}
+        results = report.get("results") or []
+        if not results:
+            why = "; ".join(report.get("reasons") or []) or "the host did not get to judge its probes (see the run)"
+            lines.append("| %s | - | %s | %s |" % (md_cell(host), "failed" if report else "not run", md_cell(why)))
+        for result in results:
+            verdict = result.get("verdict") or ("proven" if result.get("ok") else "failed")
+            lines.append("| %s | %s | %s | %s |" % (md_cell(host), md_cell(result.get("name", "")), verdict,
+                                                    md_cell(result.get("summary") or "")))
+    return "\n".join(lines) + "\n"

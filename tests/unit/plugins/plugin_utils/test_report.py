@@ -237,3 +237,35 @@ def test_a_map_shared_by_identical_hosts_is_drawn_once(samples):
     page = report.render_html(hosts)
     assert page.count('<div class="map">') == 2 and page.count('class="numa-node"') == 3
     assert page.count('<div class="same-map" data-same="0">same NUMA map as <a href="#host-0">gpu-0</a></div>') == 2
+
+
+# ---------------------------------------------------------------- prove.yml's reports
+
+def _probe(name, verdict, summary, ok=None):
+    return {"name": name, "verdict": verdict, "ok": verdict != "failed" if ok is None else ok, "summary": summary, "warnings": []}
+
+
+PROVE_REPORTS = {
+    "gpu-a": {"ok": True, "results": [_probe("p-a-0", "proven", "NUMA node 0: exclusive CPUs 2-3, memory node 0, GPU 0000:18:00.0")],
+              "reasons": [], "inconclusive": [], "warnings": []},
+    "gpu-b": {"ok": False, "results": [_probe("p-b-0", "failed", "GPU 0000:c8:00.0 on NUMA node 1 *is* [not](http://x) aligned")],
+              "reasons": ["p-b-0 (numa0): ..."], "inconclusive": [], "warnings": []},
+    "gpu-c": {"ok": True, "results": [_probe("p-c-0", "inconclusive", "inconclusive: the probe's GPU could not be identified")],
+              "reasons": [], "inconclusive": ["p-c-0 (numa0): inconclusive: ..."], "warnings": []},
+    "gpu-d": None,
+}
+
+
+def test_prove_fleet_sorts_hosts_by_their_worst_probe():
+    fleet = report.prove_fleet(PROVE_REPORTS)
+    assert fleet == {"hosts": 4, "proven": ["gpu-a"], "failed": ["gpu-b"], "inconclusive": ["gpu-c"], "not_run": ["gpu-d"]}
+
+
+def test_prove_markdown_has_a_row_per_probe_and_renders_no_link_or_emphasis():
+    text = report.render_prove_markdown(PROVE_REPORTS)
+    assert "4 hosts: 1 proven, 1 failed, 1 inconclusive, 1 not run (prove.yml)." in text
+    assert "| gpu-a | p-a-0 | proven | NUMA node 0: exclusive CPUs 2-3, memory node 0, GPU 0000:18:00.0 |" in text
+    assert "| gpu-c | p-c-0 | inconclusive | inconclusive: the probe's GPU could not be identified |" in text
+    assert "| gpu-d | - | not run |" in text
+    row = [line for line in text.splitlines() if line.startswith("| gpu-b")][0]
+    assert "\\*is\\*" in row and "\\[not\\]\\(http:\u200b//x\\)" in row and "](http" not in row
