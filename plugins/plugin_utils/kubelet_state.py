@@ -82,8 +82,9 @@ def strict_cpu_reservation(plan):
     rke2_numa_extra_kubelet_args; the planner never sets it): the reserved CPUs are then out of the
     shared pool, and the checkpoint's defaultCpuSet must not hold them."""
     flags = kubelet_flag_values(("", a) for a in plan.get("kubelet_args") or [])
-    options = (flags.get("cpu-manager-policy-options") or ({}, None))[0]
-    return str(options.get("strict-cpu-reservation", "")).strip().lower() == "true"
+    options = dict((str(k).strip(), str(v).strip()) for k, v in ((flags.get("cpu-manager-policy-options") or ({}, None))[0]).items())
+    # the kubelet reads the value with strconv.ParseBool
+    return options.get("strict-cpu-reservation", "").lower() in ("1", "t", "true")
 
 
 def _static_cpu_refusals(plan, online, cpu_state):

@@ -191,7 +191,10 @@ def _gpu_tables(topology):
     """The node's GPUs by UUID, PCI address, NVML index and device minor. NVML numbers the NVIDIA
     GPUs it sees in PCI bus order: the index the device plugin's ``index`` strategy hands out."""
     gpus = [d for d in topology.get("pci_devices") or [] if d.get("kind") == "gpu"]
-    nvidia = sorted((d for d in gpus if (d.get("vendor") or "").lower() == "0x10de"), key=lambda d: d["address"])
+    # NVML sees only the GPUs the NVIDIA driver owns: not one bound to vfio-pci or left unbound.
+    nvidia = sorted((d for d in gpus if (d.get("vendor") or "").lower() == "0x10de" and (
+        d.get("driver") == "nvidia" or (not d.get("driver") and (d.get("uuid") or d.get("minor") is not None)))),
+        key=lambda d: d["address"])
     return {
         "uuid": dict((d["uuid"].lower(), d) for d in gpus if d.get("uuid")),
         "address": dict((d["address"], d) for d in gpus),
@@ -221,9 +224,9 @@ def identify_gpus(found, topology, requested):
     evidence that names them all, in this order (``exact``: the evidence lists only the container's
     GPUs, so a count that differs from the request is a finding):
 
-    - nvidia-smi's PCI bus ids (exact);
     - NVIDIA_VISIBLE_DEVICES: UUIDs, indices, MIG ids (exact); with the volume-mounts strategy it
       names the folder, whose files are the ids;
+    - nvidia-smi's PCI bus ids (exact, unless the ids are MIG instances: nvidia-smi lists their GPU once);
     - the /dev/nvidiaN nodes, by the driver's device minor, and the driver's /proc/driver/nvidia/gpus
       entries, by PCI address: counted only when they are as many as the request (a runtime that does
       not mask them shows every GPU of the machine).
@@ -234,16 +237,21 @@ def identify_gpus(found, topology, requested):
     visible_ids = _ids(found.get("mounts")) if visible == VOLUME_MOUNTS_ROOT else \
         [v for v in _ids(visible) if v.lower() not in IGNORED_VISIBLE]
     visible_ids = [v for v in visible_ids if v != "imex"]
+    # MIG instances share their GPU: nvidia-smi lists the GPU once for several instances, so its count is not the
+    # request's then.
+    mig = any(v.upper().startswith("MIG-") or re.match(r"^[0-9]+:[0-9]+$", v) for v in visible_ids)
     sources = [
-        ("nvidia-smi", [b for b in _ids(found.get("bus"))], lambda b: tables["address"].get(_pci_address(b) or ""), True),
         ("NVIDIA_VISIBLE_DEVICES" if visible != VOLUME_MOUNTS_ROOT else VOLUME_MOUNTS_ROOT, visible_ids,
          lambda v: _device_for_id(v, tables), True),
+        ("nvidia-smi", [b for b in _ids(found.get("bus"))], lambda b: tables["address"].get(_pci_address(b) or ""), not mig),
         ("/dev/nvidia*", _ids(found.get("devices")), lambda n: tables["minor"].get(n), False),
         ("/proc/driver/nvidia/gpus", _ids(found.get("procfs")), lambda a: tables["address"].get(a.lower()), False),
     ]
     unknown = []
     for source, ids, lookup, exact in sources:
-        if not ids or (not exact and len(ids) != requested):
+        # a list that is not exact is evidence when it is as long as the request (MIG instances: up to as long,
+        # their GPU listed once); a longer one is every GPU of the machine (an unmasked runtime)
+        if not ids or (not exact and (len(ids) > requested if mig else len(ids) != requested)):
             continue
         devices = [lookup(i) for i in ids]
         if all(devices):

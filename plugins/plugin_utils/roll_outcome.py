@@ -44,10 +44,10 @@ def roll_outcome(fleet, rolled, check_mode=False):
         summary.append("%s: %s" % (label, ", ".join(sorted(hosts)) or "none"))
     timed = [i for i in sorted(rolled, key=lambda i: i["host"]) if i.get("seconds") is not None]
     summary.append("seconds per node: %s" % (", ".join("%s %s" % (i["host"], i["seconds"]) for i in timed) or "none"))
-    summary += ["not proven (back in service): %s: %s" % (i["host"], line)
-                for i in sorted(rolled, key=lambda i: i["host"]) for line in i.get("unproven") or []]
+    in_service = [i for i in sorted(rolled, key=lambda i: i["host"]) if i.get("result") in ("reconfigured", "rebooted")]
+    summary += ["not proven (back in service): %s: %s" % (i["host"], line) for i in in_service for line in i.get("unproven") or []]
     summary += ["labels not on the Node (back in service): %s: %s" % (i["host"], i["labels_note"])
-                for i in sorted(rolled, key=lambda i: i["host"]) if i.get("labels_note")]
+                for i in in_service if i.get("labels_note")]
     stopped = [i for i in sorted(rolled, key=lambda i: i["host"]) if i.get("reason")]
     remaining = sorted(i["host"] for r in ("window", "started", None) for i in by_result.get(r, []))
     parts = ["%s: %s" % (i["host"], i["reason"]) for i in stopped]

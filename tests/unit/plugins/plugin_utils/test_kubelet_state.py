@@ -221,3 +221,9 @@ def test_cmdline_hugepages_wait_for_the_reboot():
     from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import topology_at_next_start
     assert PLAN["hugepages"]["method"] == "cmdline"
     assert topology_at_next_start(TOPO, PLAN) is TOPO
+
+
+@pytest.mark.parametrize("option", ["strict-cpu-reservation=1", "strict-cpu-reservation=t", "full-pcpus-only=true,strict-cpu-reservation=TRUE"])
+def test_strict_cpu_reservation_is_read_as_the_kubelet_parses_it(option):
+    strict = make_plan(TOPO, hugepages_per_node=4, hugepages_nodes="all", extra_kubelet_args=["cpu-manager-policy-options=" + option])
+    assert reset_reasons(strict, TOPO, cpu(default="1-3,5-7,9-11,13-15"), mem()) == []

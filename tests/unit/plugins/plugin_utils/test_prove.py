@@ -11,6 +11,7 @@ test writes, as the rke2 stand-in runs it.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import subprocess
 
@@ -442,3 +443,29 @@ def test_the_audit_error_says_why_in_kubectls_words_or_that_kubectl_could_not_ru
     assert audit_error({"rc": 1, "stderr": "x" * 400}, kubectl, "h").endswith("x...") and \
         len(audit_error({"rc": 1, "stderr": "x" * 400}, kubectl, "h")) == len("pods not audited: ") + 300
     assert audit_error({}, kubectl, "h") == "pods not audited: kubectl did not run"
+
+
+def test_a_gpu_the_nvidia_driver_does_not_own_takes_no_nvml_index(machine):
+    """A GPU bound to vfio-pci (passed to a VM) is not NVML's: the indices of the others do not shift."""
+    topology, plan = copy.deepcopy(machine[0]), machine[1]
+    vfio = dict(gpus_on(topology, 1)[0], address="0000:08:00.0", driver="vfio-pci", uuid=None, minor=None)
+    topology["pci_devices"].append(vfio)
+    first = sorted((d for d in topology["pci_devices"] if d["kind"] == "gpu" and d.get("driver") != "vfio-pci"),
+                   key=lambda d: d["address"])[0]
+    assert first["numa_node"] == 0
+    _report, result = judge((topology, plan), log(isolated_core(topology, plan, 0), "0", "0"))
+    assert result["verdict"] == "proven" and result["gpus"] == [first["address"]], result
+
+
+def test_mig_instances_of_one_gpu_are_not_counted_by_nvidia_smi(machine):
+    """Two MIG instances of one GPU: nvidia-smi lists the GPU once, which is not a GPU short."""
+    topology, _plan = machine
+    plan = make_plan(topology, hugepages_per_node=4, pod_shapes=[{"name": "two-slices", "cpu": 2, "memory": "1Gi", "gpus": 2}])
+    gpu = gpus_on(topology, 0)[0]
+    bus = "00000000:%s," % gpu["address"][5:].upper()
+    probe = probes_for(plan, topology)[0]
+    report = prove_report([probe], {probe["name"]: pod(probe)}, {probe["name"]: log(
+        isolated_core(topology, plan, 0), "0", "MIG-30d00c09-8a98-59b8-8c1a-1d64b4ec3ad2,MIG-41e11d1a-9b09-6ac9-9d2b-3e1d4c5b6a70", bus=bus)},
+        plan, topology, {})
+    (result,) = report["results"]
+    assert result["verdict"] == "proven" and result["gpus"] == [gpu["address"]] and result["gpu_source"] == "nvidia-smi", result["summary"]

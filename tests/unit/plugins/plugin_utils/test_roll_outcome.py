@@ -61,6 +61,9 @@ def test_a_node_whose_probe_was_inconclusive_is_back_in_service_and_named():
     assert sum(1 for line in out["summary"] if line.startswith("not proven")) == 1
     late = roll_outcome(FLEET, [{"host": "n1", "result": "reconfigured", "labels_note": "3 of our labels ... is Node Feature Discovery running"}])
     assert not late["failed"] and late["summary"][-1] == "labels not on the Node (back in service): n1: 3 of our labels ... is Node Feature Discovery running"
+    failed = roll_outcome(FLEET, [{"host": "n1", "result": "failed", "reason": "the pinning is not proven", "unproven": [unsure],
+                                   "labels_note": "late"}])
+    assert not [line for line in failed["summary"] if "back in service" in line], "a node left cordoned is not back in service"
 
 
 def test_nothing_to_roll():
