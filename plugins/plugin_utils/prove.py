@@ -243,8 +243,8 @@ def identify_gpus(found, topology, requested):
     sources = [
         ("NVIDIA_VISIBLE_DEVICES" if visible != VOLUME_MOUNTS_ROOT else VOLUME_MOUNTS_ROOT, visible_ids,
          lambda v: _device_for_id(v, tables), True),
-        ("nvidia-smi", [b for b in _ids(found.get("bus"))], lambda b: tables["address"].get(_pci_address(b) or ""), not mig),
-        ("/dev/nvidia*", _ids(found.get("devices")), lambda n: tables["minor"].get(n), False),
+        ("nvidia-smi", _ids(found.get("bus")), lambda b: tables["address"].get(_pci_address(b) or ""), not mig),
+        ("/dev/nvidia*", _ids(found.get("devices")), tables["minor"].get, False),
         ("/proc/driver/nvidia/gpus", _ids(found.get("procfs")), lambda a: tables["address"].get(a.lower()), False),
     ]
     unknown = []
