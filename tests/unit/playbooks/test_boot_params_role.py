@@ -35,6 +35,12 @@ def test_role_variables_match_their_specs_and_the_module():
         assert name.startswith("rke2_numa_")
         if name not in inputs:
             assert spec.get("default") == defaults[name], name
+    # the boot root and method are shared with the check (node_state_info): the common role's
+    with open(os.path.join(REPO, "roles", "common", "defaults", "main.yml")) as f:
+        shared = yaml.safe_load(f)
+    with open(os.path.join(REPO, "roles", "common", "meta", "argument_specs.yml")) as f:
+        shared_specs = yaml.safe_load(f)["argument_specs"]["main"]["options"]
+    specs, defaults = dict(specs, **shared_specs), dict(defaults, **shared)
     module = boot_params.ARGUMENT_SPEC
     assert specs["rke2_numa_boot_method"]["choices"] == module["method"]["choices"]
     assert defaults["rke2_numa_boot_method"] == module["method"]["default"]

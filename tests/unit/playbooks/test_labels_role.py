@@ -43,6 +43,9 @@ def test_the_role_takes_the_plan_and_chooses_how_to_publish():
     with open(os.path.join(ROLE, "meta", "argument_specs.yml")) as f:
         specs = yaml.safe_load(f)["argument_specs"]["main"]["options"]
     assert [name for name, spec in specs.items() if spec.get("required")] == ["rke2_numa_plan"]
+    # how the labels go, and where NFD reads them, are shared (the check reads them too): the common role's
+    with open(os.path.join(REPO, "roles", "common", "meta", "argument_specs.yml")) as f:
+        specs = yaml.safe_load(f)["argument_specs"]["main"]["options"]
     assert (specs["rke2_numa_labels_via"]["choices"], specs["rke2_numa_labels_via"]["default"]) == (["nfd", "kubectl", "none"], "nfd")
     assert specs["rke2_numa_nfd_features_dir"]["default"] == "/etc/kubernetes/node-feature-discovery/features.d"
 

@@ -82,3 +82,72 @@ def test_no_role_names_a_kubelet_checkpoint_file():
             text = f.read()
         for name in ("cpu_manager_state", "memory_manager_state"):
             assert name not in text, "%s names %s" % (os.path.relpath(path, REPO), name)
+
+
+COMMON = "common"
+# Facts and inputs one role (or the play) sets for the next: declared as options
+# (required or described) where a role reads them, never given a default.
+SET_AT_RUN_TIME = re.compile(r"^rke2_numa_(plan|topology|config_result|reboot_required|compliance|pod_audit|labels_note|"
+                             r"verify_report|prove_report|admin_cordon|roll_\w+)$")
+
+
+def role_files(role):
+    return [f for f in glob.glob(os.path.join(REPO, "roles", role, "*", "*"))
+            if re.search(r"/roles/[^/]+/(tasks|templates|handlers)/", f)]
+
+
+def expressions(text):
+    """The Jinja expressions and conditions of a YAML file: what it reads (keys it sets are left out)."""
+    found = re.findall(r"\{\{(.*?)\}\}", text, re.S)
+    found += re.findall(r"^\s*(?:-\s+)?(?:when|that|changed_when|failed_when|until):\s*(.+)$", text, re.M)
+    found += re.findall(r"^\s+-\s+(?!name:)([^:#\n]+)$", text, re.M)   # list items of when:/that: blocks
+    return "\n".join(found)
+
+
+def variables_read(text):
+    return set(re.findall(r"\b(rke2_numa_\w+)\b", expressions(text)))
+
+
+def variables_set(text):
+    return set(re.findall(r"^\s+(rke2_numa_\w+):", text, re.M)) | set(re.findall(r"register:\s*(rke2_numa_\w+)", text))
+
+
+def test_every_role_depends_on_the_common_role_and_no_role_loads_another_roles_defaults():
+    for role in ROLES:
+        if role == COMMON:
+            continue
+        deps = [d["role"] if isinstance(d, dict) else d for d in load(role, "meta", "main.yml").get("dependencies") or []]
+        assert deps == ["maitred.rke2_numa.common"], "%s: dependencies %s" % (role, deps)
+    loaders = [os.path.relpath(f, REPO) for f in glob.glob(os.path.join(REPO, "roles", "*", "tasks", "*.yml"))
+               + glob.glob(os.path.join(REPO, "playbooks", "**", "*.yml"), recursive=True)
+               if re.search(r"tasks_from:\s*noop", open(f).read())]
+    assert not loaders, "%s load a role's defaults through a task file without tasks" % loaders
+    assert not glob.glob(os.path.join(REPO, "roles", "*", "tasks", "noop.yml"))
+
+
+def test_every_variable_a_role_reads_is_in_its_argument_specs_or_the_common_roles():
+    common = set(options(COMMON))
+    for role in ROLES:
+        text = "\n".join(open(f).read() for f in role_files(role))
+        declared = set(options(role)) | common | variables_set(text)
+        undeclared = sorted(v for v in variables_read(text) - declared if not SET_AT_RUN_TIME.match(v))
+        assert not undeclared, "roles/%s reads %s: not in its meta/argument_specs.yml nor the common role's" % (role, undeclared)
+
+
+def test_the_common_role_owns_what_more_than_one_role_reads():
+    """A variable read by two roles, or by a playbook's own task (not only handed to
+    playbook_inputs with default(omit)), has its default in roles/common: one place."""
+    owner = {name: where[0][0] for name, where in owners().items()}
+    readers = {}
+    for role in ROLES:
+        for name in variables_read("\n".join(open(f).read() for f in role_files(role))):
+            readers.setdefault(name, set()).add(role)
+    for path in glob.glob(os.path.join(REPO, "playbooks", "*.yml")) + glob.glob(os.path.join(REPO, "playbooks", "tasks", "*.yml")):
+        text = open(path).read()
+        imported = set(re.findall(r"import_role:\s*\n\s+name:\s*maitred\.rke2_numa\.(\w+)", text))
+        text = re.sub(r"rke2_numa_\w+\s*\|\s*default\(", "", text)   # read with a default of its own: not a reader
+        for name in variables_read(text):
+            if owner.get(name) not in imported:
+                readers.setdefault(name, set()).add(os.path.relpath(path, REPO))
+    shared = sorted(name for name, who in readers.items() if name in owner and owner[name] != COMMON and who != {owner[name]})
+    assert not shared, "read outside their role, so the common role's: %s" % {name: sorted(readers[name]) for name in shared}

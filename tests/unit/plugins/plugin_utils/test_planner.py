@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""The planner, rule by rule (DESIGN.md "Domain rules" 1-8), then the refusals,
+"""The planner, rule by rule (docs/ARCHITECTURE.md "Where a rule lives"), then the refusals,
 then whole plans of the sample GPU servers checked the way the kubelet checks them."""
 
 from __future__ import annotations
