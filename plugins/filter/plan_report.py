@@ -49,7 +49,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.filter.topology_table import cpus_cell, size, text_table
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.topology_table import cpus_cell, size, text_table
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource
 
 

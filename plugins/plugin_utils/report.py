@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ansible_collections.maitred.rke2_numa.plugins.filter.topology_table import cpus_cell, plural, size
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.topology_table import cpus_cell, plural, size
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import human
 

@@ -5,7 +5,8 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.filter.topology_table import cpus_cell, topology_table
+from ansible_collections.maitred.rke2_numa.plugins.filter.topology_table import topology_table
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.topology_table import cpus_cell
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
 
