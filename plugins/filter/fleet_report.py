@@ -81,7 +81,8 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, numa_labels
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import ReportError, check_lines, render_html, render_markdown
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import (
+    ReportError, check_fleet, check_fleet_line, check_lines, render_html, render_markdown)
 
 # What the report reads of each host, by the entry's key.
 HOST_VARS = {
@@ -125,8 +126,14 @@ def fleet_check_lines(hosts, hostvars):
     return check_lines([host_entry(str(host), hostvars[host] if host in hostvars else {}) for host in hosts])
 
 
+def fleet_summary(hosts, hostvars):
+    """check.yml's fleet summary of the run's ``hosts`` (plugin_utils/report.py check_fleet), with its line."""
+    fleet = check_fleet([host_entry(str(host), hostvars[host] if host in hostvars else {}) for host in hosts])
+    return {"fleet": fleet, "line": check_fleet_line(fleet)}
+
+
 class FilterModule(object):
     """maitred.rke2_numa report filters."""
 
     def filters(self):
-        return {"fleet_report": fleet_report, "check_lines": fleet_check_lines}
+        return {"fleet_report": fleet_report, "check_lines": fleet_check_lines, "check_fleet": fleet_summary}

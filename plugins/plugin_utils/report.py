@@ -135,6 +135,43 @@ def check_lines(entries):
     return lines
 
 
+def check_fleet(entries):
+    """check.yml's fleet summary (fleet.json): the hosts by what the check found, and the pod audit's totals.
+    A host without a compliance decision (it failed before) is not checked; blocked hosts are among the not compliant."""
+    checked = [e for e in entries if e.get("compliance")]
+    names = [str(e["host"]) for e in checked]
+
+    def hosts(test):
+        return [str(e["host"]) for e in checked if test(e["compliance"], e.get("pods") or {})]
+
+    return {
+        "hosts": len(entries),
+        "compliant": hosts(lambda c, p: bool(c.get("compliant"))),
+        "not_compliant": hosts(lambda c, p: not c.get("compliant")),
+        "blocked": hosts(lambda c, p: bool(c.get("blocked"))),
+        "not_checked": [str(e["host"]) for e in entries if str(e["host"]) not in names],
+        "reboot": hosts(lambda c, p: "reboot" in (c.get("actions") or [])),
+        "unpinned_gpu_pods": [pod for e in checked for pod in (e.get("pods") or {}).get("unpinned") or []],
+        "topology_errors": [pod for e in checked for pod in (e.get("pods") or {}).get("topology_errors") or []],
+        "pods_not_audited": hosts(lambda c, p: "error" in p),
+    }
+
+
+def check_fleet_line(fleet):
+    """The check's last line: counts, the hosts to reconfigure, blocked and not checked, the pod audit's totals."""
+    def names(hosts):
+        return ", ".join(hosts) or "none"
+
+    line = ("%d of %d compliant; to reconfigure: %s (%d need a reboot); blocked (fix by hand first, never rolled): %s; "
+            "not checked (unreachable or failed): %s; GPU pods that cannot be pinned: %d; pods refused with TopologyAffinityError: %d" % (
+                len(fleet["compliant"]), fleet["hosts"], names([h for h in fleet["not_compliant"] if h not in fleet["blocked"]]),
+                len(fleet["reboot"]), names(fleet["blocked"]), names(fleet["not_checked"]), len(fleet["unpinned_gpu_pods"]),
+                len(fleet["topology_errors"])))
+    if fleet["pods_not_audited"]:
+        line += "; pods not audited on: " + ", ".join(fleet["pods_not_audited"])
+    return line
+
+
 def summarize(entries, mode):
     """Per host the fleet table's row: {host, status, label, detail, fingerprint, pod, shapes, warnings}."""
     if mode not in MODES:

@@ -269,3 +269,26 @@ def test_prove_markdown_has_a_row_per_probe_and_renders_no_link_or_emphasis():
     assert "| gpu-d | - | not run |" in text
     row = [line for line in text.splitlines() if line.startswith("| gpu-b")][0]
     assert "\\*is\\*" in row and "\\[not\\]\\(http:\u200b//x\\)" in row and "](http" not in row
+
+
+def test_the_check_fleet_summary_sorts_the_hosts_and_totals_the_pod_audit():
+    """fleet.json and the check's last line, from the same entries as the report (they were Jinja chains in check.yml)."""
+    entries = [
+        {"host": "a", "compliance": {"compliant": True, "actions": []}, "pods": None},
+        {"host": "b", "compliance": {"compliant": False, "actions": ["reboot", "rke2_config"]},
+         "pods": {"unpinned": ["ml/x", "ml/y"], "topology_errors": ["ml/z"]}},
+        {"host": "c", "compliance": {"compliant": False, "actions": [], "blocked": ["50-site.yaml sets kubelet-arg"]},
+         "pods": {"error": "kubectl: forbidden"}},
+        {"host": "d", "compliance": None, "pods": None},
+    ]
+    fleet = report.check_fleet(entries)
+    assert fleet == {"hosts": 4, "compliant": ["a"], "not_compliant": ["b", "c"], "blocked": ["c"], "not_checked": ["d"],
+                     "reboot": ["b"], "unpinned_gpu_pods": ["ml/x", "ml/y"], "topology_errors": ["ml/z"], "pods_not_audited": ["c"]}
+    assert report.check_fleet_line(fleet) == (
+        "1 of 4 compliant; to reconfigure: b (1 need a reboot); blocked (fix by hand first, never rolled): c; "
+        "not checked (unreachable or failed): d; GPU pods that cannot be pinned: 2; pods refused with TopologyAffinityError: 1"
+        "; pods not audited on: c")
+    quiet = report.check_fleet(entries[:1])
+    assert report.check_fleet_line(quiet) == (
+        "1 of 1 compliant; to reconfigure: none (0 need a reboot); blocked (fix by hand first, never rolled): none; "
+        "not checked (unreachable or failed): none; GPU pods that cannot be pinned: 0; pods refused with TopologyAffinityError: 0")
