@@ -108,10 +108,41 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("writing %s failed: %s" % (dest, result.get("msg")))
         return result
 
+    def _restore(self, args, undo, task_vars):
+        """Undo an earlier run from its result: its backup back with the previous mode and owner, or the file it
+        created removed. Checked first, so that a result that names another file writes nothing."""
+        target = args["path"] if args["mode"] == "merge" else args["dropin_path"]
+        real, st = self._target(target, task_vars)
+        undo_path = str(undo.get("real_path") or "")
+        if undo_path not in (target, real):
+            raise AnsibleActionFail("restore: %s is not %s (or its symlink's target); nothing written" % (undo_path or "(none)", target))
+        backup, previous, created = str(undo.get("backup_file") or ""), undo.get("previous"), bool(undo.get("created"))
+        if backup and os.path.dirname(os.path.normpath(backup)) != os.path.normpath(args["backup_dir"]):
+            raise AnsibleActionFail("restore: the backup %s is not in %s; nothing written" % (backup, args["backup_dir"]))
+        if backup and not (isinstance(previous, dict) and all(previous.get(k) for k in ("mode", "owner", "group"))):
+            raise AnsibleActionFail("restore: the backup %s comes without the previous mode, owner and group; nothing written" % backup)
+        out = {"changed": False, "restored": "", "removed": "", "path": target, "real_path": real}
+        if backup:
+            out.update(changed=True, restored=real)
+            if not self._task.check_mode:
+                done = self._module("ansible.builtin.copy", {"src": backup, "dest": real, "remote_src": True, "mode": previous["mode"],
+                                                             "owner": previous["owner"], "group": previous["group"]}, task_vars)
+                out["changed"] = bool(done.get("changed"))
+        elif created and st is not None:
+            out.update(changed=True, removed=real)
+            if not self._task.check_mode:
+                self._module("ansible.builtin.file", {"path": real, "state": "absent"}, task_vars)
+        return out
+
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        if args["restore"] is not None:
+            result.update(self._restore(args, args["restore"], task_vars))
+            return result
+        if args["kubelet_args"] is None:
+            raise AnsibleActionFail("kubelet_args is required (unless restore is given)")
         # plain str: values from templates are tagged str subclasses
         for key in ("kubelet_args", "node_labels", "node_taints", "managed_flags"):
             args[key] = [str(v) for v in args[key]]

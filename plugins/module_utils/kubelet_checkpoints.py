@@ -69,3 +69,119 @@ def read_checkpoints(kubelet_dir):
     """{"cpu_manager": ..., "memory_manager": ...} as kubelet_state_info returns them."""
     return {"cpu_manager": cpu_manager(os.path.join(kubelet_dir, CPU_STATE)),
             "memory_manager": memory_manager(os.path.join(kubelet_dir, MEMORY_STATE))}
+
+
+# ---- The reset's transaction: back up and delete, and the way back (the kubelet_checkpoints module).
+
+FILES = (CPU_STATE, MEMORY_STATE)
+# Written into each backup folder before any checkpoint is deleted: which checkpoints existed. Restore
+# trusts only a folder that has it, and removes a checkpoint only when it says that one did not exist.
+MANIFEST = "rke2-numa-checkpoints.json"
+
+
+class CheckpointError(Exception):
+    pass
+
+
+def _copy(src, dest):
+    """Copy src to dest atomically (a temporary file beside dest, then rename), keeping src's mode and owner."""
+    st = os.stat(src)
+    tmp = "%s.rke2-numa-tmp" % dest
+    with open(src, "rb") as f:
+        data = f.read()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, st.st_mode & 0o7777)
+        if os.geteuid() == 0:
+            os.chown(tmp, st.st_uid, st.st_gid)
+        os.replace(tmp, dest)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _new_folder(backup_dir, stamp):
+    """<backup_dir>/<stamp> (0700, a suffix when that exists already), backup_dir created 0700 when missing."""
+    if not os.path.isdir(backup_dir):
+        os.makedirs(backup_dir, 0o700)
+    path, n = os.path.join(backup_dir, stamp), 1
+    while os.path.lexists(path):
+        n += 1
+        path = os.path.join(backup_dir, "%s.%d" % (stamp, n))
+    os.mkdir(path, 0o700)
+    os.chmod(path, 0o700)
+    return path
+
+
+def backup_and_remove(kubelet_dir, backup_dir, stamp, check_mode=False):
+    """Copy each checkpoint that exists into a new folder <backup_dir>/<stamp> (0700; each copy keeps its mode
+    and owner), write the manifest, then delete the checkpoints. Nothing is deleted before every copy is
+    written. {changed, backup_path, backed_up, removed}."""
+    existing = [name for name in FILES if os.path.lexists(os.path.join(kubelet_dir, name))]
+    # The folder and its manifest are made even when no checkpoint exists: the way back then removes what
+    # the kubelet that failed wrote (the state before was their absence).
+    result = {"changed": True, "backup_path": "", "backed_up": [], "removed": [os.path.join(kubelet_dir, n) for n in existing]}
+    if check_mode:
+        return result
+    for name in existing:
+        if not os.path.isfile(os.path.join(kubelet_dir, name)) or os.path.islink(os.path.join(kubelet_dir, name)):
+            raise CheckpointError("%s is not a regular file; nothing was backed up or deleted" % os.path.join(kubelet_dir, name))
+    folder = _new_folder(backup_dir, stamp)
+    for name in existing:
+        _copy(os.path.join(kubelet_dir, name), os.path.join(folder, name))
+        result["backed_up"].append(os.path.join(folder, name))
+    fd = os.open(os.path.join(folder, MANIFEST), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"kubelet_dir": kubelet_dir, "existed": existing}, f)
+    # from here on a failure may have deleted some: the caller gets the folder to restore from
+    result["backup_path"] = folder
+    try:
+        for name in existing:
+            os.unlink(os.path.join(kubelet_dir, name))
+    except OSError as e:
+        error = CheckpointError("deleting the checkpoints failed (%s); the backup is in %s" % (e, folder))
+        error.result = {"backup_path": folder, "backed_up": result["backed_up"]}
+        raise error
+    return result
+
+
+def restore(kubelet_dir, backup_path, check_mode=False):
+    """Undo backup_and_remove: each checkpoint it backed up is copied back (mode and owner kept, atomically);
+    a checkpoint that did not exist before is removed again (the kubelet that failed wrote it). Only a folder
+    with our manifest, for this kubelet_dir, is trusted. {changed, restored, removed}."""
+    try:
+        with open(os.path.join(backup_path, MANIFEST)) as f:
+            manifest = json.load(f)
+        existed = [name for name in manifest["existed"] if name in FILES]
+    except (IOError, OSError, ValueError, KeyError, TypeError) as e:
+        raise CheckpointError("%s is not a checkpoint backup of this collection (%s); nothing was restored" % (backup_path, e))
+    if os.path.realpath(manifest.get("kubelet_dir") or "") != os.path.realpath(kubelet_dir):
+        raise CheckpointError("%s holds the checkpoints of %s, not of %s; nothing was restored"
+                              % (backup_path, manifest.get("kubelet_dir"), kubelet_dir))
+    missing = [name for name in existed if not os.path.isfile(os.path.join(backup_path, name))]
+    if missing:
+        raise CheckpointError("%s lacks %s; nothing was restored" % (backup_path, ", ".join(missing)))
+    restored, removed = [], []
+    for name in FILES:
+        dest = os.path.join(kubelet_dir, name)
+        if name in existed:
+            with open(os.path.join(backup_path, name), "rb") as f:
+                wanted = f.read()
+            current = None
+            if os.path.isfile(dest):
+                with open(dest, "rb") as f:
+                    current = f.read()
+            if current != wanted or (os.stat(dest).st_mode & 0o7777) != (os.stat(os.path.join(backup_path, name)).st_mode & 0o7777):
+                restored.append(dest)
+                if not check_mode:
+                    _copy(os.path.join(backup_path, name), dest)
+        elif os.path.lexists(dest):
+            removed.append(dest)
+            if not check_mode:
+                os.unlink(dest)
+    return {"changed": bool(restored or removed), "restored": restored, "removed": removed}

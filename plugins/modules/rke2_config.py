@@ -64,10 +64,11 @@ options:
     type: path
     default: /etc/rancher/rke2/config.yaml.d/50-rke2-numa.yaml
   kubelet_args:
-    description: The plan's C(kubelet_args), C(name=value) strings as they go under C(kubelet-arg).
+    description:
+      - The plan's C(kubelet_args), C(name=value) strings as they go under C(kubelet-arg).
+      - Required, unless O(restore) is given.
     type: list
     elements: str
-    required: true
   node_labels:
     description: Labels to add to C(node-label) (an entry with the same key is replaced).
     type: list
@@ -93,6 +94,15 @@ options:
     description: Folder (created 0700 root:root) for the backups.
     type: path
     default: /var/lib/rke2-numa/backup
+  restore:
+    description:
+      - Undo an earlier run instead of merging, from the result it returned (registered) - the copy it took
+        (RV(backup_file), which must be in O(backup_dir)) is put back on RV(real_path) with the RV(previous)
+        mode, owner and group, or the file it created (RV(created)) is removed. Nothing else is read or written.
+      - RV(real_path) must be the file O(path) (O(mode=merge)) or O(dropin_path) (O(mode=dropin)) names, or the
+        target of that symlink; anything else is refused, writing nothing.
+      - Returns RV(restored) (the file put back) or RV(removed) (the file removed).
+    type: dict
 notes:
   - RKE2 reads C(config.yaml), then C(config.yaml.d/*.yaml) in lexical order; a later
     key replaces an earlier one and C(key+) appends to a list.
@@ -145,6 +155,14 @@ backup_file:
   returned: changed, the file existed and O(backup=true)
   type: str
   sample: /var/lib/rke2-numa/backup/etc_rancher_rke2_config.yaml.20261201T041700Z~
+restored:
+  description: With O(restore), the file put back from its backup (empty when none was).
+  returned: O(restore) given
+  type: str
+removed:
+  description: With O(restore), the file the undone run had created, now removed (empty when none was).
+  returned: O(restore) given
+  type: str
 healthz_url:
   description:
     - The kubelet's healthz URL as RKE2 binds it, from the effective config - C([::1]) when the (first)

@@ -107,7 +107,6 @@ def rollback_run(tmp_path_factory):
     for case in CASES:
         hosts[case], before[case] = make_case(base, case)
     (base / "inventory.yml").write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
-    role = "maitred.rke2_numa.kubelet_reset"
     kubelet = "{{ rke2_numa_kubelet_dir }}"
     playbook = base / "play.yml"
     playbook.write_text(yaml.safe_dump([{
@@ -115,16 +114,22 @@ def rollback_run(tmp_path_factory):
         "vars": {"rke2_numa_plan": {"kubelet_args": PLANNED, "node_labels": [], "node_taints": []}},
         "tasks": [
             {"name": "Merge", "ansible.builtin.include_role": {"name": "maitred.rke2_numa.rke2_config"}},
-            {"name": "Read the checkpoints", "maitred.rke2_numa.kubelet_state_info": {"kubelet_dir": kubelet},
-             "register": "__rke2_numa_state"},
-            {"name": "Back up and delete", "ansible.builtin.include_role": {"name": role, "tasks_from": "backup_and_delete.yml"}},
+            {"name": "Back up and delete", "maitred.rke2_numa.kubelet_checkpoints": {
+                "kubelet_dir": kubelet, "backup_dir": "{{ rke2_numa_backup_dir }}", "state": "absent"},
+             "register": "__rke2_numa_checkpoints"},
             # One process for both files (a copy loop costs four module runs per host).
             {"name": "The failed kubelet wrote checkpoints of its own", "ansible.builtin.command": {"argv": [
                 "sh", "-c", 'for f in cpu_manager_state memory_manager_state; do echo \'{"policyName":"static"}\' > "$1/$f"; done',
                 "sh", kubelet]}},
-            {"name": "Restore the config", "ansible.builtin.include_role": {"name": role, "tasks_from": "restore_config.yml"}},
-            {"name": "Restore the checkpoints",
-             "ansible.builtin.include_role": {"name": role, "tasks_from": "restore_checkpoints.yml"}},
+            # as kubelet_reset/tasks/rollback.yml does
+            {"name": "Restore the config", "maitred.rke2_numa.rke2_config": {
+                "path": "{{ rke2_numa_config_path }}", "mode": "{{ rke2_numa_config_mode }}",
+                "dropin_path": "{{ rke2_numa_config_dropin_path }}", "backup_dir": "{{ rke2_numa_backup_dir }}",
+                "restore": "{{ rke2_numa_config_result }}"},
+             "when": "rke2_numa_config_result.backup_file | default('') | length > 0 or rke2_numa_config_result.created | default(false)"},
+            # as kubelet_reset/tasks/rollback.yml does
+            {"name": "Restore the checkpoints", "maitred.rke2_numa.kubelet_checkpoints": {
+                "kubelet_dir": kubelet, "state": "restored", "backup_path": "{{ __rke2_numa_checkpoints.backup_path }}"}},
         ],
     }]))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",

@@ -226,3 +226,37 @@ def test_the_healthz_url_is_returned_for_an_ipv6_node(tmp_path, config):
     out = run(tmp_path, "--check", path=str(config))
     assert out.returncode == 0, out.stdout + out.stderr
     assert result_of(out)["healthz_url"] == "http://[::1]:10248/healthz"
+
+
+def test_restore_undoes_a_run_and_refuses_a_result_that_names_another_file(tmp_path, config):
+    """restore= puts back the copy the run took, with the previous mode; a result naming another file, or a
+    backup outside backup_dir (a hostile or stale value), is refused and writes nothing."""
+    before = config.read_text()
+    out = run(tmp_path, "-vvv", path=str(config))
+    assert out.returncode == 0 and config.read_text() != before
+    backup = glob.glob(str(tmp_path / "backup" / "*~"))[0]
+    undo = {"real_path": str(config), "backup_file": backup, "previous": {"mode": "0644", "owner": "root", "group": "root"},
+            "created": False}
+    other = tmp_path / "other.yaml"
+    other.write_text("mine: true\n")
+    for bad, message in ((dict(undo, real_path=str(other)), "is not %s" % config),
+                         (dict(undo, backup_file=str(other)), "is not in %s" % (tmp_path / "backup")),
+                         (dict(undo, previous=None), "without the previous mode")):
+        refused = run(tmp_path, path=str(config), restore=bad)
+        assert refused.returncode != 0 and message in refused.stdout and "nothing written" in refused.stdout, refused.stdout
+        assert other.read_text() == "mine: true\n" and stat.S_IMODE(os.stat(config).st_mode) == 0o600
+    out = run(tmp_path, "-vvv", path=str(config), restore=undo)
+    assert out.returncode == 0 and "changed=1" in out.stdout, out.stdout
+    assert config.read_text() == before and stat.S_IMODE(os.stat(config).st_mode) == 0o644
+    assert TOKEN not in out.stdout + out.stderr
+
+
+def test_restore_removes_only_a_file_the_run_created(tmp_path, config):
+    dropin = tmp_path / "config.yaml.d" / "50-rke2-numa.yaml"
+    out = run(tmp_path, path=str(config), mode="dropin", dropin_path=str(dropin))
+    assert out.returncode == 0 and dropin.exists()
+    undo = {"real_path": str(dropin), "created": True, "previous": None}
+    out = run(tmp_path, path=str(config), mode="dropin", dropin_path=str(dropin), restore=undo)
+    assert out.returncode == 0 and not dropin.exists() and config.exists()
+    out = run(tmp_path, path=str(config), mode="dropin", dropin_path=str(dropin), restore=undo)
+    assert out.returncode == 0 and "changed=0" in out.stdout
