@@ -5,14 +5,12 @@
 
 from __future__ import annotations
 
-import base64
-
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import assess
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, topology_at_next_start
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import ConfigError, effective_config
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import verify
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import ConfigError
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import verify_node
 
 
 def kubelet_reset_reasons(plan, topology, state):
@@ -25,24 +23,12 @@ def kubelet_start_topology(topology, plan):
     return topology_at_next_start(topology, plan)
 
 
-def rke2_kubelet_args(slurped):
-    """Effective ``kubelet-arg`` of RKE2 from slurp results, in RKE2's reading order."""
-    files = []
-    for item in slurped:
-        if item.get("content") is None:
-            continue
-        files.append((item.get("source", "?"), base64.b64decode(item["content"]).decode("utf-8")))
-    files.sort(key=lambda f: (not f[0].endswith("/config.yaml"), f[0]))
+def verify_plan(plan, state):
+    """The verify report {ok, errors, warnings, findings} of ``state`` (node_state_info's result) against ``plan``."""
     try:
-        value = effective_config(files).get("kubelet-arg", [])
+        return verify_node(plan, state)
     except ConfigError as e:
-        raise AnsibleFilterError(str(e))
-    return [value] if isinstance(value, str) else [str(v) for v in value]
-
-
-def verify_plan(plan, topology, state, kubelet_args):
-    """The verify report: {ok, errors, warnings}."""
-    return verify(plan, topology, state["cpu_manager"], state["memory_manager"], kubelet_args)
+        raise AnsibleFilterError("cannot read RKE2's config as RKE2 does: %s" % e)
 
 
 def node_compliance(plan, state, config_mode="merge", dropin_path=None, labels_via="nfd", node_labels=None):
@@ -62,6 +48,5 @@ class FilterModule(object):
             "kubelet_reset_reasons": kubelet_reset_reasons,
             "kubelet_start_topology": kubelet_start_topology,
             "node_compliance": node_compliance,
-            "rke2_kubelet_args": rke2_kubelet_args,
             "verify_plan": verify_plan,
         }

@@ -33,33 +33,17 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config impo
     SECURE,
     ConfigError,
     dropin_config,
-    effective_config,
     flag_name,
     merged_config,
     plan_write,
+    state_kubelet_args,
+    state_text,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import verify
 
 # The order the rolling play takes them in; drain first and verify/uncordon/label last whenever
 # anything is to be done.
 ACTIONS = ("drain", "boot_params", "reboot", "hugepages", "rke2_config", "reset", "restart", "verify", "uncordon", "label")
-
-
-def _text(values):
-    """A YAML text holding only the keys node_state_info returned (what rke2_config's rules read)."""
-    plain = json.loads(json.dumps(values))  # plain types: Ansible hands the filter its own container types
-    return yaml.safe_dump(plain, default_flow_style=False, sort_keys=False) if plain else ""
-
-
-def _files(state):
-    """[(path, text)] of RKE2's config files that exist, in RKE2's reading order; errors raise ConfigError."""
-    out = []
-    for f in state["rke2"]["files"]:
-        if f.get("error"):
-            raise ConfigError(f["error"])
-        if f["exists"]:
-            out.append((f["path"], _text(f["values"])))
-    return out
 
 
 def boot_findings(plan, state, managed=MANAGED_KERNEL_ARGS):
@@ -95,7 +79,7 @@ def config_findings(plan, state, mode="merge", dropin_path=None):
         return True, reasons, False
     if target.get("error"):
         return True, [target["error"]], False
-    text = _text(target["values"])
+    text = state_text(target["values"])
     if mode == "merge":
         new, dummy = merged_config(text, target["path"], plan["kubelet_args"], plan["node_labels"], plan["node_taints"])
         changed = new is not None
@@ -137,11 +121,11 @@ def config_blocked(plan, state, mode="merge", dropin_path=None):
     if shared:
         return ["%s: %s shares a YAML node with another place of the file (an anchor and its alias): the merge cannot edit it "
                 "in place without changing the other (rewrite it as a plain block list)" % (target, ", ".join(shared))]
-    before = _text(current["values"]) if current and current["exists"] else None
+    before = state_text(current["values"]) if current and current["exists"] else None
 
     def read(other):
         found = by_path.get(other)
-        return _text(found["values"]) if found and found["exists"] else None
+        return state_text(found["values"]) if found and found["exists"] else None
 
     dropins = [f["path"] for f in files[1:] if f["exists"]]
     try:
@@ -266,15 +250,14 @@ def assess(plan, state, config_mode="merge", dropin_path=None, labels_via="nfd",
         actions.add("reboot")
     try:
         config_change, config_reasons, mode_only = config_findings(plan, state, config_mode, dropin_path)
-        value = effective_config(_files(state)).get("kubelet-arg", [])
-        effective = ["--" + str(a) for a in ([value] if isinstance(value, str) else value)]
+        effective = state_kubelet_args(state)
     except ConfigError as e:
         config_change, config_reasons, mode_only, effective = True, [str(e)], False, []
     reasons += config_reasons
     if config_change:
         actions.add("rke2_config")
     report = verify(plan, topology, state["kubelet_state"]["cpu_manager"], state["kubelet_state"]["memory_manager"], effective)
-    hugepages = [e for e in report["errors"] if " pages, the plan wants " in e]
+    hugepages = [f for f in report["findings"] if f["check"] == "hugepages" and f["level"] == "error"]
     reasons += [e for e in report["errors"] if e not in reasons]
     unit_reasons = hugepages_unit_findings(plan, state)
     reasons += unit_reasons

@@ -474,3 +474,28 @@ def mask(text):
         out.append(text[pos:start] + MASK + ("\n" if keep_newline else ""))
         pos = end
     return "".join(out) + text[pos:]
+
+
+# ---- RKE2's config as node_state_info returns it (only the keys the rules read, per file, in RKE2's order)
+
+def state_text(values):
+    """A YAML text holding only the keys node_state_info returned (what this module's rules read)."""
+    plain = json.loads(json.dumps(values))  # plain types: Ansible hands the filters its own container types
+    return yaml.safe_dump(plain, default_flow_style=False, sort_keys=False) if plain else ""
+
+
+def state_files(state):
+    """[(path, text)] of RKE2's config files that exist, in RKE2's reading order; a file's read error raises ConfigError."""
+    out = []
+    for f in state["rke2"]["files"]:
+        if f.get("error"):
+            raise ConfigError(f["error"])
+        if f["exists"]:
+            out.append((f["path"], state_text(f["values"])))
+    return out
+
+
+def state_kubelet_args(state):
+    """The kubelet flags RKE2 passes (``--name=value``, effective over config.yaml and its drop-ins) on that node."""
+    value = effective_config(state_files(state)).get("kubelet-arg", [])
+    return ["--" + str(a) for a in ([value] if isinstance(value, str) else value)]

@@ -4,8 +4,10 @@
 """Compare what a host really runs with its plan (the verify role's report).
 
 Each check returns findings: ``(level, message)`` with level ``error`` (the
-host does not run the plan) or ``warning``. Like ``tuned-adm verify``, kernel
-args are compared as sets of ``name=value``.
+host does not run the plan) or ``warning``; the report names each finding's
+check (``cmdline``, ``isolation``, ``hugepages``, ``checkpoints``, ``config``,
+``gpus``), so that compliance reads them by check, never by their wording.
+Like ``tuned-adm verify``, kernel args are compared as sets of ``name=value``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import pa
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import parse_arg, split_cmdline
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import state_kubelet_args
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (
     kernel_arg_value,
     kubelet_flag_values,
@@ -108,9 +111,20 @@ def check_gpus(topology):
 
 
 def verify(plan, topology, cpu_state, memory_state, effective_kubelet_args):
-    """All checks; returns {"ok": bool, "errors": [...], "warnings": [...]}."""
-    findings = (check_cmdline(plan, topology) + check_isolation(plan, topology) + check_hugepages(plan, topology)
-                + check_checkpoints(plan, topology, cpu_state, memory_state) + check_config(plan, effective_kubelet_args)
-                + check_gpus(topology))
-    errors = [m for level, m in findings if level == "error"]
-    return {"ok": not errors, "errors": errors, "warnings": [m for level, m in findings if level == "warning"]}
+    """All checks: {"ok": bool, "errors": [...], "warnings": [...], "findings": [{check, level, message}]}."""
+    findings = []
+    for check, found in (("cmdline", check_cmdline(plan, topology)), ("isolation", check_isolation(plan, topology)),
+                         ("hugepages", check_hugepages(plan, topology)),
+                         ("checkpoints", check_checkpoints(plan, topology, cpu_state, memory_state)),
+                         ("config", check_config(plan, effective_kubelet_args)), ("gpus", check_gpus(topology))):
+        findings += [{"check": check, "level": level, "message": message} for level, message in found]
+    errors = [f["message"] for f in findings if f["level"] == "error"]
+    return {"ok": not errors, "errors": errors, "warnings": [f["message"] for f in findings if f["level"] == "warning"],
+            "findings": findings}
+
+
+def verify_node(plan, state):
+    """verify() on node_state_info's result: the topology, the checkpoints and RKE2's effective kubelet flags as the
+    node has them now (the same read check.yml makes; ConfigError when RKE2's config cannot be read as RKE2 reads it)."""
+    return verify(plan, state["topology"], state["kubelet_state"]["cpu_manager"], state["kubelet_state"]["memory_manager"],
+                  state_kubelet_args(state))

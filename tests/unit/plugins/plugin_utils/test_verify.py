@@ -3,15 +3,12 @@
 
 from __future__ import annotations
 
-import base64
-
 import pytest
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.filter.node_state import (
     kubelet_reset_reasons,
-    rke2_kubelet_args,
     verify_plan,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
@@ -78,23 +75,38 @@ def test_effective_config_follows_rke2_order():
     assert effective_config(files + [("config.yaml.d/30-c.yaml", "kubelet-arg: [x=1]\n")])["kubelet-arg"] == ["x=1"]
 
 
-def _slurp(path, text):
-    return {"source": path, "content": base64.b64encode(text.encode()).decode()}
+def node_state(topology, files, kubelet_state=STATE):
+    """node_state_info's result, as the verify role reads it: RKE2's files with only the keys that leave the node."""
+    return {"topology": topology, "kubelet_state": kubelet_state,
+            "rke2": {"files": [{"path": path, "exists": values is not None, "values": values, "error": error}
+                               for path, values, error in files]}}
 
 
-def test_rke2_kubelet_args_filter_reads_config_first():
-    slurped = [_slurp("/etc/rancher/rke2/config.yaml.d/50-rke2-numa.yaml", "kubelet-arg+:\n  - reserved-cpus=0,4\n"),
-               _slurp("/etc/rancher/rke2/config.yaml", "kubelet-arg: max-pods=110\n")]
-    assert rke2_kubelet_args(slurped) == ["max-pods=110", "reserved-cpus=0,4"]
-    with pytest.raises(AnsibleFilterError, match="not valid YAML"):
-        rke2_kubelet_args([_slurp("/etc/rancher/rke2/config.yaml", "a: [\n")])
+def test_verify_reads_rke2s_effective_flags_from_the_node_state_config_first_then_its_drop_ins():
+    config = ("/etc/rancher/rke2/config.yaml", {"kubelet-arg": ["max-pods=110"] + PLAN["kubelet_args"]}, None)
+    report = verify_plan(PLAN, node_state(booted(TOPO), [config]))
+    assert report["ok"], report
+    # a drop-in's plain kubelet-arg replaces config.yaml's list (RKE2's order): the plan's flags are gone
+    dropin = ("/etc/rancher/rke2/config.yaml.d/60-site.yaml", {"kubelet-arg": ["max-pods=250"]}, None)
+    report = verify_plan(PLAN, node_state(booted(TOPO), [config, dropin]))
+    assert not report["ok"] and all(f["check"] == "config" for f in report["findings"] if f["level"] == "error")
+    with pytest.raises(AnsibleFilterError, match="cannot read RKE2's config as RKE2 does: .*not valid YAML"):
+        verify_plan(PLAN, node_state(booted(TOPO), [("/etc/rancher/rke2/config.yaml", None, "config.yaml is not valid YAML")]))
+
+
+def test_each_finding_names_its_check_so_no_one_reads_the_wording():
+    """compliance picks the hugepage findings by check (it matched the sentence " pages, the plan wants ")."""
+    short = dict(booted(TOPO), numa_nodes=[dict(TOPO["numa_nodes"][0], hugepages={"1048576": {"total": 1}})])
+    report = verify(PLAN, short, STATE["cpu_manager"], STATE["memory_manager"], PLAN["kubelet_args"])
+    assert [(f["check"], f["level"]) for f in report["findings"]] == [("hugepages", "error"), ("gpus", "warning")]
+    assert report["errors"] == [f["message"] for f in report["findings"] if f["level"] == "error"]
 
 
 def test_filters_wrap_the_rules():
     stale = dict(STATE["memory_manager"], machine_state={"0": {"memoryMap": {"memory": {"total": 1}}}})
     assert kubelet_reset_reasons(PLAN, TOPO, dict(STATE, cpu_manager={"exists": False}, memory_manager=stale)) == [
         "[memorymanager] the expected machine state is different from the real one"]
-    assert verify_plan(PLAN, booted(TOPO), STATE, PLAN["kubelet_args"])["ok"]
+    assert verify_plan(PLAN, node_state(booted(TOPO), [("/etc/rancher/rke2/config.yaml", {"kubelet-arg": PLAN["kubelet_args"]}, None)]))["ok"]
 
 
 def test_checkpoints_with_the_right_policies_that_the_kubelet_would_refuse_fail_verify():
