@@ -1,6 +1,6 @@
 # maitred.rke2_numa: one command for newcomers and CI.
 #
-#   make test    deps, venv, image; molecule beside lint, sanity, build, import, docs-lint, changelog-lint, ee; unit (fail fast, timed)
+#   make test    deps, venv, image; molecule beside lint, sanity, build, import, docs-lint, changelog-lint, ee; unit, integration (fail fast, timed)
 #   make demo    plan the sample GPU machines (inventory/sample.yml)
 #   make help    every target
 #
@@ -69,13 +69,14 @@ CHANGELOG_DIR := $(BUILD)/changelog
 EE_DIR := $(BUILD)/ee
 
 # Phases of `make test` (scripts/make_test.sh): TEST_FIRST in a row, then
-# molecule in the background with TEST_BESIDE beside it, then TEST_LAST: unit
-# last so that pytest's summary is near the end, and a final
-# "unit: N passed, N failed" line closes the output. molecule prints its own
-# "molecule: N passed, M failed" line before unit.
+# molecule in the background with TEST_BESIDE beside it, then TEST_LAST: the
+# pytest suites last (unit: in-process, then integration: ansible-playbook, the
+# stand-ins, a browser) so that pytest's summary is near the end, and a final
+# "unit: N passed, N failed" line (both suites) closes the output. molecule
+# prints its own "molecule: N passed, M failed" line before them.
 TEST_FIRST := deps venv image
 TEST_BESIDE := lint sanity build import docs-lint changelog-lint ee
-TEST_LAST := unit
+TEST_LAST := unit integration
 TEST_PHASES := $(TEST_FIRST) $(TEST_BESIDE) molecule $(TEST_LAST)
 
 # Molecule: the podman image scripts/build-image.sh builds (the same name is in
@@ -90,7 +91,7 @@ MOLECULE_SCENARIOS ?=
 # on one worker (--dist loadfile), so a module's fixtures are built once.
 UNIT_JOBS ?= auto
 
-.PHONY: help deps deps-venv venv collection-tree samples demo hwloc-refs lint sanity unit build import docs-lint changelog-lint ee molecule image image-clean test bench clean distclean
+.PHONY: help deps deps-venv venv collection-tree samples demo hwloc-refs lint sanity unit integration build import docs-lint changelog-lint ee molecule image image-clean test bench clean distclean
 
 help:
 	@echo "make test        $(TEST_PHASES) (what CI runs: .ci/run)"
@@ -100,7 +101,8 @@ help:
 	@echo "make venv        $(VENV) with requirements-dev.txt (ansible-core 2.21 on Python >= 3.12, 2.19 on 3.11)"
 	@echo "make lint        ansible-lint --profile production"
 	@echo "make sanity      ansible-test sanity on a copy under $(SANITY_ROOT)"
-	@echo "make unit        pytest tests/unit"
+	@echo "make unit        pytest tests/unit: in-process, fast"
+	@echo "make integration pytest tests/integration: ansible-playbook, the stand-in servers, headless Chromium"
 	@echo "make build       ansible-galaxy collection build into $(DIST)"
 	@echo "make import      galaxy-importer on the built tarball, offline (tests/galaxy-importer.cfg); a warning fails it"
 	@echo "make docs-lint   antsibull-docs lint-collection-docs --plugin-docs (every plugin's and role's docs)"
@@ -156,7 +158,7 @@ $(VENV)/.stamp: requirements-dev.txt
 	echo "$$py requirements-dev.txt" > $@
 
 # .build/ansible_collections/maitred/rke2_numa -> the repo, so that ansible and
-# pytest import the collection from the work tree (tests/unit/conftest.py makes
+# pytest import the collection from the work tree (tests/conftest.py makes
 # the same link when it is missing).
 collection-tree:
 	@mkdir -p $(dir $(COLL_LINK))
@@ -204,6 +206,11 @@ sanity: venv
 unit: venv collection-tree
 	@mkdir -p $(BUILD)
 	@$(ANSIBLE_ENV) $(VPY) -m pytest -q -p no:cacheprovider -n $(UNIT_JOBS) --dist loadfile --junitxml=$(BUILD)/junit-unit.xml tests/unit
+
+# Same runner, same fixtures (tests/conftest.py); every test marked integration.
+integration: venv collection-tree
+	@mkdir -p $(BUILD)
+	@$(ANSIBLE_ENV) $(VPY) -m pytest -q -p no:cacheprovider -n $(UNIT_JOBS) --dist loadfile --junitxml=$(BUILD)/junit-integration.xml tests/integration
 
 # The tarball is built once and reused (import, ee): it is rebuilt only when a
 # file git knows (or would add) is newer, or the list of files changed.
@@ -282,7 +289,7 @@ ee: $(TARBALL)
 # as CI reads it.
 test:
 	@scripts/make_test.sh "$(MAKE)" "$(TEST_FIRST)" "$(TEST_BESIDE)" "$(TEST_LAST)"
-	@$(VPY) scripts/junit_summary.py $(BUILD)/junit-unit.xml
+	@$(VPY) scripts/junit_summary.py $(BUILD)/junit-unit.xml $(BUILD)/junit-integration.xml
 
 # The Molecule test image, built offline and cached (scripts/build-image.sh);
 # a no-op when it is current.

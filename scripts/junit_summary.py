@@ -4,11 +4,13 @@
 """Print one closing line with the counts of a pytest junit XML file.
 
 ``make test`` ends with this line, ``unit: N passed, N failed, N skipped``,
-so that its output closes with the unit test counts whatever ran after pytest.
+so that its output closes with the pytest counts whatever ran after pytest:
+every file given summed (tests/unit and tests/integration), each file's own
+counts after it.
 Errors (failed fixtures, collection errors) count as failed. Exits 1 when the
 file is missing or holds no test, or when anything failed.
 
-Usage: ``python scripts/junit_summary.py .build/junit-unit.xml``
+Usage: ``python scripts/junit_summary.py .build/junit-unit.xml [.build/junit-integration.xml ...]``
 """
 
 from __future__ import annotations
@@ -30,13 +32,19 @@ def counts(path):
 
 
 def main():
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: junit_summary.py JUNIT_XML")
-    try:
-        passed, failed, skipped = counts(sys.argv[1])
-    except (OSError, ET.ParseError) as e:
-        raise SystemExit("cannot read unit test results: %s" % e)
-    print("unit: %d passed, %d failed, %d skipped" % (passed, failed, skipped))
+    if len(sys.argv) < 2:
+        raise SystemExit("usage: junit_summary.py JUNIT_XML [JUNIT_XML ...]")
+    passed = failed = skipped = 0
+    parts = []
+    for path in sys.argv[1:]:
+        try:
+            p, f, s = counts(path)
+        except (OSError, ET.ParseError) as e:
+            raise SystemExit("cannot read the test results %s: %s" % (path, e))
+        passed, failed, skipped = passed + p, failed + f, skipped + s
+        parts.append("%s %d" % (path.rsplit("junit-", 1)[-1].rsplit(".", 1)[0], p + f + s))
+    print("unit: %d passed, %d failed, %d skipped%s" % (passed, failed, skipped,
+                                                       " (%s)" % ", ".join(parts) if len(parts) > 1 else ""))
     sys.exit(1 if failed or not passed + failed else 0)
 
 

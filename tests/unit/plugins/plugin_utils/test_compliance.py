@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
-import yaml
 
 from ansible.module_utils.testing import patch_module_args
 
@@ -314,23 +311,22 @@ def test_a_config_rewritten_in_drop_in_mode_is_no_concern(node):
 
 
 def install_hugepages_unit(root, plan):
-    """What the hugepages role does, with its own templates rendered by Ansible's template module into the copy:
-    the script, the unit, and (as systemctl enable does for WantedBy=multi-user.target) the wants link."""
-    playbook = root.parent / "hugepages-unit.yml"
+    """What the hugepages role does, with its own templates rendered in-process by Ansible's templar (the one its
+    template module runs) into the copy: the script and the unit (enable_hugepages_unit adds the wants link)."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
+
     templates = os.path.join(REPO, "roles", "hugepages", "templates")
-    playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "vars": {
+    templar = Templar(loader=DataLoader(), variables={
         "rke2_numa_plan": plan, "rke2_numa_agent_service": "rke2-agent.service", "rke2_numa_hugepages_retries": 5,
-        "rke2_numa_hugepages_sysfs_root": "/"}, "tasks": [
-        {"ansible.builtin.file": {"path": "{{ item }}", "state": "directory"},
-         "loop": [str(root / "usr/local/sbin"), str(root / "etc/systemd/system")]},
-        {"ansible.builtin.template": {"src": os.path.join(templates, "rke2-numa-hugepages.sh.j2"), "mode": "0755",
-                                      "dest": str(root / "usr/local/sbin/rke2-numa-hugepages")}},
-        {"ansible.builtin.template": {"src": os.path.join(templates, "rke2-numa-hugepages.service.j2"), "mode": "0644",
-                                      "dest": str(root / "etc/systemd/system/rke2-numa-hugepages.service")}}]}]))
-    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-                          "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)],
-                         capture_output=True, text=True, check=False, env=dict(os.environ, ANSIBLE_LOCALHOST_WARNING="false"))
-    assert out.returncode == 0, out.stdout + out.stderr
+        "rke2_numa_hugepages_sysfs_root": "/", "ansible_managed": "Ansible managed"})
+    for template, dest, mode in (("rke2-numa-hugepages.sh.j2", "usr/local/sbin/rke2-numa-hugepages", 0o755),
+                                 ("rke2-numa-hugepages.service.j2", "etc/systemd/system/rke2-numa-hugepages.service", 0o644)):
+        with open(os.path.join(templates, template)) as f:
+            text = templar.template(trust_as_template(f.read()))
+        (root / dest).parent.mkdir(parents=True, exist_ok=True)
+        (root / dest).write_text(text)
+        os.chmod(str(root / dest), mode)
 
 
 def enable_hugepages_unit(root):

@@ -39,7 +39,7 @@ def plan(tmp_path_factory):
 
 
 def test_the_role_takes_the_plan_and_chooses_how_to_publish():
-    """(tests/unit/playbooks/test_role_specs.py keeps every default and its spec in step.)"""
+    """(tests/unit/roles/test_role_specs.py keeps every default and its spec in step.)"""
     with open(os.path.join(ROLE, "meta", "argument_specs.yml")) as f:
         specs = yaml.safe_load(f)["argument_specs"]["main"]["options"]
     assert [name for name, spec in specs.items() if spec.get("required")] == ["rke2_numa_plan"]

@@ -1,5 +1,6 @@
 # -*- coding: utf-8 -*-
-"""Shared fixtures: the real hwloc sysfs dumps, unpacked once per session."""
+"""Shared by tests/unit (in-process) and tests/integration (ansible-playbook, the stand-in servers, a browser):
+the collection made importable, the real hwloc sysfs dumps unpacked once per session, the cost fixture."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import tracemalloc
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _make_importable():
@@ -37,6 +38,17 @@ def _make_importable():
 
 
 _make_importable()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "integration: starts ansible-playbook, a stand-in server or a browser (tests/integration)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Everything under tests/integration is marked integration: ``-m "not integration"`` leaves it out."""
+    for item in items:
+        if "%sintegration%s" % (os.sep, os.sep) in str(item.fspath):
+            item.add_marker(pytest.mark.integration)
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ import pytest
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import probe_pods, prove_report
-from ansible_collections.maitred.rke2_numa.tests.unit.standins.test_pod_lifecycle import Cluster, needs_kubectl, wait_for
+from ansible_collections.maitred.rke2_numa.tests.integration.standins.test_pod_lifecycle import Cluster, needs_kubectl, wait_for
 
 # best-effort and restricted admit and align as single-numa-node when the pod fits one node (the stand-in has no
 # multi-node hints): they run in the misaligned-GPU test below; test_prove.py judges all 16 combinations.
