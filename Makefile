@@ -79,11 +79,11 @@ TEST_BESIDE := lint sanity build import docs-lint changelog-lint ee
 TEST_LAST := unit integration
 TEST_PHASES := $(TEST_FIRST) $(TEST_BESIDE) molecule $(TEST_LAST)
 
-# Molecule: the podman image scripts/build-image.sh builds (the same name is in
+# Molecule: the podman image scripts/offline/build-image.sh builds (the same name is in
 # extensions/molecule/config.yml) and the scenarios to run, by default every
 # extensions/molecule/*/molecule.yml:  make molecule MOLECULE_SCENARIOS="default"
 MOLECULE_IMAGE := localhost/rke2-numa-debian12-systemd:latest
-# ... and the node image built FROM it (scripts/build-node-image.sh): the
+# ... and the node image built FROM it (scripts/offline/build-node-image.sh): the
 # static part of a fresh RKE2 GPU worker baked in once for every scenario.
 MOLECULE_NODE_IMAGE := localhost/rke2-numa-node:latest
 MOLECULE_SCENARIOS ?=
@@ -104,7 +104,7 @@ help:
 	@echo "make unit        pytest tests/unit: in-process, fast"
 	@echo "make integration pytest tests/integration: ansible-playbook, the stand-in servers, headless Chromium"
 	@echo "make build       ansible-galaxy collection build into $(DIST)"
-	@echo "make import      galaxy-importer on the built tarball, offline (tests/galaxy-importer.cfg); a warning fails it"
+	@echo "make import      galaxy-importer on the built tarball, offline (scripts/offline/galaxy-importer.cfg); a warning fails it"
 	@echo "make docs-lint   antsibull-docs lint-collection-docs --plugin-docs (every plugin's and role's docs)"
 	@echo "make changelog-lint  antsibull-changelog lint, and the next release's changelog previewed in $(CHANGELOG_DIR)"
 	@echo "make ee          ansible-builder create: docs/execution-environment.yml with the built tarball, in $(EE_DIR)"
@@ -188,7 +188,7 @@ lint: venv collection-tree
 #
 # ansible-test makes one venv per sanity test (cached in ~/.ansible/test/venv)
 # and bootstraps pip in it with a get-pip script from its own file host, which
-# our machines and CI cannot reach; scripts/ansible_test_offline_pip.py puts a
+# our machines and CI cannot reach; scripts/offline/ansible_test_offline_pip.py puts a
 # stand-in for that script in ansible-test's cache (pip comes from ensurepip and
 # the package index instead). All sanity tests run, on the venv's Python
 # only (--python): no --test/--skip-test list is needed offline.
@@ -199,7 +199,7 @@ sanity: venv
 	  | while IFS= read -r -d '' f; do if [ -e "$$f" ] || [ -L "$$f" ]; then printf '%s\0' "$$f"; fi; done \
 	  | tar --null -T - -cf - | tar -xf - -C $(SANITY_DIR)
 	@git -C $(SANITY_DIR) init -q
-	@$(VPY) scripts/ansible_test_offline_pip.py
+	@$(VPY) scripts/offline/ansible_test_offline_pip.py
 	@cd $(SANITY_DIR) && ansible-test sanity --local --color no \
 	  --python $$($(VPY) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 
@@ -232,14 +232,14 @@ $(TARBALL): $(VENV)/.stamp $(BUILD_LIST) $(BUILD_FILES)
 FORCE:
 
 # Galaxy's own import checks on the tarball `make build` writes, as Galaxy runs
-# them but offline (tests/galaxy-importer.cfg: no ansible-test, which `make
+# them but offline (scripts/offline/galaxy-importer.cfg: no ansible-test, which `make
 # sanity` runs, nor ansible-lint, which `make lint` runs; ansible-doc on every
 # plugin and role).
 # It writes importer_result.json in $(IMPORT_DIR). A WARNING or ERROR line
 # in its log fails the target: Galaxy would show it to the collection's users.
 import: $(TARBALL)
 	@mkdir -p $(IMPORT_DIR)
-	@cd $(IMPORT_DIR) && GALAXY_IMPORTER_CONFIG=$(CURDIR)/tests/galaxy-importer.cfg \
+	@cd $(IMPORT_DIR) && GALAXY_IMPORTER_CONFIG=$(CURDIR)/scripts/offline/galaxy-importer.cfg \
 	  $(VPY) -m galaxy_importer.main $(CURDIR)/$(TARBALL) 2>&1 | tee importer.log
 	@if grep -E '^(WARNING|ERROR|CRITICAL)' $(IMPORT_DIR)/importer.log; then echo "import: galaxy-importer complained (above)"; exit 1; fi
 
@@ -291,22 +291,22 @@ test:
 	@scripts/make_test.sh "$(MAKE)" "$(TEST_FIRST)" "$(TEST_BESIDE)" "$(TEST_LAST)"
 	@$(VPY) scripts/junit_summary.py $(BUILD)/junit-unit.xml $(BUILD)/junit-integration.xml
 
-# The Molecule test image, built offline and cached (scripts/build-image.sh);
+# The Molecule test image, built offline and cached (scripts/offline/build-image.sh);
 # a no-op when it is current.
 image: deps
-	@scripts/build-image.sh $(MOLECULE_IMAGE)
-	@PYTHON=$(PYTHON) scripts/build-node-image.sh $(MOLECULE_IMAGE) $(MOLECULE_NODE_IMAGE)
+	@scripts/offline/build-image.sh $(MOLECULE_IMAGE)
+	@PYTHON=$(PYTHON) scripts/offline/build-node-image.sh $(MOLECULE_IMAGE) $(MOLECULE_NODE_IMAGE)
 
 image-clean:
-	@scripts/build-node-image.sh --remove $(MOLECULE_NODE_IMAGE)
-	@scripts/build-image.sh --remove $(MOLECULE_IMAGE)
+	@scripts/offline/build-node-image.sh --remove $(MOLECULE_NODE_IMAGE)
+	@scripts/offline/build-image.sh --remove $(MOLECULE_IMAGE)
 
 # Each scenario in its own `molecule test -s NAME`, one after another; the
 # runner prints the time of each action and "molecule: N passed, M failed".
 # containers.podman and ansible.posix come from the `ansible` wheel on PyPI
 # (Galaxy is unreachable). Needs root: the image build and rootful podman.
 molecule: deps venv collection-tree image
-	@$(VPY) scripts/install_collections.py
+	@$(VPY) scripts/offline/install_collections.py
 	@$(VPY) scripts/molecule_test.py $(MOLECULE_SCENARIOS)
 
 # lstopo's answers for the hwloc dumps and sample machines, kept in

@@ -4,8 +4,8 @@
 # container registry is reachable from our machines and CI), and import it
 # into podman.
 #
-#   scripts/build-image.sh [IMAGE]            (`make image`, `make molecule`)
-#   scripts/build-image.sh --remove [IMAGE]   (`make image-clean`: image and cache)
+#   scripts/offline/build-image.sh [IMAGE]            (`make image`, `make molecule`)
+#   scripts/offline/build-image.sh --remove [IMAGE]   (`make image-clean`: image and cache)
 #
 #   IMAGE      default localhost/rke2-numa-debian12-systemd:latest
 #   env MIRROR     Debian mirror (default: the first Debian URI in /etc/apt)

@@ -14,7 +14,7 @@ from. The wheel is the newest ``ansible`` of the ansible-core line in the venv
 (requirements-dev.txt: core 2.21 -> ansible 14; the Python 3.11 fallback:
 core 2.19 -> ansible 12).
 
-Usage: ``.venv/bin/python scripts/install_collections.py [COLLECTION ...]``
+Usage: ``.venv/bin/python scripts/offline/install_collections.py [COLLECTION ...]``
 """
 
 from __future__ import annotations

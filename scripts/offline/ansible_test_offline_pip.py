@@ -17,7 +17,7 @@ it puts pip into the empty environment (with the interpreter's own
 for (``pip==<X.Y>``) from the package index. The pip version is read from the
 installed ansible-test, so this follows ansible-core upgrades.
 
-Usage: ``python scripts/ansible_test_offline_pip.py`` with the Python of the
+Usage: ``python scripts/offline/ansible_test_offline_pip.py`` with the Python of the
 environment that holds ansible-core.
 """
 
@@ -28,7 +28,7 @@ import os
 import re
 import sys
 
-MARK = "written by maitred.rke2_numa scripts/ansible_test_offline_pip.py"
+MARK = "written by maitred.rke2_numa scripts/ansible_test_offline_pip.py"  # its first path: stubs already cached stay recognised
 STAND_IN = '''# -*- coding: utf-8 -*-
 """Stand-in for get-pip.py, %s."""
 import subprocess

@@ -2,12 +2,12 @@
 # Build the Molecule node image: a fresh RKE2 GPU worker's static part (the
 # stand-ins, the diverted grub-probe, /boot, the host's GRUB args and grub.cfg,
 # rke2-agent.service, the dgx-h100 sample tree) baked once, FROM the Debian 12
-# systemd image of scripts/build-image.sh, with
+# systemd image of scripts/offline/build-image.sh, with
 # extensions/molecule/shared/image/Containerfile. Every apply scenario used to
 # build this node task by task at its prepare; now it starts from it.
 #
-#   scripts/build-node-image.sh [BASE_IMAGE [NODE_IMAGE]]   (`make image`)
-#   scripts/build-node-image.sh --remove [NODE_IMAGE]       (`make image-clean`)
+#   scripts/offline/build-node-image.sh [BASE_IMAGE [NODE_IMAGE]]   (`make image`)
+#   scripts/offline/build-node-image.sh --remove [NODE_IMAGE]       (`make image-clean`)
 #
 # The image carries a label with a hash of its recipe: the Containerfile, this
 # script, every file it copies (tests/standins/rke2, the bootloader stand-ins,
@@ -17,7 +17,7 @@
 # installed); otherwise it does nothing. Offline: podman build with
 # --pull=never and no network. Needs root and podman.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 REMOVE=0
 if [ "${1:-}" = --remove ]; then REMOVE=1; shift; fi
@@ -34,7 +34,7 @@ SHARED=extensions/molecule/shared
 die() { echo "build-node-image: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root (rootful podman, as Molecule uses it)"
 command -v podman >/dev/null 2>&1 || die "podman is missing (make deps installs it)"
-podman image exists "$BASE" || die "$BASE is missing (scripts/build-image.sh builds it)"
+podman image exists "$BASE" || die "$BASE is missing (scripts/offline/build-image.sh builds it)"
 PYTHON="${PYTHON:-python3}"
 
 # The node's constants, from the one file the scenarios read them from.
