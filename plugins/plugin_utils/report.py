@@ -3,25 +3,28 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fleet report: one self-contained HTML page and a Markdown summary for a whole run.
 
-Pure functions, no I/O; runs on the controller (filter fleet_report). The page
-needs no network: CSS, the NUMA maps (inline SVG) and the few lines of script
-of the filter box are in the file. Every string a host provides (names,
-addresses, warnings, reasons) goes through ``html.escape``.
+Runs on the controller (filter fleet_report). The page's data is prepared
+here (page_view); its HTML, CSS, SVG and script are the Jinja2 template
+playbooks/templates/fleet_report.html.j2, rendered with autoescaping on, so
+every string a host provides (names, addresses, warnings, reasons) is escaped.
+The page needs no network.
 
 Each host is an entry ``{host, plan, topology, compliance, pods, labels}``;
 only ``host`` is required (a host that failed before its plan has none).
 ``mode`` is ``plan`` (plan.yml: a planned host is "planned") or ``check``
 (check.yml: compliant or not, and why).
 
-The DOM says what the maps show, for people and tests: a NUMA node is a
-``div.numa-node`` (``.memory-only`` without CPUs) with ``data-node``; a CPU is
-an SVG ``rect.cpu`` with the class of its state (``reserved``, ``isolated``,
-``offline``, or ``online`` when there is no plan), grouped by core (``g.core``).
+The DOM says what the maps show (see the template's header).
 """
 
 from __future__ import annotations
 
+import functools
+import json
+import os
 from html import escape
+
+import jinja2
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.topology_table import cpus_cell, plural, size
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
@@ -264,146 +267,83 @@ def cores_per_row(count):
     return max(1, (count + rows - 1) // rows)
 
 
-def cores_svg(cores, reserved, planned, offline=False):
-    """The cells of some cores as an inline SVG, wrapped into rows; (svg, width)."""
+def cores_grid(cores, reserved, planned, offline=False):
+    """The cells of some cores, wrapped into rows: {width, height, cores: [{title, cells: [{x, y, state}]}]} (px)."""
     threads = max(len(c) for c in cores)
     per_row = cores_per_row(len(cores))
     core_w = threads * CELL + (threads - 1) * GAP
-    width = per_row * core_w + (per_row - 1) * CORE_GAP
     rows = (len(cores) + per_row - 1) // per_row
-    height = rows * CELL + (rows - 1) * CORE_GAP
-    parts = ['<svg class="cores" width="%d" height="%d" viewBox="0 0 %d %d">' % (width, height, width, height)]
+    grid = {"width": per_row * core_w + (per_row - 1) * CORE_GAP, "height": rows * CELL + (rows - 1) * CORE_GAP, "cores": []}
     for i, core in enumerate(cores):
         x0, y = (i % per_row) * (core_w + CORE_GAP), (i // per_row) * (CELL + CORE_GAP)
-        what = "CPU" if len(core) == 1 else "core, CPUs"
-        parts.append('<g class="core"><title>%s %s</title>' % (what, ",".join(str(c) for c in core)))
-        for j, cpu in enumerate(core):
-            state = "offline" if offline else cpu_state(cpu, reserved, planned)
-            parts.append('<rect class="cpu %s" x="%d" y="%d"/>' % (state, x0 + j * (CELL + GAP), y))
-        parts.append("</g>")
-    parts.append("</svg>")
-    return "".join(parts), width
+        grid["cores"].append({
+            "title": "%s %s" % ("CPU" if len(core) == 1 else "core, CPUs", ",".join(str(c) for c in core)),
+            "cells": [{"x": x0 + j * (CELL + GAP), "y": y, "state": "offline" if offline else cpu_state(cpu, reserved, planned)}
+                      for j, cpu in enumerate(core)]})
+    return grid
 
 
-def memory_svg(node, width):
-    """The node's memory as a bar: reserved, hugepages, the rest; (svg, caption as HTML with the bar's colours)."""
-    total = node["memory"]
-    parts = ['<svg class="memory" width="%d" height="%d" viewBox="0 0 %d %d">' % (width, BAR, width, BAR),
-             '<rect class="mem free" x="0" y="0" width="%d" height="%d"/>' % (width, BAR)]
-    x = 0.0
-    for cls, nbytes in (("reserved", node["reserved_memory"]), ("hugepages", node["hugepages"])):
-        if total and nbytes:
-            w = max(2.0, width * float(nbytes) / total)
-            parts.append('<rect class="mem %s" x="%.1f" y="0" width="%.1f" height="%d"><title>%s %s</title></rect>'
-                         % (cls, x, w, BAR, human(nbytes), cls))
-            x += w
-    parts.append("</svg>")
-    caption = "memory %s" % human(total)
+def memory_bar(node, width):
+    """The node's memory as a bar - reserved, hugepages, the rest - and its caption: {width, height, total, parts, caption}."""
+    total, x, parts, caption = node["memory"], 0.0, [], []
     for cls, nbytes in (("reserved", node["reserved_memory"]), ("hugepages", node["hugepages"])):
         if nbytes:
-            caption += ' <span><i class="%s"></i>%s %s</span>' % (cls, human(nbytes), cls)
-    return "".join(parts), caption
+            caption.append({"cls": cls, "text": "%s %s" % (human(nbytes), cls)})
+            if total:
+                w = max(2.0, width * float(nbytes) / total)
+                parts.append({"cls": cls, "x": "%.1f" % x, "w": "%.1f" % w, "title": "%s %s" % (human(nbytes), cls)})
+                x += w
+    return {"width": width, "height": BAR, "total": human(total), "parts": parts, "caption": caption}
 
 
-def device_chips(node):
-    """The GPUs and NICs attached to the node, as lstopo draws PCI devices under their node."""
-    chips = []
-    for dev in node["gpus"]:
-        chips.append('<span class="dev gpu" title="%s">GPU %s</span>' % (
-            escape(" ".join(str(dev.get(k)) for k in ("vendor", "device", "driver", "uuid") if dev.get(k))),
-            escape(str(dev.get("address", "?")))))
-    for dev in node["nics"]:
-        names = " ".join(dev.get("interfaces") or []) or dev.get("address", "?")
-        chips.append('<span class="dev nic" title="%s">NIC %s</span>' % (escape(str(dev.get("address", "?"))), escape(str(names))))
-    return '<div class="devs">%s</div>' % "".join(chips) if chips else ""
-
-
-def node_box(node, reserved, planned, gpu_count):
-    """One NUMA node: a box with its cores' cells, its memory bar, its devices and its biggest pod."""
-    cpu_total = sum(len(c) for c in node["cores"])
+def node_view(node, reserved, planned, gpu_count):
+    """One NUMA node's box: its cores' cells, its memory bar, its devices and its biggest pod."""
     if node["cores"]:
-        cells, width = cores_svg(node["cores"], reserved, planned)
-        head = "%s, %s" % (plural(cpu_total, "CPU"), plural(len(node["cores"]), "core"))
+        grid = cores_grid(node["cores"], reserved, planned)
+        head = "%s, %s" % (plural(sum(len(c) for c in node["cores"]), "CPU"), plural(len(node["cores"]), "core"))
     else:
-        cells, width = "", NODE_WIDTH
-        head = "memory only"
+        grid, head = None, "memory only"
         if node["gpu_memory"]:
             head += ", GPU memory" + (" (the host's only GPU)" if gpu_count == 1 else "")
-    width = max(width, NODE_WIDTH)
-    memory, caption = memory_svg(node, width) if node["memory"] else ("", "no memory (an empty node)")
-    pod, table = "", node["table"]
+    width = max(grid["width"] if grid else 0, NODE_WIDTH)
+    table = node["table"]
+    pod = ""
     if table.get("exclusive_cpus"):
-        pod = '<div class="pod">biggest pod: %s, %s memory, %s hugepages, %s</div>' % (
-            plural(table["exclusive_cpus"], "CPU"), size(table["allocatable_memory_bytes"]), size(table["hugepages_bytes"]),
-            plural(len(table["gpus"]), "GPU"))
-    return ('<div class="numa-node%s" data-node="%d" style="width:%dpx"><div class="node-head"><b>node %d</b> %s</div>%s'
-            '<div class="mem-bar">%s<div>%s</div></div>%s%s</div>'
-            % ("" if node["cores"] else " memory-only", node["id"], width, node["id"], escape(head), cells, memory,
-               caption, device_chips(node), pod))
+        pod = "%s, %s memory, %s hugepages, %s" % (plural(table["exclusive_cpus"], "CPU"), size(table["allocatable_memory_bytes"]),
+                                                   size(table["hugepages_bytes"]), plural(len(table["gpus"]), "GPU"))
+    return {
+        "id": node["id"], "memory_only": not node["cores"], "width": width, "head": head, "grid": grid,
+        "memory": memory_bar(node, width) if node["memory"] else None,
+        "gpus": [{"title": " ".join(str(dev.get(k)) for k in ("vendor", "device", "driver", "uuid") if dev.get(k)),
+                  "name": str(dev.get("address", "?"))} for dev in node["gpus"]],
+        "nics": [{"title": str(dev.get("address", "?")), "name": " ".join(dev.get("interfaces") or []) or str(dev.get("address", "?"))}
+                 for dev in node["nics"]],
+        "pod": pod,
+    }
 
 
-def offline_box(offline):
-    """Offline CPUs belong to no NUMA node while offline: a box of their own."""
-    cells, dummy = cores_svg([[cpu] for cpu in sorted(offline)], set(), False, offline=True)
-    return ('<div class="offline-cpus"><div class="node-head"><b>offline</b> %s (no NUMA node while offline)</div>%s</div>'
-            % (escape(plural(len(offline), "CPU")), cells))
-
-
-def host_map(topology, plan):
-    """The host's NUMA map: one box per node, wrapped, then the offline CPUs."""
+def map_view(topology, plan):
+    """The host's NUMA map: a box per node, then the offline CPUs (they belong to no NUMA node while offline);
+    None when no topology was read."""
     if not topology or not topology.get("numa_nodes"):
-        return '<p class="no-map">no topology was read</p>'
-    planned = bool(plan)
+        return None
     reserved = _cpus((plan or {}).get("reserved_cpus"))
     gpu_count = sum(1 for d in topology.get("pci_devices") or [] if d.get("kind") == "gpu")
-    boxes = [node_box(node, reserved, planned, gpu_count) for node in node_layout(topology, plan)]
     offline = _cpus(topology.get("cpus_offline")) | _cpus((plan or {}).get("offline_cpus"))
-    if offline:
-        boxes.append(offline_box(offline))
-    return '<div class="map">%s</div>' % "".join(boxes)
+    return {"nodes": [node_view(node, reserved, bool(plan), gpu_count) for node in node_layout(topology, plan)],
+            "offline": {"head": plural(len(offline), "CPU"), "grid": cores_grid([[cpu] for cpu in sorted(offline)], set(), False, True)}
+            if offline else None}
 
 
-def host_facts(topology, plan):
-    """One line: nodes, CPUs, cores, SMT, kernel; the plan's reserved / isolated / offline CPUs."""
-    facts = []
-    if topology:
-        nodes = topology.get("numa_nodes") or []
-        facts.append("%s (%d with CPUs), %s in %s, SMT %s, kernel %s" % (
-            plural(len(nodes), "NUMA node"), sum(1 for n in nodes if n.get("has_cpu")),
-            plural(len(_cpus(topology.get("cpus_online"))), "online CPU"), plural(len(topology.get("cores") or []), "core"),
-            "on" if topology.get("smt_active") else "off", topology.get("kernel_release") or "unknown"))
-    lines = ["<p>%s</p>" % escape(f) for f in facts]
-    if plan:  # the line doubles as the map's legend
-        lines.append('<p class="legend"><i class="reserved"></i>reserved CPUs %s <i class="isolated"></i>isolated %s%s</p>' % (
-            escape(cpus_cell(plan.get("reserved_cpus", "")) or "none"), escape(cpus_cell(plan.get("isolated_cpus", "")) or "none"),
-            ' <i class="offline"></i>offline %s' % escape(cpus_cell(plan["offline_cpus"])) if plan.get("offline_cpus") else ""))
-    return "".join(lines)
-
-
-def _list(title, items, cls=""):
-    if not items:
+def host_facts(topology):
+    """One line: nodes, CPUs, cores, SMT, kernel ("" without a topology)."""
+    if not topology:
         return ""
-    return '<div class="%s"><b>%s</b><ul>%s</ul></div>' % (cls, escape(title), "".join("<li>%s</li>" % escape(i) for i in items))
-
-
-def host_section(index, entry, row, is_open, map_html):
-    """A host's details: status, facts, map (``map_html``), pod shapes, labels, warnings."""
-    plan, topology = entry.get("plan") or {}, entry.get("topology") or {}
-    labels = entry.get("labels") or []
-    body = [
-        '<p class="status %s">%s: %s</p>' % (row["status"], escape(row["label"]), escape(row["detail"])) if row["detail"] else "",
-        host_facts(topology, plan),
-        map_html,
-        _list("pod shapes (copies at once)", row["shapes"], "shapes"),
-        # What the node is labelled with: its RKE2 node-label entries and the NUMA capacity labels.
-        '<div class="labels"><b>labels</b> %s</div>' % (escape(", ".join(labels)) if labels else "none planned"),
-        _list("warnings", row["warnings"], "warnings"),
-    ]
-    return ('<details class="host" id="host-%d" data-host="%s" data-filter="%s"%s><summary><b>%s</b> '
-            '<span class="status %s">%s</span> %s</summary>%s</details>'
-            % (index, escape(row["host"]), escape(filter_text(row)), " open" if is_open else "", escape(row["host"]),
-               row["status"], escape(row["label"]), escape(plural(len(row["warnings"]), "warning")) if row["warnings"] else "",
-               "".join(body)))
+    nodes = topology.get("numa_nodes") or []
+    return "%s (%d with CPUs), %s in %s, SMT %s, kernel %s" % (
+        plural(len(nodes), "NUMA node"), sum(1 for n in nodes if n.get("has_cpu")),
+        plural(len(_cpus(topology.get("cpus_online"))), "online CPU"), plural(len(topology.get("cores") or []), "core"),
+        "on" if topology.get("smt_active") else "off", topology.get("kernel_release") or "unknown")
 
 
 def shared_maps(entries, rows):
@@ -412,16 +352,12 @@ def shared_maps(entries, rows):
     page's script copies that map in when the host is opened."""
     first, out = {}, []
     for i, entry in enumerate(entries):
-        html = host_map(entry.get("topology"), entry.get("plan"))
-        if 'class="map"' not in html:
-            out.append(html)
+        view = map_view(entry.get("topology"), entry.get("plan"))
+        if view is None:
+            out.append({"kind": "none"})
             continue
-        owner = first.setdefault(html, i)
-        if owner == i:
-            out.append('<div data-map="%d">%s</div>' % (i, html))
-        else:
-            out.append('<div class="same-map" data-same="%d">same NUMA map as <a href="#host-%d">%s</a></div>'
-                       % (owner, owner, escape(rows[owner]["host"])))
+        owner = first.setdefault(json.dumps(view, sort_keys=True), i)
+        out.append(dict(view, kind="own") if owner == i else {"kind": "same", "owner": owner, "owner_host": rows[owner]["host"]})
     return out
 
 
@@ -430,116 +366,44 @@ def filter_text(row):
     return " ".join((row["host"], row["label"], row["fingerprint"])).lower()
 
 
-# ----------------------------------------------------------------- the page
-
-CSS = """
-body{font:14px/1.4 system-ui,sans-serif;margin:16px;color:#222}
-h1{font-size:20px;margin:0 0 4px}
-table{border-collapse:collapse;margin:8px 0}
-th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#f3f3f3}
-.status.compliant,.status.planned{color:#1a7f37}.status.not-compliant,.status.blocked,.status.failed{color:#c62828;font-weight:bold}
-.legend span{display:inline-block;margin-right:12px}
-details.host p{margin:4px 0}
-.legend i{display:inline-block;width:12px;height:12px;margin:0 4px 0 8px;vertical-align:-2px;border:1px solid #888}
-details.host{border:1px solid #bbb;border-radius:4px;margin:6px 0;padding:4px 8px}
-details.host>summary{cursor:pointer}
-.map{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start;margin:6px 0}
-.numa-node,.offline-cpus{border:2px solid #5a6b7b;border-radius:4px;padding:4px;background:#f7f9fb}
-.numa-node.memory-only{border-style:dashed;background:#fbfbf4}
-.offline-cpus{border-color:#999;border-style:dotted}
-.node-head{margin-bottom:3px}
-svg{display:block}
-rect.cpu{width:10px;height:10px;stroke:#333;stroke-width:.5}
-.cpu.reserved,i.reserved{fill:#e8743b;background:#e8743b}
-.cpu.isolated,i.isolated{fill:#4e9a5a;background:#4e9a5a}
-.cpu.offline,i.offline{fill:#fff;background:#fff;stroke-dasharray:2 1}
-.cpu.online,i.online{fill:#8fa8c0;background:#8fa8c0}
-.mem-bar{margin-top:4px;font-size:12px}
-.mem-bar span{white-space:nowrap}
-.mem-bar i{display:inline-block;width:9px;height:9px;margin:0 3px 0 6px;border:1px solid #888}
-.mem.free,i.free{fill:#cfd8e3;background:#cfd8e3}
-.mem.reserved{fill:#e8743b}
-.mem.hugepages,i.hugepages{fill:#7b5ea7;background:#7b5ea7}
-.devs{margin-top:3px}
-.dev{display:inline-block;font-size:12px;border:1px solid #777;border-radius:3px;padding:0 4px;margin:2px 2px 0 0}
-.dev.gpu{background:#d9f0d3}.dev.nic{background:#dde7f5}
-.pod{font-size:12px;margin-top:2px}
-.warnings li{color:#8a4b00}
-#filter{width:24em;padding:3px}
-"""
-
-LEGEND = ('<p class="legend"><span><i class="reserved"></i>reserved CPU (housekeeping)</span>'
-          '<span><i class="isolated"></i>isolated CPU (for pinned pods)</span><span><i class="offline"></i>offline CPU</span>'
-          '<span><i class="online"></i>online CPU, not planned</span><span><i class="free"></i>memory</span>'
-          '<span><i class="reserved"></i>reserved memory</span><span><i class="hugepages"></i>hugepages</span></p>')
-
-# The filter box: hides the table rows and host sections whose data-filter lacks the text. An opened
-# host whose map another host shows gets a copy of it.
-SCRIPT = """
-(function () {
-  function fill(d) {
-    d.querySelectorAll('.same-map').forEach(function (slot) {
-      var map = document.querySelector('[data-map="' + slot.getAttribute('data-same') + '"] > .map');
-      if (map && !slot.querySelector('.map')) { slot.appendChild(map.cloneNode(true)); }
-    });
-  }
-  document.querySelectorAll('details.host').forEach(function (d) {
-    if (d.open) { fill(d); }
-    d.addEventListener('toggle', function () { if (d.open) { fill(d); } });
-  });
-  var box = document.getElementById('filter'), shown = document.getElementById('shown');
-  box.addEventListener('input', function () {
-    var q = box.value.trim().toLowerCase(), n = 0;
-    document.querySelectorAll('#fleet tbody tr').forEach(function (tr) {
-      tr.hidden = q !== '' && tr.getAttribute('data-filter').indexOf(q) < 0;
-      if (!tr.hidden) { n += 1; }
-    });
-    document.querySelectorAll('details.host').forEach(function (d) {
-      d.hidden = q !== '' && d.getAttribute('data-filter').indexOf(q) < 0;
-    });
-    shown.textContent = n + ' of ' + shown.getAttribute('data-total') + ' hosts';
-  });
-})();
-"""
+def page_view(entries, mode="plan", title="RKE2 NUMA fleet report"):
+    """What the page shows, as data: the summary, a row per host, each host's details and map."""
+    rows = summarize(entries, mode)
+    is_open = len(rows) <= OPEN_HOSTS
+    hosts = []
+    for entry, row, view in zip(entries, rows, shared_maps(entries, rows)):
+        plan = entry.get("plan") or {}
+        hosts.append(dict(
+            row, filter=filter_text(row), open=is_open, map=view, labels=entry.get("labels") or [],
+            facts=host_facts(entry.get("topology") or {}),
+            warnings_text=plural(len(row["warnings"]), "warning") if row["warnings"] else "",
+            # the line doubles as the map's legend
+            legend={"reserved": cpus_cell(plan.get("reserved_cpus", "")) or "none", "isolated": cpus_cell(plan.get("isolated_cpus", "")) or "none",
+                    "offline": cpus_cell(plan["offline_cpus"]) if plan.get("offline_cpus") else ""} if plan else None))
+    return {
+        "title": title, "summary": summary_line(rows, mode), "source": "check.yml" if mode == "check" else "plan.yml",
+        "rows": [dict(row, filter=filter_text(row), pod="%s (node %s)" % (row["pod"], row["pod_node"]) if row["pod"] else "")
+                 for row in rows],
+        "hosts": hosts,
+    }
 
 
-def fleet_table(rows):
-    """The fleet table: a row per host, linking to its section."""
-    out = ['<table id="fleet"><thead><tr><th>host</th><th>status</th><th>plan</th>'
-           '<th>biggest single-NUMA pod<br>cpu / memory / hugepages / GPUs</th><th>pod shapes: copies</th>'
-           '<th>warnings</th></tr></thead><tbody>']
-    for i, row in enumerate(rows):
-        out.append('<tr data-host="%s" data-filter="%s"><td><a href="#host-%d">%s</a></td><td class="status %s">%s%s</td>'
-                   '<td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>' % (
-                       escape(row["host"]), escape(filter_text(row)), i, escape(row["host"]), row["status"],
-                       escape(row["label"]), "<br>" + escape(row["detail"]) if row["detail"] else "",
-                       escape(row["fingerprint"]) or "-",
-                       escape("%s (node %s)" % (row["pod"], row["pod_node"])) if row["pod"] else "-",
-                       "<br>".join(escape(s) for s in row["shapes"]) or "-", len(row["warnings"]) or "-"))
-    out.append("</tbody></table>")
-    return "".join(out)
+# The page's template: HTML, CSS, SVG and script in one Jinja2 file, rendered here with autoescaping on.
+PAGE_TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "playbooks", "templates",
+                             "fleet_report.html.j2")
+
+
+@functools.lru_cache(maxsize=1)
+def _page_template():
+    with open(PAGE_TEMPLATE, encoding="utf-8") as f:
+        source = f.read()
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return env.from_string(source)
 
 
 def render_html(entries, mode="plan", title="RKE2 NUMA fleet report"):
     """The whole page for the run: summary, filter box, fleet table, then each host's details and map."""
-    rows = summarize(entries, mode)
-    is_open = len(rows) <= OPEN_HOSTS
-    sections = [host_section(i, entry, row, is_open, map_html)
-                for i, (entry, row, map_html) in enumerate(zip(entries, rows, shared_maps(entries, rows)))]
-    return "".join([
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<title>%s</title><style>%s</style></head><body>\n" % (escape(title), CSS),
-        '<h1>%s</h1><p class="summary">%s (%s)</p>' % (escape(title), escape(summary_line(rows, mode)),
-                                                       "check.yml" if mode == "check" else "plan.yml"),
-        LEGEND,
-        '<p><input id="filter" type="search" placeholder="filter: host, status or plan" aria-label="filter hosts"> '
-        '<span id="shown" data-total="%d">%d of %d hosts</span></p>\n' % (len(rows), len(rows), len(rows)),
-        fleet_table(rows), "\n",
-        '<section id="hosts">%s</section>\n' % "\n".join(sections),
-        "<script>%s</script></body></html>\n" % SCRIPT,
-    ])
+    return _page_template().render(page_view(entries, mode, title))
 
 
 # ----------------------------------------------------------------- Markdown

@@ -85,14 +85,14 @@ def test_each_node_is_a_box_and_each_cpu_a_cell_in_its_state(samples):
 
 def test_cells_are_grouped_by_core(samples):
     topology, plan = samples["dgx-h100"]
-    html = report.host_map(topology, plan)
+    html = report.render_html([{"host": "dgx-h100", "topology": topology, "plan": plan}])
     assert html.count('<g class="core">') == len(topology["cores"]) == 112
     assert "<title>core, CPUs 0,112</title>" in html
 
 
 def test_devices_sit_on_their_node(samples):
     topology, plan = samples["dgx-h100"]
-    page = report.host_map(topology, plan)
+    page = report.render_html([{"host": "dgx-h100", "topology": topology, "plan": plan}])
     boxes = page.split('<div class="numa-node')[1:]
     for nid, box in enumerate(boxes):
         gpus = [d["address"] for d in topology["pci_devices"] if d["kind"] == "gpu" and d["numa_node"] == nid]
@@ -128,7 +128,9 @@ def test_every_host_string_is_escaped(samples):
     page = report.render_html([entry])
     assert page.count("<script>") == 1  # the filter box's own
     assert "<img" not in page and "<b>shape" not in page and "<i>" not in page.replace('<i class="', "")
-    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more" in page
+    # Jinja2's autoescape writes a double quote as &#34;
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; more" in page
+    assert "NIC eth0&#34;&gt;&lt;img src=x onerror=alert(1)&gt;</span>" in page
     summary = report.render_markdown([entry])
     assert "<img" not in summary and "&lt;img src=x onerror=alert\\(2\\)&gt;" in summary
 
