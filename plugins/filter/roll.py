@@ -11,7 +11,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure_message, evicted_pods, pods_left
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_lock_claims, kured_lock_releases, maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers, stale_nodes
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, failure_reason, roll_outcome
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, failure_reason, roll_outcome, roll_progress
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
 
 
@@ -60,19 +60,28 @@ def kured_releases(reply, kured_daemonset):
     return kured_lock_releases((reply or {}).get("items") or [], kured_daemonset)
 
 
-def outcome(hostvars, fleet_hosts, rolled_hosts, check_mode=False):
-    """The roll's summary and whether it failed, from the hosts' facts (plugin_utils/roll_outcome.py)."""
-    fleet, rolled = [], []
-    for host in fleet_hosts or []:
-        fleet.append({"host": host, "compliant": _compliant(hostvars, host), "blocked": _blocked(hostvars, host)})
-    for host in rolled_hosts or []:
+def _rolled(hostvars, hosts):
+    """The roll's entry of each host it picked: {host, result, reason, seconds, unproven, labels_note}."""
+    rolled = []
+    for host in hosts or []:
         facts = hostvars[host]
         proof = facts.get("rke2_numa_prove_report") or {}
         rolled.append({"host": host, "result": facts.get("rke2_numa_roll_result"), "reason": facts.get("rke2_numa_roll_reason"),
                        "seconds": facts.get("rke2_numa_roll_seconds"),
                        "unproven": list(proof.get("inconclusive") or []) + list(proof.get("warnings") or []),
                        "labels_note": facts.get("rke2_numa_labels_note") or None})
-    return roll_outcome(fleet, rolled, bool(check_mode))
+    return rolled
+
+
+def outcome(hostvars, fleet_hosts, rolled_hosts, check_mode=False):
+    """The roll's summary and whether it failed, from the hosts' facts (plugin_utils/roll_outcome.py)."""
+    fleet = [{"host": host, "compliant": _compliant(hostvars, host), "blocked": _blocked(hostvars, host)} for host in fleet_hosts or []]
+    return roll_outcome(fleet, _rolled(hostvars, rolled_hosts), bool(check_mode))
+
+
+def progress(hostvars, rolled_hosts, max_fail_percentage=0):
+    """Where the roll stands between batches (plugin_utils/roll_outcome.py roll_progress)."""
+    return roll_progress(_rolled(hostvars, rolled_hosts), max_fail_percentage)
 
 
 def drain_failure(result, node_name, admin_cordon=False):
@@ -147,7 +156,7 @@ class FilterModule(object):
     def filters(self):
         return {"maintenance_window": maintenance_window, "node_markers": node_markers, "maintainers_at_work": maintainers,
                 "kured_lock_claims": kured_claims, "kured_lock_releases": kured_releases,
-                "roll_outcome": outcome, "drain_pods_left": pods_left, "drain_failure": drain_failure,
+                "roll_outcome": outcome, "roll_progress": progress, "drain_pods_left": pods_left, "drain_failure": drain_failure,
                 "drain_evicted": drain_evicted, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
                 "roll_capacity": capacity, "roll_order": order, "roll_stale_markers": stale_marked,

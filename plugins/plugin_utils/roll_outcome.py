@@ -65,6 +65,17 @@ ANNOTATION_REASON_MAX = 300
 _NO_REASON = ("", "non-zero return code", "The command exited with a non-zero return code.")
 
 
+def roll_progress(rolled, max_fail_percentage=0):
+    """Where a roll stands between two batches, from the same entries as roll_outcome: {failed (the hosts with a
+    reason: failed or waiting for their reboot), seconds (of the nodes done, for the window's estimate), stop (more
+    than max_fail_percentage of the hosts to roll failed: no further batch), msg}."""
+    failed = [i["host"] for i in rolled if i.get("reason") is not None]
+    seconds = [float(i["seconds"]) for i in rolled if i.get("seconds") is not None]
+    stop = len(failed) * 100 > int(max_fail_percentage) * len(rolled)
+    msg = "stopping: %s failed (rke2_numa_max_fail_percentage %d)" % (", ".join(failed), int(max_fail_percentage)) if stop else ""
+    return {"failed": failed, "seconds": seconds, "stop": stop, "msg": msg}
+
+
 def failure_reason(result):
     """The reason a failed task gives, for the roll's summary: its message, or kubectl's own words when the message
     is only Ansible's "non-zero return code" (e.g. ``nodes "gpu-a" not found``), on one line."""

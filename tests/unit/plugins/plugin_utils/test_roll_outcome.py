@@ -4,7 +4,7 @@
 """A roll's summary and exit code: rc 0 only when every node it meant to roll is done."""
 from __future__ import annotations
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import roll_outcome
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import roll_outcome, roll_progress
 
 FLEET = [{"host": "n1", "compliant": False}, {"host": "n2", "compliant": False}, {"host": "n3", "compliant": True},
          {"host": "n4", "compliant": None}]
@@ -92,3 +92,17 @@ def test_the_annotation_holds_our_first_sentence_never_the_kubelet_log():
     assert annotation_reason(reason) == "rolled back to the previous config and checkpoints: the kubelet did not come back healthy within 20 s"
     assert len(annotation_reason("x" * 1000)) == 300
     assert annotation_reason("pending reboot: the plan's kernel args are written") == "pending reboot: the plan's kernel args are written"
+
+
+def test_the_progress_between_batches_stops_past_the_failure_share_and_times_the_nodes_done():
+    """The guard of each batch (it was a Jinja chain in playbooks/tasks/stop.yml and window.yml)."""
+    rolled = [{"host": "a", "result": "reconfigured", "reason": None, "seconds": "61.5"},
+              {"host": "b", "result": "failed", "reason": "the drain timed out", "seconds": None},
+              {"host": "c", "result": "pending_reboot", "reason": "pending reboot: ...", "seconds": None},
+              {"host": "d", "result": None, "reason": None, "seconds": None}]
+    first = roll_progress(rolled)
+    assert first == {"failed": ["b", "c"], "seconds": [61.5], "stop": True,
+                     "msg": "stopping: b, c failed (rke2_numa_max_fail_percentage 0)"}
+    assert not roll_progress(rolled, 50)["stop"]   # 2 of 4 is not more than half
+    assert roll_progress(rolled, 49)["stop"]
+    assert roll_progress(rolled[:1]) == {"failed": [], "seconds": [61.5], "stop": False, "msg": ""}
