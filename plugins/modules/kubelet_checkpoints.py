@@ -67,7 +67,7 @@ EXAMPLES = r"""
 RETURN = r"""
 backup_path:
   description: The backup folder (empty in check mode).
-  returned: state=absent (also when deleting failed: restore from it)
+  returned: state=absent (also when deleting failed - restore from it)
   type: str
   sample: /var/lib/rke2-numa/backup/20261203T064000Z
 backed_up:
