@@ -43,8 +43,8 @@ def main():
             raise SystemExit("cannot read the test results %s: %s" % (path, e))
         passed, failed, skipped = passed + p, failed + f, skipped + s
         parts.append("%s %d" % (path.rsplit("junit-", 1)[-1].rsplit(".", 1)[0], p + f + s))
-    print("unit: %d passed, %d failed, %d skipped%s" % (passed, failed, skipped,
-                                                       " (%s)" % ", ".join(parts) if len(parts) > 1 else ""))
+    per_file = " (%s)" % ", ".join(parts) if len(parts) > 1 else ""
+    print("unit: %d passed, %d failed, %d skipped%s" % (passed, failed, skipped, per_file))
     sys.exit(1 if failed or not passed + failed else 0)
 
 

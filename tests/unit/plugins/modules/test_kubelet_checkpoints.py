@@ -104,15 +104,14 @@ def test_two_resets_in_one_second_get_two_folders(kubelet, tmp_path):
 def test_restore_trusts_only_its_own_backup_and_then_touches_nothing(kubelet, tmp_path, capsys, case):
     folder = kc.backup_and_remove(str(kubelet), str(tmp_path / "b"), "s")["backup_path"]
     (kubelet / "memory_manager_state").write_text("written by the failed kubelet")
+    target = kubelet
     if case == "no-manifest":
         os.unlink(os.path.join(folder, kc.MANIFEST))
     elif case == "other-kubelet":
-        other = tmp_path / "other"
-        other.mkdir()
-        kubelet_dir = other
+        target = tmp_path / "other"
+        target.mkdir()
     else:
         os.unlink(os.path.join(folder, "cpu_manager_state"))
-    target = kubelet_dir if case == "other-kubelet" else kubelet
     before = sorted(os.listdir(target))
     code, result = run(capsys, kubelet_dir=str(target), state="restored", backup_path=folder)
     assert code == 1 and "nothing was restored" in result["msg"]

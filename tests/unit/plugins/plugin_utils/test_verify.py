@@ -75,9 +75,9 @@ def test_effective_config_follows_rke2_order():
     assert effective_config(files + [("config.yaml.d/30-c.yaml", "kubelet-arg: [x=1]\n")])["kubelet-arg"] == ["x=1"]
 
 
-def node_state(topology, files, kubelet_state=STATE):
+def node_state(topology, files):
     """node_state_info's result, as the verify role reads it: RKE2's files with only the keys that leave the node."""
-    return {"topology": topology, "kubelet_state": kubelet_state,
+    return {"topology": topology, "kubelet_state": STATE,
             "rke2": {"files": [{"path": path, "exists": values is not None, "values": values, "error": error}
                                for path, values, error in files]}}
 
