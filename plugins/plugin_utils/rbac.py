@@ -1,0 +1,383 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Least privilege: the API rights the collection's kubectl calls need, the identity that holds exactly those,
+and what the API server says a kubeconfig may do (controller side).
+
+Three facts live here, each once:
+
+- ``RULES``: every right the collection uses, with where it applies (the whole cluster, the probe namespace,
+  kured's DaemonSet) and which playbooks need it. ``manifest()`` renders them as a ServiceAccount, a
+  ClusterRole, namespaced Roles and their bindings (``files/rbac/rke2-numa.yaml`` is that rendering with the
+  defaults); ``playbooks/access.yml`` applies it.
+- ``kubectl_requests()``: the API requests each kubectl command of ours makes, as kubectl 1.20 to 1.33 send
+  them (k8s.io/kubectl pkg/cmd/{get,annotate,label,drain,wait,delete,create,logs}, pkg/drain; the API stand-in's
+  call log shows them). tests/unit/plugins/plugin_utils/test_rbac.py collects every kubectl call of the roles
+  and playbooks and fails when one is not covered by ``RULES``, or a rule is used by none.
+- ``access_reviews()`` / ``access_findings()``: one SelfSubjectAccessReview per right a playbook needs, plus one
+  for everything (``kubectl auth can-i '*' '*'``), sent in one ``kubectl create``; the answer names each
+  missing right and the calls that need it, before anything changes.
+
+RBAC semantics (k8s.io/kubernetes pkg/apis/rbac/v1/evaluation_helpers.go, plugin/pkg/auth/authorizer/rbac):
+rules are additive; a rule matches a request when its apiGroups, resources (``resource/subresource``) and verbs
+contain the request's or ``*``; a rule with resourceNames matches only a request that names one of them (never a
+list or a create); a RoleBinding grants its rules only in its own namespace. ``allowed()`` evaluates a manifest
+that way, for the tests and ``access_findings``' wording.
+"""
+
+from __future__ import annotations
+
+import collections
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import dns1123_label_errors, dns1123_subdomain_errors
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import AUTO, KURED_DEFAULT
+
+NAME = "rke2-numa"                      # the ServiceAccount, the ClusterRole and the bindings
+IDENTITY_NAMESPACE = "rke2-numa-system"  # the ServiceAccount's namespace (nothing runs there)
+PROBE_NAMESPACE = "rke2-numa-probe"      # the prove role's default rke2_numa_probe_namespace
+MANAGED_BY = "maitred.rke2_numa"
+FIELD_MANAGER = "maitred.rke2_numa"
+# Namespaces that hold other people's pods: the probe's create/delete rights never go there.
+SHARED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# The probe pod meets the restricted Pod Security Standard (plugin_utils/prove.py: non-root, no privilege
+# escalation, every capability dropped, RuntimeDefault seccomp); its namespace enforces exactly that.
+PROBE_POD_SECURITY = {"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/warn": "restricted",
+                      "pod-security.kubernetes.io/audit": "restricted"}
+TOKEN_SECONDS_MIN = 600                  # the API server refuses a TokenRequest under 10 minutes
+TOKEN_SECONDS_MAX = 7 * 24 * 3600        # ours: a bound token for a maintenance window, never "forever"
+
+CLUSTER, PROBE, KURED = "cluster", "probe", "kured"
+READ_VERBS = ("get", "list", "watch")
+CHECK, ROLLING, LABELS, PROVE = "check", "rolling", "labels", "prove"
+
+Rule = collections.namedtuple("Rule", "scope group resource verbs playbooks why")
+
+# Every right the collection uses (kubectl_requests() says which command needs which). playbooks: the
+# playbooks whose calls need it (labels and rolling import check.yml; rolling runs the labels and prove roles).
+RULES = (
+    Rule(CLUSTER, "", "nodes", ("get", "list", "watch", "patch"), (CHECK, ROLLING, LABELS, PROVE),
+         "read the Nodes; cordon, uncordon, drain, label and annotate them; wait for Ready"),
+    Rule(CLUSTER, "", "pods", ("get", "list"), (CHECK, ROLLING, LABELS, PROVE),
+         "audit the pods, plan the capacity, see the upgrades and the pods a drain leaves"),
+    Rule(CLUSTER, "", "pods/eviction", ("create",), (ROLLING,),
+         "evict the workload pods (kubectl drain, PodDisruptionBudgets respected)"),
+    Rule(CLUSTER, "apps", "daemonsets", ("get", "list"), (ROLLING,),
+         "read kured's lock; kubectl drain --ignore-daemonsets checks each pod's DaemonSet"),
+    Rule(PROBE, "", "pods", ("create", "delete", "get", "list", "watch"), (ROLLING, PROVE),
+         "create the probe pods, read them, delete them (and wait for it)"),
+    Rule(PROBE, "", "pods/log", ("get",), (ROLLING, PROVE),
+         "read what each probe printed"),
+    Rule(KURED, "apps", "daemonsets", ("patch",), (ROLLING,),
+         "hold and give back kured's reboot lock (its DaemonSet only)"),
+)
+
+# kubectl's resource arguments, as our calls write them
+_RESOURCES = {"node": ("", "nodes"), "nodes": ("", "nodes"), "no": ("", "nodes"),
+              "pod": ("", "pods"), "pods": ("", "pods"), "po": ("", "pods"),
+              "daemonset": ("apps", "daemonsets"), "daemonsets": ("apps", "daemonsets"), "ds": ("apps", "daemonsets"),
+              "selfsubjectaccessreview": ("authorization.k8s.io", "selfsubjectaccessreviews"),
+              "selfsubjectaccessreviews": ("authorization.k8s.io", "selfsubjectaccessreviews")}
+# global flags that take a value (the value is the next word unless written --flag=value)
+_VALUE_FLAGS = ("--kubeconfig", "--namespace", "-n", "--context", "--cache-dir", "-o", "--output", "-f", "--filename",
+                "--selector", "-l", "--field-selector", "--for", "--timeout", "--container", "-c", "--grace-period",
+                "--pod-selector", "--resource-version", "--request-timeout")
+Request = collections.namedtuple("Request", "verb group resource namespace named")
+
+
+class KubectlCallError(ValueError):
+    """A kubectl command this module does not know the requests of."""
+
+
+def _words(argv):
+    """(subcommand, positional words, {flag: value}) of a kubectl argv without the binary."""
+    flags, words = {}, []
+    i = 0
+    while i < len(argv):
+        word = str(argv[i])
+        if word.startswith("-"):
+            name, sep, value = word.partition("=")
+            if not sep and name in _VALUE_FLAGS and i + 1 < len(argv):
+                value = str(argv[i + 1])
+                i += 1
+            flags[name] = value if (sep or name in _VALUE_FLAGS) else True
+        else:
+            words.append(word)
+        i += 1
+    if not words:
+        raise KubectlCallError("no kubectl command in %r" % (argv,))
+    return words[0], words[1:], flags
+
+
+def _resource(word):
+    try:
+        return _RESOURCES[word]
+    except KeyError:
+        raise KubectlCallError("unknown resource %r" % word) from None
+
+
+def _targets(args):
+    """[(group, resource, named)] of `TYPE NAME...`, `TYPE/NAME`, `TYPE[,TYPE]`."""
+    if not args:
+        raise KubectlCallError("no resource")
+    if "/" in args[0]:
+        return [_resource(a.split("/", 1)[0]) + (True,) for a in args]
+    return [_resource(kind) + (len(args) > 1,) for kind in args[0].split(",")]
+
+
+def kubectl_requests(argv, created=("", "pods")):
+    """The API requests a kubectl command makes: [Request(verb, group, resource, namespace, named)].
+
+    ``argv``: the words after the kubectl binary (``--kubeconfig`` and such may be among them). ``namespace``:
+    ``"*"`` for --all-namespaces or a command that follows pods into every namespace (drain), the value of
+    --namespace, or None for cluster-scoped objects. ``created``: (group, resource) of what ``create -f -`` reads
+    from its stdin. Raises KubectlCallError for a command whose requests are not written down here.
+    """
+    command, args, flags = _words(argv)
+    namespace = "*" if flags.get("--all-namespaces") or flags.get("-A") else flags.get("--namespace", flags.get("-n"))
+
+    def req(verb, group, resource, named=False, ns=None):
+        scope = ns if ns is not None else (namespace if resource not in ("nodes",) else None)
+        return Request(verb, group, resource, scope, named)
+
+    out = []
+    if command == "get":
+        for group, resource, named in _targets(args):
+            out.append(req("get" if named else "list", group, resource, named))
+    elif command in ("annotate", "label"):
+        # the builder GETs the object, then a patch of what changes
+        for group, resource, named in _targets(args[:1]):
+            out += [req("get", group, resource, True), req("patch", group, resource, True)]
+    elif command in ("cordon", "uncordon"):
+        out += [req("get", "", "nodes", True), req("patch", "", "nodes", True)]
+    elif command == "drain":
+        # pkg/drain: cordon (get + patch), the node's pods (list, fieldSelector spec.nodeName, every namespace),
+        # each DaemonSet-owned pod's DaemonSet (get; --ignore-daemonsets), the evictions (policy/v1, a
+        # subresource of the core pod) and a GET per evicted pod until it is gone
+        out += [req("get", "", "nodes", True), req("patch", "", "nodes", True), req("list", "", "pods", ns="*"),
+                req("get", "apps", "daemonsets", True, ns="*"), req("create", "", "pods/eviction", True, ns="*"),
+                req("get", "", "pods", True, ns="*")]
+    elif command == "wait":
+        # the builder's GET, then (1.20) a watch, (1.27+) a list and a watch, both with fieldSelector metadata.name
+        for group, resource, dummy in _targets(args):
+            out += [req("get", group, resource, True), req("list", group, resource, True), req("watch", group, resource, True)]
+    elif command == "delete":
+        # GET then DELETE per name (--ignore-not-found: a 404 is fine); --wait (the default) waits for each to go:
+        # a GET, then a list and a watch with fieldSelector metadata.name while it lingers
+        for group, resource, dummy in _targets(args):
+            out += [req("get", group, resource, True), req("delete", group, resource, True)]
+            if str(flags.get("--wait", "true")).lower() != "false":
+                out += [req("list", group, resource, True), req("watch", group, resource, True)]
+    elif command == "create":
+        if "-f" not in flags and "--filename" not in flags:
+            raise KubectlCallError("kubectl create without -f")
+        out.append(req("create", created[0], created[1]))
+    elif command == "logs":
+        out += [req("get", "", "pods", True), req("get", "", "pods/log", True)]
+    else:
+        raise KubectlCallError("kubectl %s: its requests are not written down in plugin_utils/rbac.py" % command)
+    return out
+
+
+# ---------------------------------------------------------------- the identity
+
+def _meta(name, namespace=None, labels=None):
+    meta = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta["labels"] = dict({"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": MANAGED_BY}, **(labels or {}))
+    return meta
+
+
+def _rule(rule, names=None):
+    out = {"apiGroups": [rule.group], "resources": [rule.resource], "verbs": list(rule.verbs)}
+    if names:
+        out["resourceNames"] = list(names)
+    return out
+
+
+def _binding(kind, name, namespace, role_kind, role, sa_namespace, sa_name):
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": _meta(name, namespace),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": sa_name, "namespace": sa_namespace}]}
+
+
+def kured_target(setting):
+    """(namespace, name) of the kured DaemonSet whose lock the roll may hold, or None (kured not checked)."""
+    if not setting:
+        return None
+    if setting == AUTO:
+        return KURED_DEFAULT
+    namespace, _sep, name = str(setting).partition("/")
+    return namespace, name
+
+
+def manifest_errors(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured=AUTO):
+    """What is wrong with the names the identity would get (empty: fine), in the API server's words."""
+    errors = []
+    for what, value in (("rke2_numa_access_namespace", namespace), ("rke2_numa_probe_namespace", probe_namespace)):
+        errors += ["%s %r: %s" % (what, value, e) for e in dns1123_label_errors(value)]
+    if probe_namespace in SHARED_NAMESPACES or str(probe_namespace).startswith("kube-"):
+        errors.append("rke2_numa_probe_namespace %r holds other pods: the identity may create and delete any pod of the "
+                      "probe namespace, so it must be one of its own (e.g. %s)" % (probe_namespace, PROBE_NAMESPACE))
+    if probe_namespace == namespace:
+        errors.append("rke2_numa_probe_namespace and rke2_numa_access_namespace must differ (%r)" % namespace)
+    target = kured_target(kured)
+    if target is not None:
+        ns, name = target
+        if dns1123_label_errors(ns) or dns1123_subdomain_errors(name):
+            errors.append("rke2_numa_kured_daemonset %r is not namespace/name, auto or empty" % (kured,))
+    return errors
+
+
+def manifest(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured=AUTO):
+    """The objects that give the ServiceAccount ``namespace``/rke2-numa exactly ``RULES``, in the order to apply them:
+    its Namespace, the ServiceAccount, the ClusterRole and its binding, the probe Namespace (restricted Pod Security)
+    with its Role and RoleBinding, and (kured checked) a Role on kured's DaemonSet alone with its RoleBinding."""
+    errors = manifest_errors(namespace, probe_namespace, kured)
+    if errors:
+        raise ValueError("; ".join(errors))
+    cluster = [_rule(r) for r in RULES if r.scope == CLUSTER]
+    probe = [_rule(r) for r in RULES if r.scope == PROBE]
+    objects = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace)},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(NAME, namespace), "automountServiceAccountToken": False},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": _meta(NAME), "rules": cluster},
+        _binding("ClusterRoleBinding", NAME, None, "ClusterRole", NAME, namespace, NAME),
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(probe_namespace, labels=PROBE_POD_SECURITY)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(NAME + "-probe", probe_namespace),
+         "rules": probe},
+        _binding("RoleBinding", NAME + "-probe", probe_namespace, "Role", NAME + "-probe", namespace, NAME),
+    ]
+    target = kured_target(kured)
+    if target is not None:
+        ns, name = target
+        objects += [
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(NAME + "-kured-lock", ns),
+             "rules": [_rule(r, [name]) for r in RULES if r.scope == KURED]},
+            _binding("RoleBinding", NAME + "-kured-lock", ns, "Role", NAME + "-kured-lock", namespace, NAME),
+        ]
+    return objects
+
+
+def identity(namespace=IDENTITY_NAMESPACE):
+    """The user name the API server gives the ServiceAccount's tokens."""
+    return "system:serviceaccount:%s:%s" % (namespace, NAME)
+
+
+# ---------------------------------------------------------------- RBAC, as the API server evaluates it
+
+def _has(values, value):
+    return "*" in values or value in values
+
+
+def _rule_allows(rule, verb, group, resource, name):
+    resources = rule.get("resources") or []
+    if not (_has(rule.get("verbs") or [], verb) and _has(rule.get("apiGroups") or [], group)):
+        return False
+    if not (_has(resources, resource) or ("/" in resource and "*/" + resource.split("/", 1)[1] in resources)):
+        return False
+    names = rule.get("resourceNames") or []
+    return not names or (name is not None and name in names)
+
+
+def _subject_is(subject, user, groups):
+    kind = subject.get("kind")
+    if kind == "ServiceAccount":
+        return user == "system:serviceaccount:%s:%s" % (subject.get("namespace"), subject.get("name"))
+    if kind == "User":
+        return subject.get("name") == user
+    return kind == "Group" and subject.get("name") in groups
+
+
+def allowed(objects, user, verb, group, resource, namespace=None, name=None):
+    """Whether the RBAC objects let ``user`` (a ServiceAccount user name) do ``verb`` on group/resource (with
+    its subresource) in ``namespace`` (None: a cluster-scoped object, or a request across every namespace)."""
+    sa_ns = user.split(":")[2] if user.startswith("system:serviceaccount:") else None
+    groups = ["system:authenticated"] + (["system:serviceaccounts", "system:serviceaccounts:" + sa_ns] if sa_ns else [])
+    roles = {(o["kind"], (o["metadata"].get("namespace") or ""), o["metadata"]["name"]): o.get("rules") or []
+             for o in objects if o.get("kind") in ("ClusterRole", "Role")}
+    for binding in objects:
+        kind = binding.get("kind")
+        if kind not in ("ClusterRoleBinding", "RoleBinding"):
+            continue
+        where = binding["metadata"].get("namespace") if kind == "RoleBinding" else None
+        if where is not None and where != namespace:
+            continue
+        if not any(_subject_is(s, user, groups) for s in binding.get("subjects") or []):
+            continue
+        ref = binding.get("roleRef") or {}
+        rules = roles.get((ref.get("kind"), (where or "") if ref.get("kind") == "Role" else "", ref.get("name")), [])
+        if any(_rule_allows(r, verb, group, resource, name) for r in rules):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------- what a kubeconfig may do
+
+def _rule_namespace(rule, probe_namespace, kured):
+    if rule.scope == PROBE:
+        return probe_namespace
+    if rule.scope == KURED:
+        return kured[0]
+    return None
+
+
+def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO):
+    """[{verb, group, resource, subresource, namespace, name, why, required}] the playbook's calls need.
+    kured's lock is not required: without it the roll still refuses a node while kured holds its lock."""
+    out = []
+    kured = kured_target(kured_setting)
+    for rule in RULES:
+        if playbook not in rule.playbooks or (rule.scope == KURED and kured is None):
+            continue
+        resource, _sep, sub = rule.resource.partition("/")
+        for verb in rule.verbs:
+            if playbook == CHECK and verb not in READ_VERBS:   # check.yml changes nothing
+                continue
+            out.append({"verb": verb, "group": rule.group, "resource": resource, "subresource": sub,
+                        "namespace": _rule_namespace(rule, probe_namespace, kured),
+                        "name": kured[1] if rule.scope == KURED else None, "why": rule.why,
+                        "required": rule.scope != KURED})
+    return out
+
+
+EVERYTHING = {"verb": "*", "group": "*", "resource": "*", "subresource": "", "namespace": None, "name": None,
+              "why": "everything (cluster-admin)", "required": False}
+
+
+def _review(need):
+    attributes = {"verb": need["verb"], "group": need["group"], "resource": need["resource"]}
+    for key in ("subresource", "namespace", "name"):
+        if need.get(key):
+            attributes[key] = need[key]
+    return {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": {"resourceAttributes": attributes}}
+
+
+def access_reviews(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO):
+    """A v1 List of SelfSubjectAccessReviews (``kubectl create -f - -o json``): everything first (does the
+    kubeconfig hold cluster-admin?), then one per right the playbook needs."""
+    return {"apiVersion": "v1", "kind": "List",
+            "items": [_review(n) for n in [EVERYTHING] + needed(playbook, probe_namespace, kured_setting)]}
+
+
+def _describe(need):
+    what = need["resource"] + ("/" + need["subresource"] if need.get("subresource") else "")
+    group = " (API group %s)" % need["group"] if need["group"] else ""
+    if need.get("name"):
+        what = "%s %s" % (what, need["name"])
+    where = "in namespace %s" % need["namespace"] if need.get("namespace") else "cluster-wide"
+    return "may not %s %s%s %s (needed to %s)" % (need["verb"], what, group, where, need["why"])
+
+
+def access_findings(reply, playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO):
+    """{everything, missing, optional_missing, unreadable}: from the reply to ``access_reviews`` (the created
+    reviews, a List or one object). ``missing`` names each required right the API refused, with what needs it."""
+    items = (reply or {}).get("items") if isinstance(reply, dict) and "items" in reply else [reply] if reply else []
+    needs = [EVERYTHING] + needed(playbook, probe_namespace, kured_setting)
+    if len(items) != len(needs) or any(not isinstance(i, dict) or "status" not in i for i in items):
+        return {"everything": False, "missing": [], "optional_missing": [], "unreadable": True}
+    answers = [bool((i.get("status") or {}).get("allowed")) for i in items]
+    return {"everything": answers[0],
+            "missing": [_describe(n) for n, ok in zip(needs[1:], answers[1:]) if not ok and n["required"]],
+            "optional_missing": [_describe(n) for n, ok in zip(needs[1:], answers[1:]) if not ok and not n["required"]],
+            "unreadable": False}
