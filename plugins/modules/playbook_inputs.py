@@ -14,7 +14,7 @@ module: playbook_inputs
 short_description: Refuse a playbook's hostile or careless inputs before its first cluster call and its first write
 version_added: 0.1.0
 description:
-  - The argument spec of the variables of the C(check), C(rolling), C(labels) and C(prove) playbooks, and the
+  - The argument spec of the variables of the C(check), C(rolling), C(labels), C(prove) and C(access) playbooks, and the
     rules their values must meet. Each playbook runs it first, for every host, before it reads the cluster or
     writes anything; a refusal names the host, the variable and its value, and lists every problem at once.
   - Names that reach kubectl are names - a Node name is an RFC 1123 subdomain of at most 253 characters (one
@@ -43,7 +43,7 @@ options:
     description: The playbook whose inputs these are; C(rolling) also refuses a window that has ended.
     type: str
     required: true
-    choices: [check, rolling, labels, prove, plan]
+    choices: [check, rolling, labels, prove, plan, access]
   hosts:
     description:
       - Check these hosts in one run (with C(run_once), the play's hosts) instead of the current host only. Each
@@ -85,7 +85,9 @@ options:
         description: Node annotation keys (qualified names) that say another tool maintains the node.
         type: raw
       rke2_numa_probe_namespace:
-        description: The namespace of the probe pods - an RFC 1123 label.
+        description:
+          - The namespace of the probe pods - an RFC 1123 label; for C(access), the collection's own (not C(default)
+            nor C(kube-*)).
         type: raw
       rke2_numa_drain_pod_selector:
         description: C(kubectl drain --pod-selector) - empty, or a label selector.
@@ -134,6 +136,20 @@ options:
         type: raw
       rke2_numa_prove:
         description: Whether a roll proves the pinning with probe pods - a boolean.
+        type: raw
+      rke2_numa_admin_kubeconfig:
+        description: (access) The admin kubeconfig the identity is created with - an absolute path.
+        type: raw
+      rke2_numa_access_kubeconfig:
+        description:
+          - (access) Where the scoped kubeconfig is written - required, the absolute path of a file, never the admin
+            kubeconfig.
+        type: raw
+      rke2_numa_access_token_duration:
+        description: (access) The bound token's lifetime - 10m to 7d (seconds, or C(8h), C(90m)); never forever.
+        type: raw
+      rke2_numa_access_namespace:
+        description: (access) The ServiceAccount's namespace - an RFC 1123 label; not the probe namespace.
         type: raw
 """
 

@@ -17,6 +17,7 @@ A variable that is not set is not checked here: its role's default is.
 
 from __future__ import annotations
 
+import os
 import re
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import (
@@ -25,6 +26,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names impor
     label_selector_errors,
     qualified_name_errors,
 )
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, parse_iso8601
 
 # Upper bounds: long enough for any real fleet, short enough that a typo does not hold a node for a day.
@@ -34,7 +36,7 @@ NODE_READY_TIMEOUT_MAX = 3600         # s: kubectl wait --for=condition=Ready
 LABELS_TIMEOUT_MAX = 3600             # s: waiting for NFD (the labels role's rke2_numa_labels_timeout)
 NODE_MINUTES_MAX = 24 * 60            # min: the estimate of one node's time in the window
 LABELS_VIA = ("nfd", "kubectl", "none")  # the labels role's rke2_numa_labels_via
-PLAYBOOKS = ("check", "rolling", "labels", "prove", "plan")
+PLAYBOOKS = ("check", "rolling", "labels", "prove", "plan", "access")
 # A host's report and plan files are <dir>/<host>.json (and <host>.config.yaml) beside the fleet's own files.
 _FILE_STEM = re.compile(r"[A-Za-z0-9_][-A-Za-z0-9_.@]*")
 RESERVED_STEMS = ("fleet",)
@@ -111,6 +113,35 @@ def window_errors(value, now, rolling):
     return []
 
 
+def access_errors(inputs):
+    """access.yml's own inputs: where the scoped kubeconfig goes (named by the operator, never the admin's), how
+    long its token lives (bounded: never forever), the identity's and the probe's namespaces."""
+    errors = []
+    get = inputs.get
+    admin = get("rke2_numa_admin_kubeconfig", rbac.ADMIN_KUBECONFIG)
+    if not isinstance(admin, str) or not admin.startswith("/") or "\x00" in admin:
+        errors.append("rke2_numa_admin_kubeconfig %s must be an absolute path" % _show(admin))
+    target = get("rke2_numa_access_kubeconfig")
+    if target in (None, ""):
+        errors.append("rke2_numa_access_kubeconfig is not set: name the file the scoped kubeconfig is written to "
+                      "(e.g. -e rke2_numa_access_kubeconfig=/etc/rancher/rke2/rke2-numa.yaml)")
+    elif not isinstance(target, str) or not target.startswith("/") or target.endswith("/") or "\x00" in target or "\n" in target:
+        errors.append("rke2_numa_access_kubeconfig %s must be the absolute path of a file" % _show(target))
+    elif isinstance(admin, str) and os.path.normpath(target) in (os.path.normpath(admin), rbac.ADMIN_KUBECONFIG):
+        errors.append("rke2_numa_access_kubeconfig %s is the admin kubeconfig: it would be overwritten; name another file" % _show(target))
+    if "rke2_numa_access_token_duration" in inputs:
+        dummy, error = rbac.token_seconds(get("rke2_numa_access_token_duration"))
+        if error:
+            errors.append(error)
+    if "rke2_numa_access_namespace" in inputs:
+        errors += _named("rke2_numa_access_namespace", get("rke2_numa_access_namespace"),
+                         dns1123_label_errors(get("rke2_numa_access_namespace")), "a namespace")
+    namespace, probe = get("rke2_numa_access_namespace", rbac.IDENTITY_NAMESPACE), get("rke2_numa_probe_namespace", rbac.PROBE_NAMESPACE)
+    if not dns1123_label_errors(namespace) and not dns1123_label_errors(probe):
+        errors += [e for e in rbac.manifest_errors(namespace, probe, "") if "holds other pods" in e or "must differ" in e]
+    return errors
+
+
 def input_errors(playbook, inputs, groups, hosts, now):
     """Every problem with the inputs of ``playbook`` (one of PLAYBOOKS), as messages; [] when all are valid.
 
@@ -166,6 +197,8 @@ def input_errors(playbook, inputs, groups, hosts, now):
     if "rke2_numa_probe_namespace" in inputs:
         errors += _named("rke2_numa_probe_namespace", get("rke2_numa_probe_namespace"),
                          dns1123_label_errors(get("rke2_numa_probe_namespace")), "a namespace")
+    if playbook == "access":
+        errors += access_errors(inputs)
     if "rke2_numa_drain_pod_selector" in inputs and get("rke2_numa_drain_pod_selector") != "":
         value = get("rke2_numa_drain_pod_selector")
         errors += _named("rke2_numa_drain_pod_selector", value, label_selector_errors(value), "a label selector")

@@ -7,7 +7,7 @@ and what the API server says a kubeconfig may do (controller side).
 Three facts live here, each once:
 
 - ``RULES``: every right the collection uses, with where it applies (the whole cluster, the probe namespace,
-  kured's DaemonSet) and which playbooks need it. ``manifest()`` renders them as a ServiceAccount, a
+  kured's DaemonSet) and, per verb, which playbooks need it. ``manifest()`` renders them as a ServiceAccount, a
   ClusterRole, namespaced Roles and their bindings (``files/rbac/rke2-numa.yaml`` is that rendering with the
   defaults); ``playbooks/access.yml`` applies it.
 - ``kubectl_requests()``: the API requests each kubectl command of ours makes, as kubectl 1.20 to 1.33 send
@@ -28,6 +28,8 @@ that way, for the tests and ``access_findings``' wording.
 from __future__ import annotations
 
 import collections
+import json
+import re
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import dns1123_label_errors, dns1123_subdomain_errors
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import AUTO, KURED_DEFAULT
@@ -45,29 +47,38 @@ PROBE_POD_SECURITY = {"pod-security.kubernetes.io/enforce": "restricted", "pod-s
                       "pod-security.kubernetes.io/audit": "restricted"}
 TOKEN_SECONDS_MIN = 600                  # the API server refuses a TokenRequest under 10 minutes
 TOKEN_SECONDS_MAX = 7 * 24 * 3600        # ours: a bound token for a maintenance window, never "forever"
+ADMIN_KUBECONFIG = "/etc/rancher/rke2/rke2.yaml"   # RKE2's admin kubeconfig on a server (cluster-admin)
+_DURATION = re.compile(r"(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?")
 
 CLUSTER, PROBE, KURED = "cluster", "probe", "kured"
-READ_VERBS = ("get", "list", "watch")
 CHECK, ROLLING, LABELS, PROVE = "check", "rolling", "labels", "prove"
 
-Rule = collections.namedtuple("Rule", "scope group resource verbs playbooks why")
 
-# Every right the collection uses (kubectl_requests() says which command needs which). playbooks: the
-# playbooks whose calls need it (labels and rolling import check.yml; rolling runs the labels and prove roles).
+class Rule(collections.namedtuple("Rule", "scope group resource uses why")):
+    """A right: ``uses`` pairs each verb with the playbooks whose calls need it."""
+
+    @property
+    def verbs(self):
+        return tuple(verb for verb, dummy in self.uses)
+
+
+_ALL = (CHECK, ROLLING, LABELS)   # labels and rolling import check.yml
+# Every right the collection uses (kubectl_requests() says which command needs which; rolling runs the drain,
+# labels and prove roles; the test collects the calls each playbook reaches).
 RULES = (
-    Rule(CLUSTER, "", "nodes", ("get", "list", "watch", "patch"), (CHECK, ROLLING, LABELS, PROVE),
+    Rule(CLUSTER, "", "nodes", (("get", (ROLLING, LABELS)), ("list", _ALL), ("watch", (ROLLING,)), ("patch", (ROLLING, LABELS))),
          "read the Nodes; cordon, uncordon, drain, label and annotate them; wait for Ready"),
-    Rule(CLUSTER, "", "pods", ("get", "list"), (CHECK, ROLLING, LABELS, PROVE),
+    Rule(CLUSTER, "", "pods", (("get", (ROLLING,)), ("list", _ALL)),
          "audit the pods, plan the capacity, see the upgrades and the pods a drain leaves"),
-    Rule(CLUSTER, "", "pods/eviction", ("create",), (ROLLING,),
+    Rule(CLUSTER, "", "pods/eviction", (("create", (ROLLING,)),),
          "evict the workload pods (kubectl drain, PodDisruptionBudgets respected)"),
-    Rule(CLUSTER, "apps", "daemonsets", ("get", "list"), (ROLLING,),
+    Rule(CLUSTER, "apps", "daemonsets", (("get", (ROLLING,)), ("list", (ROLLING,))),
          "read kured's lock; kubectl drain --ignore-daemonsets checks each pod's DaemonSet"),
-    Rule(PROBE, "", "pods", ("create", "delete", "get", "list", "watch"), (ROLLING, PROVE),
+    Rule(PROBE, "", "pods", tuple((verb, (ROLLING, PROVE)) for verb in ("create", "delete", "get", "list", "watch")),
          "create the probe pods, read them, delete them (and wait for it)"),
-    Rule(PROBE, "", "pods/log", ("get",), (ROLLING, PROVE),
+    Rule(PROBE, "", "pods/log", (("get", (ROLLING, PROVE)),),
          "read what each probe printed"),
-    Rule(KURED, "apps", "daemonsets", ("patch",), (ROLLING,),
+    Rule(KURED, "apps", "daemonsets", (("patch", (ROLLING,)),),
          "hold and give back kured's reboot lock (its DaemonSet only)"),
 )
 
@@ -259,6 +270,25 @@ def manifest(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kure
     return objects
 
 
+def token_seconds(value):
+    """(seconds, None) of a token lifetime - seconds, or a duration like ``8h``, ``90m``, ``1d12h`` - bounded to
+    10 minutes (the API server's floor) .. 7 days; (None, message) otherwise."""
+    seconds = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        seconds = value
+    elif isinstance(value, str) and value.strip().isdigit():
+        seconds = int(value.strip())
+    elif isinstance(value, str) and value.strip():
+        match = _DURATION.fullmatch(value.strip())
+        if match and any(match.groups()):
+            d, h, m, s = (int(g or 0) for g in match.groups())
+            seconds = ((d * 24 + h) * 60 + m) * 60 + s
+    if seconds is None or not TOKEN_SECONDS_MIN <= seconds <= TOKEN_SECONDS_MAX:
+        return None, ("rke2_numa_access_token_duration %r must be from 10m to 7d (seconds, or a duration such as 8h or 90m): "
+                      "the token is for a maintenance window, not forever" % (value,))
+    return seconds, None
+
+
 def identity(namespace=IDENTITY_NAMESPACE):
     """The user name the API server gives the ServiceAccount's tokens."""
     return "system:serviceaccount:%s:%s" % (namespace, NAME)
@@ -322,17 +352,18 @@ def _rule_namespace(rule, probe_namespace, kured):
     return None
 
 
-def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO):
-    """[{verb, group, resource, subresource, namespace, name, why, required}] the playbook's calls need.
-    kured's lock is not required: without it the roll still refuses a node while kured holds its lock."""
+def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True):
+    """[{verb, group, resource, subresource, namespace, name, why, required}] the playbook's calls need (a roll
+    without probes, ``prove`` false, needs no probe rights). kured's lock is not required: without it the roll
+    still refuses a node while kured holds its lock."""
     out = []
     kured = kured_target(kured_setting)
     for rule in RULES:
-        if playbook not in rule.playbooks or (rule.scope == KURED and kured is None):
+        if (rule.scope == KURED and kured is None) or (rule.scope == PROBE and playbook == ROLLING and not prove):
             continue
         resource, _sep, sub = rule.resource.partition("/")
-        for verb in rule.verbs:
-            if playbook == CHECK and verb not in READ_VERBS:   # check.yml changes nothing
+        for verb, playbooks in rule.uses:
+            if playbook not in playbooks:
                 continue
             out.append({"verb": verb, "group": rule.group, "resource": resource, "subresource": sub,
                         "namespace": _rule_namespace(rule, probe_namespace, kured),
@@ -353,11 +384,11 @@ def _review(need):
     return {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": {"resourceAttributes": attributes}}
 
 
-def access_reviews(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO):
+def access_reviews(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True):
     """A v1 List of SelfSubjectAccessReviews (``kubectl create -f - -o json``): everything first (does the
     kubeconfig hold cluster-admin?), then one per right the playbook needs."""
     return {"apiVersion": "v1", "kind": "List",
-            "items": [_review(n) for n in [EVERYTHING] + needed(playbook, probe_namespace, kured_setting)]}
+            "items": [_review(n) for n in [EVERYTHING] + needed(playbook, probe_namespace, kured_setting, prove)]}
 
 
 def _describe(need):
@@ -369,11 +400,11 @@ def _describe(need):
     return "may not %s %s%s %s (needed to %s)" % (need["verb"], what, group, where, need["why"])
 
 
-def access_findings(reply, playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO):
+def access_findings(reply, playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True):
     """{everything, missing, optional_missing, unreadable}: from the reply to ``access_reviews`` (the created
     reviews, a List or one object). ``missing`` names each required right the API refused, with what needs it."""
     items = (reply or {}).get("items") if isinstance(reply, dict) and "items" in reply else [reply] if reply else []
-    needs = [EVERYTHING] + needed(playbook, probe_namespace, kured_setting)
+    needs = [EVERYTHING] + needed(playbook, probe_namespace, kured_setting, prove)
     if len(items) != len(needs) or any(not isinstance(i, dict) or "status" not in i for i in items):
         return {"everything": False, "missing": [], "optional_missing": [], "unreadable": True}
     answers = [bool((i.get("status") or {}).get("allowed")) for i in items]
@@ -381,3 +412,97 @@ def access_findings(reply, playbook, probe_namespace=PROBE_NAMESPACE, kured_sett
             "missing": [_describe(n) for n, ok in zip(needs[1:], answers[1:]) if not ok and n["required"]],
             "optional_missing": [_describe(n) for n, ok in zip(needs[1:], answers[1:]) if not ok and not n["required"]],
             "unreadable": False}
+
+
+# ---------------------------------------------------------------- access.yml
+
+_KEYS = ("kind", "namespace", "name")
+
+
+def _key(obj):
+    meta = obj.get("metadata") or {}
+    return obj.get("kind"), meta.get("namespace"), meta.get("name")
+
+
+def _norm_rules(rules):
+    out = []
+    for rule in rules or []:
+        out.append({k: sorted(rule.get(k) or []) for k in ("apiGroups", "resources", "verbs", "resourceNames", "nonResourceURLs")})
+    return sorted(out, key=repr)
+
+
+def _differs(current, wanted):
+    """The fields of ``wanted`` that ``current`` does not have as we want them."""
+    out = []
+    labels = (current.get("metadata") or {}).get("labels") or {}
+    if any(labels.get(k) != v for k, v in wanted["metadata"].get("labels", {}).items()):
+        out.append("labels")
+    if "rules" in wanted and _norm_rules(current.get("rules")) != _norm_rules(wanted["rules"]):
+        out.append("rules")
+    if "subjects" in wanted and sorted(map(repr, current.get("subjects") or [])) != sorted(map(repr, wanted["subjects"])):
+        out.append("subjects")
+    if "automountServiceAccountToken" in wanted and current.get("automountServiceAccountToken") != wanted["automountServiceAccountToken"]:
+        out.append("automountServiceAccountToken")
+    return out
+
+
+def identity_changes(current, wanted):
+    """What ``kubectl apply`` of the manifest ``wanted`` would change, from ``kubectl get -f - -o json
+    --ignore-not-found`` (a List, one object, or nothing): {changes: [{kind, namespace, name, action, fields}],
+    refused: [reasons], summary: ["create Namespace rke2-numa-probe", "update ClusterRole rke2-numa (rules)"]}.
+    Refused (nothing is applied): an object of that name that is not ours (no
+    ``app.kubernetes.io/managed-by: maitred.rke2_numa`` label: we never take over another tool's object), and a
+    binding whose roleRef differs (the API server cannot change it)."""
+    if isinstance(current, dict) and current.get("kind") == "List" or isinstance(current, dict) and "items" in current:
+        found = current.get("items") or []
+    elif isinstance(current, dict) and current.get("kind"):
+        found = [current]
+    else:
+        found = []
+    by_key = {_key(o): o for o in found if isinstance(o, dict)}
+    changes, refused = [], []
+    for obj in wanted:
+        key = _key(obj)
+        where = "%s %s" % (key[0], "/".join(k for k in key[1:] if k))
+        have = by_key.get(key)
+        if have is None:
+            changes.append(dict(zip(_KEYS, key), action="create", fields=[]))
+            continue
+        labels = (have.get("metadata") or {}).get("labels") or {}
+        if labels.get("app.kubernetes.io/managed-by") != MANAGED_BY:
+            refused.append("%s exists and is not ours (no label app.kubernetes.io/managed-by=%s): it is left alone; "
+                           "remove it, or choose other names (rke2_numa_access_namespace, rke2_numa_probe_namespace)" % (where, MANAGED_BY))
+            continue
+        if "roleRef" in obj and have.get("roleRef") != obj["roleRef"]:
+            refused.append("%s refers to another role (%s): the API server cannot change a roleRef; delete it and run again"
+                           % (where, (have.get("roleRef") or {}).get("name")))
+            continue
+        fields = _differs(have, obj)
+        changes.append(dict(zip(_KEYS, key), action="update" if fields else "none", fields=fields))
+    summary = ["%s %s %s%s" % (c["action"], c["kind"], "/".join(x for x in (c["namespace"], c["name"]) if x),
+                               " (%s)" % ", ".join(c["fields"]) if c["fields"] else "") for c in changes if c["action"] != "none"]
+    return {"changes": changes, "refused": refused, "summary": summary}
+
+
+KUBECONFIG_MARK = "# maitred.rke2_numa: the scoped identity's kubeconfig, written by playbooks/access.yml"
+_CLUSTER_KEYS = ("server", "certificate-authority-data", "tls-server-name", "insecure-skip-tls-verify", "proxy-url")
+
+
+def scoped_kubeconfig(view, token, expires, server=None):
+    """The text of a kubeconfig for the ServiceAccount's bound ``token``: the cluster (server, CA) of the admin
+    kubeconfig's current context (``kubectl config view --minify --flatten -o json``), or ``server`` instead of
+    its address; the admin's own credentials are never copied."""
+    clusters = (view or {}).get("clusters") or []
+    if len(clusters) != 1 or not isinstance((clusters[0] or {}).get("cluster"), dict):
+        raise ValueError("the admin kubeconfig's current context names no cluster")
+    if not isinstance(token, str) or not token or any(c.isspace() for c in token):
+        raise ValueError("the API server returned no token")
+    cluster = {k: v for k, v in clusters[0]["cluster"].items() if k in _CLUSTER_KEYS}
+    if server:
+        cluster["server"] = server
+    if not str(cluster.get("server") or "").startswith(("https://", "http://")):
+        raise ValueError("the admin kubeconfig's cluster has no server address")
+    doc = {"apiVersion": "v1", "kind": "Config", "clusters": [{"name": NAME, "cluster": cluster}],
+           "users": [{"name": NAME, "user": {"token": token}}],
+           "contexts": [{"name": NAME, "context": {"cluster": NAME, "user": NAME}}], "current-context": NAME, "preferences": {}}
+    return "%s\n# the token expires at %s; run access.yml again for a new one\n%s\n" % (KUBECONFIG_MARK, expires, json.dumps(doc, indent=2))

@@ -118,3 +118,31 @@ def test_host_names_that_name_report_files(host):
 def test_an_unknown_playbook_is_a_programming_error():
     with pytest.raises(ValueError):
         input_errors("apply", {}, GROUPS, HOSTS, NOW)
+
+
+ACCESS = {"rke2_numa_access_kubeconfig": "/etc/rancher/rke2/rke2-numa.yaml", "rke2_numa_admin_kubeconfig": "/etc/rancher/rke2/rke2.yaml",
+          "rke2_numa_access_token_duration": "8h", "rke2_numa_access_namespace": "rke2-numa-system",
+          "rke2_numa_probe_namespace": "rke2-numa-probe", "rke2_numa_kured_daemonset": "auto"}
+
+
+@pytest.mark.parametrize("changes, words", [
+    ({"rke2_numa_access_kubeconfig": ""}, "rke2_numa_access_kubeconfig is not set: name the file"),
+    ({"rke2_numa_access_kubeconfig": "rke2-numa.yaml"}, "must be the absolute path of a file"),
+    ({"rke2_numa_access_kubeconfig": "/etc/rancher/rke2/"}, "must be the absolute path of a file"),
+    ({"rke2_numa_access_kubeconfig": "/etc/rancher/rke2/rke2.yaml"}, "is the admin kubeconfig: it would be overwritten"),
+    ({"rke2_numa_access_kubeconfig": "/etc/rancher/rke2/./rke2.yaml"}, "is the admin kubeconfig: it would be overwritten"),
+    ({"rke2_numa_access_kubeconfig": "/root/admin.yaml", "rke2_numa_admin_kubeconfig": "/root/admin.yaml"}, "is the admin kubeconfig"),
+    ({"rke2_numa_admin_kubeconfig": "rke2.yaml"}, "rke2_numa_admin_kubeconfig 'rke2.yaml' must be an absolute path"),
+    ({"rke2_numa_access_token_duration": 0}, "must be from 10m to 7d"),
+    ({"rke2_numa_access_token_duration": "30d"}, "not forever"),
+    ({"rke2_numa_access_namespace": "--all-namespaces"}, "rke2_numa_access_namespace '--all-namespaces' is not a namespace"),
+    ({"rke2_numa_probe_namespace": "default"}, "holds other pods"),
+    ({"rke2_numa_probe_namespace": "kube-system"}, "holds other pods"),
+    ({"rke2_numa_probe_namespace": "rke2-numa-system"}, "must differ"),
+])
+def test_access_refuses_a_target_that_is_not_ours_a_token_forever_and_a_shared_probe_namespace(changes, words):
+    assert input_errors("access", ACCESS, GROUPS, HOSTS, NOW) == []
+    found = input_errors("access", dict(ACCESS, **changes), GROUPS, HOSTS, NOW)
+    assert len(found) == 1 and words in found[0], found
+    assert input_errors("prove", dict(ACCESS, rke2_numa_probe_namespace="default"), GROUPS, HOSTS, NOW) == [], \
+        "the other playbooks run probes wherever the admin says"

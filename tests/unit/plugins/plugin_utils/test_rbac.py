@@ -23,17 +23,20 @@ import yaml
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
-PROBE_NS, KURED_NS, KURED_DS = "<probe namespace>", "<kured namespace>", "<kured daemonset>"
+PROBE_NS, KURED_NS = "<probe namespace>", "<kured namespace>"
 # Values no task of the file defines: what they are at run time, for the calls' shape.
 SYMBOLS = {
     "rke2_numa_kubectl": "kubectl",
     "rke2_numa_kubeconfig": "<kubeconfig>",
+    "rke2_numa_access_kubeconfig": "<kubeconfig>",   # access.yml writes the scoped kubeconfig there and asks what it may do
+    "rke2_numa_admin_kubeconfig": "<admin kubeconfig>",
     "rke2_numa_probe_namespace": PROBE_NS,
     "__rke2_numa_audit_read": "nodes,pods",   # check.yml: 'nodes,pods' for rolling and kubectl labels, else 'pods'
     "item.namespace": KURED_NS,               # kured_hold.yml / kured_release.yml loop over kured's DaemonSets
     "rke2_numa_kured_hold.kubectl": "kubectl",
     "rke2_numa_kured_hold.kubeconfig": "<kubeconfig>",
 }
+SCOPES = {None: rbac.CLUSTER, "*": rbac.CLUSTER, PROBE_NS: rbac.PROBE, KURED_NS: rbac.KURED}
 RUN_KUBECONFIGS = ("rke2_numa_kubeconfig", "rke2_numa_kured_hold.kubeconfig")
 Call = collections.namedtuple("Call", "file task words stdin")
 
@@ -107,13 +110,29 @@ def _yaml_files():
         yield from sorted(glob.glob(os.path.join(REPO, pattern)))
 
 
+def _is_play(entry):
+    return isinstance(entry, dict) and ("hosts" in entry or "import_playbook" in entry or "ansible.builtin.import_playbook" in entry)
+
+
 def _plays_tasks(doc):
     for entry in doc or []:
-        if isinstance(entry, dict) and ("hosts" in entry or "import_playbook" in entry or "ansible.builtin.import_playbook" in entry):
+        if _is_play(entry):
             for key in ("pre_tasks", "tasks", "post_tasks", "handlers"):
                 yield from _tasks(entry.get(key))
         else:
             yield from _tasks([entry])
+
+
+def _list_vars(doc, tasks):
+    """List-valued variables the file builds argv from: its plays' vars, its set_facts (prove.yml's __rke2_numa_kubectl_ns)."""
+    env = {}
+    sources = [e.get("vars") or {} for e in doc or [] if _is_play(e)]
+    sources += [t.get("ansible.builtin.set_fact") or {} for t in tasks]
+    for values in sources:
+        for key, value in values.items() if isinstance(values, dict) else []:
+            if isinstance(value, list):
+                env[key] = [Symbolic(env).template(v) for v in value]
+    return env
 
 
 def kubectl_calls():
@@ -122,12 +141,7 @@ def kubectl_calls():
         with open(path) as handle:
             doc = yaml.safe_load(handle)
         tasks = list(_plays_tasks(doc))
-        env = {}
-        for task in tasks:   # list-valued facts the file builds its argv from (prove.yml's __rke2_numa_kubectl_ns)
-            facts = task.get("ansible.builtin.set_fact") or {}
-            for key, value in facts.items() if isinstance(facts, dict) else []:
-                if isinstance(value, list):
-                    env[key] = [Symbolic(env).template(v) for v in value]
+        env = _list_vars(doc, tasks)
         for task in tasks:
             command = task.get("ansible.builtin.command") or task.get("command")
             if not isinstance(command, dict) or "argv" not in command:
@@ -143,7 +157,10 @@ def kubectl_calls():
     return calls
 
 
-CALLS = kubectl_calls()
+ALL_CALLS = kubectl_calls()
+# access.yml creates the identity with the admin kubeconfig; every other call runs with the run's kubeconfig
+ADMIN_CALLS = [c for c in ALL_CALLS if "<admin kubeconfig>" in c.words]
+CALLS = [c for c in ALL_CALLS if c not in ADMIN_CALLS]
 
 
 def requests_of(call):
@@ -163,6 +180,14 @@ def _where(request):
 def _granted_by_default(request):
     """system:basic-user lets every authenticated user create SelfSubjectAccessReviews."""
     return (request.group, request.resource, request.verb) == ("authorization.k8s.io", "selfsubjectaccessreviews", "create")
+
+
+def test_only_access_yml_uses_the_admin_kubeconfig():
+    assert {c.file for c in ADMIN_CALLS} == {"playbooks/access.yml"}
+    assert sorted(rbac._words(c.words)[0] for c in ADMIN_CALLS) == ["apply", "config", "create", "get"]  # pylint: disable=protected-access
+    access = [c for c in CALLS if c.file == "playbooks/access.yml"]
+    assert [[(r.verb, r.resource) for r in requests_of(c)] for c in access] == [[("create", "selfsubjectaccessreviews")]], \
+        "with the scoped kubeconfig access.yml only asks what it may do"
 
 
 def test_the_calls_are_found():
@@ -187,12 +212,18 @@ def test_each_call_runs_with_the_run_kubeconfig_and_is_allowed_by_the_shipped_id
             "%s (%s): %s is not granted by plugin_utils/rbac.py RULES" % (call.file, call.task, request)
 
 
+def rule_key(request):
+    """(scope, group, resource, verb) of the rule that grants the request: one of its namespace's Role, else the ClusterRole
+    (kubectl annotate GETs kured's DaemonSet: the cluster-wide read)."""
+    scope = SCOPES[request.namespace]
+    key = (scope, request.group, request.resource, request.verb)
+    if any((r.scope, r.group, r.resource) == key[:3] and request.verb in r.verbs for r in rbac.RULES):
+        return key
+    return (rbac.CLUSTER,) + key[1:]
+
+
 def test_every_rule_is_used_by_a_call():
-    used = set()
-    for call in CALLS:
-        for request in requests_of(call):
-            scope = {None: rbac.CLUSTER, "*": rbac.CLUSTER, PROBE_NS: rbac.PROBE, KURED_NS: rbac.KURED}[request.namespace]
-            used.add((scope, request.group, request.resource, request.verb))
+    used = {rule_key(r) for call in CALLS for r in requests_of(call) if not _granted_by_default(r)}
     unused = [(r.scope, r.group, r.resource, verb) for r in rbac.RULES for verb in r.verbs if (r.scope, r.group, r.resource, verb) not in used]
     assert unused == [], "rules no kubectl call needs: drop them from RULES"
 
@@ -294,8 +325,7 @@ def test_the_reviews_ask_for_everything_first_then_each_right_the_playbook_needs
     assert {"verb": "patch", "group": "apps", "resource": "daemonsets", "namespace": "kube-system", "name": "kured"} in attrs
     assert {"verb": "create", "group": "", "resource": "pods", "namespace": "rke2-numa-probe"} in attrs
     check = [i["spec"]["resourceAttributes"] for i in rbac.access_reviews("check")["items"][1:]]
-    assert sorted((a["verb"], a["resource"]) for a in check) == [
-        ("get", "nodes"), ("get", "pods"), ("list", "nodes"), ("list", "pods"), ("watch", "nodes")], "check.yml only reads"
+    assert sorted((a["verb"], a["resource"]) for a in check) == [("list", "nodes"), ("list", "pods")], "check.yml only reads"
 
 
 def test_findings_name_the_missing_right_and_what_needs_it():
@@ -310,3 +340,102 @@ def test_findings_name_the_missing_right_and_what_needs_it():
     assert rbac.access_findings(_answers("prove", everything=True), "prove")["everything"] is True
     assert rbac.access_findings({"kind": "Status"}, "prove")["unreadable"] is True
     assert rbac.access_findings(_answers("check"), "rolling")["unreadable"] is True, "answers to another question"
+
+
+# ---------------------------------------------------------------- each playbook asks for what its calls need
+
+def _task_files(path):
+    """The task files and playbooks ``path`` includes or imports (statically named, as all of ours are)."""
+    with open(path) as handle:
+        doc = yaml.safe_load(handle)
+    here = os.path.dirname(path)
+    found = []
+    for entry in doc or []:
+        if isinstance(entry, dict) and _is_play(entry):
+            target = entry.get("ansible.builtin.import_playbook") or entry.get("import_playbook")
+            if target:
+                found.append(os.path.join(here, target))
+    for task in _plays_tasks(doc):
+        for key in ("ansible.builtin.include_tasks", "ansible.builtin.import_tasks"):
+            value = task.get(key)
+            if value:
+                found.append(os.path.join(here, value if isinstance(value, str) else value["file"]))
+        for key in ("ansible.builtin.include_role", "ansible.builtin.import_role"):
+            value = task.get(key)
+            if value:
+                role = value["name"].split(".")[-1]
+                tasks_from = value.get("tasks_from", "main.yml")
+                found.append(os.path.join(REPO, "roles", role, "tasks", tasks_from if tasks_from.endswith(".yml") else tasks_from + ".yml"))
+    return [f for f in found if os.path.exists(f)]
+
+
+def reachable(playbook):
+    seen, todo = set(), [os.path.join(REPO, "playbooks", playbook + ".yml")]
+    while todo:
+        path = os.path.normpath(todo.pop())
+        if path not in seen:
+            seen.add(path)
+            todo += _task_files(path)
+    return {os.path.relpath(p, REPO) for p in seen}
+
+
+@pytest.mark.parametrize("playbook", [rbac.CHECK, rbac.ROLLING, rbac.LABELS, rbac.PROVE])
+def test_each_playbook_asks_the_api_for_exactly_what_its_calls_need(playbook):
+    files = reachable(playbook)
+    calls = {rule_key(r) for c in CALLS if c.file in files for r in requests_of(c) if not _granted_by_default(r)}
+    asked = set()
+    for need in rbac.needed(playbook):
+        scope = rbac.PROBE if need["namespace"] == rbac.PROBE_NAMESPACE else rbac.KURED if need["name"] else rbac.CLUSTER
+        asked.add((scope, need["group"], need["resource"] + ("/" + need["subresource"] if need["subresource"] else ""), need["verb"]))
+    assert (sorted(calls - asked), sorted(asked - calls)) == ([], []), "(needed but not asked for, asked for but not needed)"
+    assert "playbooks/tasks/access_check.yml" in files, "the playbook asks before its first change"
+
+
+# ---------------------------------------------------------------- access.yml's pieces
+
+@pytest.mark.parametrize("value, seconds", [("8h", 28800), ("90m", 5400), ("1d12h", 129600), (600, 600), ("604800", 604800), ("7d", 604800)])
+def test_token_lifetimes_in_bounds(value, seconds):
+    assert rbac.token_seconds(value) == (seconds, None)
+
+
+@pytest.mark.parametrize("value", [0, 599, "9m", "8d", "forever", "", None, True, "1y", "-1h", 10 ** 9])
+def test_token_lifetimes_out_of_bounds_or_unreadable_are_refused(value):
+    seconds, error = rbac.token_seconds(value)
+    assert seconds is None and "must be from 10m to 7d" in error and "not forever" in error
+
+
+def test_identity_changes_create_update_and_refuse_what_is_not_ours():
+    wanted = rbac.manifest()
+    assert [c["action"] for c in rbac.identity_changes({}, wanted)["changes"]] == ["create"] * len(wanted)
+    current = {"kind": "List", "items": [dict(o, metadata=dict(o["metadata"], uid="u", resourceVersion="1")) for o in wanted]}
+    same = rbac.identity_changes(current, wanted)
+    assert [c["action"] for c in same["changes"]] == ["none"] * len(wanted) and same["summary"] == [] and same["refused"] == []
+    role = next(o for o in current["items"] if o["kind"] == "ClusterRole")
+    role["rules"] = role["rules"] + [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]   # widened by hand
+    assert rbac.identity_changes(current, wanted)["summary"] == ["update ClusterRole rke2-numa (rules)"]
+    ns = next(o for o in current["items"] if o["kind"] == "Namespace" and o["metadata"]["name"] == "rke2-numa-probe")
+    ns["metadata"]["labels"] = {"team": "ml"}
+    binding = next(o for o in current["items"] if o["kind"] == "RoleBinding")
+    binding["roleRef"] = dict(binding["roleRef"], name="admin")
+    refused = rbac.identity_changes(current, wanted)["refused"]
+    assert refused[0].startswith("Namespace rke2-numa-probe exists and is not ours")
+    assert refused[1].startswith("RoleBinding rke2-numa-probe/rke2-numa-probe refers to another role (admin)")
+    one = rbac.identity_changes(dict(wanted[0], metadata=dict(wanted[0]["metadata"])), wanted)["changes"]
+    assert [c["action"] for c in one][:2] == ["none", "create"], "kubectl prints a single object without a List"
+
+
+def test_the_scoped_kubeconfig_copies_the_cluster_never_the_admins_credentials():
+    view = {"clusters": [{"name": "default", "cluster": {"server": "https://127.0.0.1:6443", "certificate-authority-data": "Q0E="}}],
+            "users": [{"name": "default", "user": {"client-certificate-data": "Q0VSVA==", "client-key-data": "S0VZ"}}]}
+    text = rbac.scoped_kubeconfig(view, "tok.en", "2026-12-03T17:00:00Z")
+    assert text.startswith(rbac.KUBECONFIG_MARK + "\n")
+    doc = yaml.safe_load(text)
+    assert doc["users"] == [{"name": "rke2-numa", "user": {"token": "tok.en"}}]
+    assert doc["clusters"][0]["cluster"] == {"server": "https://127.0.0.1:6443", "certificate-authority-data": "Q0E="}
+    assert "S0VZ" not in text and "Q0VSVA==" not in text
+    assert yaml.safe_load(rbac.scoped_kubeconfig(view, "t", "x", "https://api.example:6443"))["clusters"][0]["cluster"]["server"] == \
+        "https://api.example:6443"
+    for bad_view, token, words in [({"clusters": []}, "t", "names no cluster"), (view, "", "no token"), (view, "a b", "no token"),
+                                   ({"clusters": [{"cluster": {}}]}, "t", "no server address")]:
+        with pytest.raises(ValueError, match=words):
+            rbac.scoped_kubeconfig(bad_view, token, "x")

@@ -1,0 +1,60 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""access_check: what the API server says a kubeconfig may do, against what the playbook needs (controller only)."""
+
+from __future__ import annotations
+
+import json
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.maitred.rke2_numa.plugins.modules import access_check as access_check_doc
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rbac import access_findings
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import failure_reason
+
+ARGUMENT_SPEC = argument_spec(access_check_doc.DOCUMENTATION)
+GRANT = "run maitred.rke2_numa.access once and use the kubeconfig it writes (README: Least privilege)"
+
+
+def _parsed(text):
+    try:
+        return json.loads(text) if text else {}
+    except ValueError:
+        return {}
+
+
+class ActionModule(ActionBase):
+    """Decide from the reviews' answers; never touches the host."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        reply, kubeconfig, playbook = args["reply"], args["kubeconfig"], args["playbook"]
+        found = access_findings(_parsed(str(reply.get("stdout") or "")) if reply.get("rc", 1) == 0 else {}, playbook,
+                                args["probe_namespace"], args["kured_daemonset"], args["prove"])
+        warnings = []
+        if found["everything"]:
+            warnings.append("the kubeconfig %s may do everything in the cluster (cluster-admin), more than %s needs: a mistake or a "
+                            "hostile inventory could do as much; %s" % (kubeconfig, playbook, GRANT))
+        warnings += ["the kubeconfig %s %s: the roll goes on without it and still refuses a node while kured holds its lock"
+                     % (kubeconfig, m) for m in found["optional_missing"]]
+        problem = None
+        if found["unreadable"]:
+            why = failure_reason(reply) if reply.get("rc", 1) != 0 else "its answer was not the reviews asked for"
+            problem = "could not ask the API what the kubeconfig %s may do: %s" % (kubeconfig, why)
+        elif found["missing"]:
+            problem = "the kubeconfig %s %s" % (kubeconfig, "; ".join(found["missing"]))
+        result.update(changed=False, **found)
+        if problem and args["strict"]:
+            result.update(failed=True, msg="%s - nothing was changed; %s (its identity holds exactly these rights)" % (problem, GRANT))
+        elif problem:
+            warnings.append(problem)
+        if warnings:
+            result["warnings"] = warnings
+        return result

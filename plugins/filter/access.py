@@ -1,0 +1,76 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Least privilege's filters: the identity's manifest, what applying it changes, its kubeconfig, and what the API
+server says a kubeconfig may do (logic in plugin_utils/rbac.py)."""
+
+from __future__ import annotations
+
+import json
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
+
+
+def _json(value, what):
+    if isinstance(value, (dict, list)):
+        return value
+    text = str(value or "").strip()
+    if not text:
+        return {}
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise AnsibleFilterError("%s: not JSON: %s" % (what, text[:200])) from None
+
+
+def rbac_manifest(namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO):
+    """The objects that give the ServiceAccount exactly the rights the playbooks use."""
+    try:
+        return rbac.manifest(namespace, probe_namespace, kured_daemonset)
+    except ValueError as e:
+        raise AnsibleFilterError("rbac_manifest: %s" % e) from None
+
+
+def identity_changes(current, wanted):
+    """What applying the manifest changes: {changes, refused} (plugin_utils/rbac.py identity_changes)."""
+    return rbac.identity_changes(_json(current, "identity_changes"), wanted)
+
+
+def scoped_kubeconfig(view, token_request, server=""):
+    """The scoped kubeconfig's text, from the admin kubeconfig's view and the TokenRequest the API answered."""
+    reply = _json(token_request, "scoped_kubeconfig")
+    status = reply.get("status") or {} if isinstance(reply, dict) else {}
+    try:
+        return rbac.scoped_kubeconfig(_json(view, "scoped_kubeconfig"), status.get("token"), status.get("expirationTimestamp"), server or None)
+    except ValueError as e:
+        raise AnsibleFilterError("scoped_kubeconfig: %s" % e) from None
+
+
+def token_request(duration):
+    """The TokenRequest body for a bound token of ``duration`` (bounded: 10m .. 7d)."""
+    seconds, error = rbac.token_seconds(duration)
+    if error:
+        raise AnsibleFilterError(error)
+    return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": seconds}}
+
+
+def access_reviews(playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True):
+    """The SelfSubjectAccessReviews to send (one kubectl create): everything, then each right the playbook needs."""
+    return rbac.access_reviews(playbook, probe_namespace, kured_daemonset, bool(prove))
+
+
+def access_findings(reply, playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True):
+    """{everything, missing, optional_missing, unreadable} from the API server's answers."""
+    try:
+        parsed = _json(reply, "access_findings")
+    except AnsibleFilterError:
+        parsed = {}
+    return rbac.access_findings(parsed, playbook, probe_namespace, kured_daemonset, bool(prove))
+
+
+class FilterModule:
+    def filters(self):
+        return {"rbac_manifest": rbac_manifest, "identity_changes": identity_changes, "scoped_kubeconfig": scoped_kubeconfig,
+                "token_request": token_request, "access_reviews": access_reviews, "access_findings": access_findings}

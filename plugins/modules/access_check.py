@@ -1,0 +1,105 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# This is a documentation stub: the work is done by the action plugin of the
+# same name (plugins/action/access_check.py), on the controller.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: access_check
+short_description: Refuse a kubeconfig that lacks a right the playbook needs, and warn about one that may do everything
+version_added: 0.1.0
+description:
+  - Reads the API server's answers to the SelfSubjectAccessReviews of P(maitred.rke2_numa.access_reviews#filter) (one
+    C(kubectl create) the playbook made with its kubeconfig) - whether the kubeconfig may do everything
+    (C(kubectl auth can-i '*' '*'), cluster-admin), and each right the playbook's kubectl calls need
+    (C(plugins/plugin_utils/rbac.py)).
+  - With O(strict) (a roll, labels, prove), a missing right fails the task before anything changes, naming each right
+    and the calls that need it; a kubeconfig the API does not answer for fails too, with kubectl's words.
+  - Warns (an Ansible warning) when the kubeconfig may do everything - more than any playbook here uses - and when kured's
+    lock cannot be held (the roll still refuses a node while kured holds it).
+  - Runs on the controller only (an action plugin); it never contacts the host.
+author:
+  - maitred.rke2_numa contributors (@maitred)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: It only reads the answers; check mode decides the same.
+  diff_mode:
+    support: none
+  platform:
+    platforms: all
+options:
+  reply:
+    description: The registered result of the C(kubectl create -o json -f -) of the reviews.
+    type: dict
+    required: true
+  playbook:
+    description: The playbook the reviews were made for.
+    type: str
+    required: true
+    choices: [check, rolling, labels, prove]
+  kubeconfig:
+    description: The kubeconfig that was asked about (named in the messages).
+    type: str
+    required: true
+  probe_namespace:
+    description: The probe pods' namespace, as given to the reviews.
+    type: str
+    default: rke2-numa-probe
+  kured_daemonset:
+    description: kured's DaemonSet, as given to the reviews.
+    type: str
+    default: auto
+  prove:
+    description: Whether the roll runs the probes, as given to the reviews.
+    type: bool
+    default: true
+  strict:
+    description: Fail when a right is missing or the API gave no answer (the check only warns).
+    type: bool
+    default: true
+"""
+
+EXAMPLES = r"""
+- name: Ask the API what the kubeconfig may do
+  ansible.builtin.command:
+    argv: [kubectl, --kubeconfig, /etc/rancher/rke2/rke2-numa.yaml, create, --validate=false, -o, json, -f, "-"]
+    stdin: "{{ 'rolling' | maitred.rke2_numa.access_reviews | to_json }}"
+  register: reviews
+  changed_when: false
+  failed_when: false
+
+- name: Refuse a kubeconfig that lacks a right, before anything changes
+  maitred.rke2_numa.access_check:
+    reply: "{{ reviews }}"
+    playbook: rolling
+    kubeconfig: /etc/rancher/rke2/rke2-numa.yaml
+"""
+
+RETURN = r"""
+everything:
+  description: The kubeconfig may do everything (cluster-admin).
+  returned: always
+  type: bool
+missing:
+  description: Each required right the API refused, with what needs it.
+  returned: always
+  type: list
+  elements: str
+  sample: ["may not create pods/eviction cluster-wide (needed to evict the workload pods (kubectl drain, PodDisruptionBudgets respected))"]
+optional_missing:
+  description: Rights the playbook goes on without (kured's lock).
+  returned: always
+  type: list
+  elements: str
+unreadable:
+  description: The API gave no usable answer (kubectl failed, or another reply).
+  returned: always
+  type: bool
+"""
