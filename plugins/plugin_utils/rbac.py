@@ -119,6 +119,11 @@ def _words(argv):
     return words[0], words[1:], flags
 
 
+def kubectl_command(argv):
+    """The kubectl command (get, drain, ...) of an argv without the binary."""
+    return _words(argv)[0]
+
+
 def _resource(word):
     try:
         return _RESOURCES[word]
