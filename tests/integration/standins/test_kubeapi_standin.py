@@ -17,11 +17,12 @@ import time
 
 import pytest
 
-from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBEAPI_PATH, KUBECTL, Cluster, needs_kubectl, rke2
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import ADMIN_TOKEN, KUBEAPI_PATH, KUBECTL, Cluster, needs_kubectl, rke2
 
 PLAN = "rke2-numa.maitred.io/plan"
 READY = 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
 _VERSIONS = {}
+ADMIN = {"Authorization": "Bearer " + ADMIN_TOKEN}
 
 
 def kubectl_minor():
@@ -53,13 +54,22 @@ def test_discovery(cluster):
     assert cluster.request("GET", "/api")[1]["versions"] == ["v1"]
     groups = cluster.request("GET", "/apis")[1]
     assert groups["kind"] == "APIGroupList"
-    assert [(g["name"], g["preferredVersion"]["groupVersion"]) for g in groups["groups"]] == [("apps", "apps/v1"), ("policy", "policy/v1")]
+    assert [(g["name"], g["preferredVersion"]["groupVersion"]) for g in groups["groups"]] == [
+        ("apps", "apps/v1"), ("authentication.k8s.io", "authentication.k8s.io/v1"), ("authorization.k8s.io", "authorization.k8s.io/v1"),
+        ("policy", "policy/v1"), ("rbac.authorization.k8s.io", "rbac.authorization.k8s.io/v1")]
     core = {r["name"]: r for r in cluster.request("GET", "/api/v1")[1]["resources"]}
     assert (core["nodes"]["kind"], core["nodes"]["namespaced"], core["nodes"]["shortNames"]) == ("Node", False, ["no"])
     assert {"get", "list", "watch", "patch"} <= set(core["nodes"]["verbs"])
     assert (core["pods"]["namespaced"], core["pods"]["shortNames"]) == (True, ["po"])
     assert (core["pods/eviction"]["group"], core["pods/eviction"]["version"], core["pods/eviction"]["kind"]) == ("policy", "v1", "Eviction")
     assert "nodes/status" in core and core["namespaces"]["shortNames"] == ["ns"]
+    assert set(core["namespaces"]["verbs"]) == {"create", "delete", "get", "list", "patch", "update", "watch"}
+    assert (core["serviceaccounts"]["shortNames"], core["serviceaccounts/token"]["kind"], core["serviceaccounts/token"]["verbs"]) == (
+        ["sa"], "TokenRequest", ["create"])
+    rbac = {r["name"]: r for r in cluster.request("GET", "/apis/rbac.authorization.k8s.io/v1")[1]["resources"]}
+    assert sorted(rbac) == ["clusterrolebindings", "clusterroles", "rolebindings", "roles"] and rbac["roles"]["namespaced"] is True
+    reviews = cluster.request("GET", "/apis/authorization.k8s.io/v1")[1]["resources"]
+    assert [(r["name"], r["verbs"]) for r in reviews] == [("selfsubjectaccessreviews", ["create"]), ("selfsubjectrulesreviews", ["create"])]
     apps = {r["name"]: r for r in cluster.request("GET", "/apis/apps/v1")[1]["resources"]}
     assert apps["daemonsets"]["shortNames"] == ["ds"] and apps["daemonsets"]["kind"] == "DaemonSet"
     policy = {r["name"]: r for r in cluster.request("GET", "/apis/policy/v1")[1]["resources"]}
@@ -180,7 +190,7 @@ def _read_event(response):
 
 def test_watch_streams_node_changes(cluster):
     connection = http.client.HTTPConnection("127.0.0.1", cluster.port, timeout=10)
-    connection.request("GET", "/api/v1/nodes?watch=true&fieldSelector=metadata.name%3Dn2")
+    connection.request("GET", "/api/v1/nodes?watch=true&fieldSelector=metadata.name%3Dn2", headers=ADMIN)
     response = connection.getresponse()
     assert response.status == 200 and response.getheader("Transfer-Encoding") == "chunked"
     event = _read_event(response)
@@ -201,7 +211,7 @@ def test_watch_streams_node_changes(cluster):
     version = event["object"]["metadata"]["resourceVersion"]
     cluster.request("PATCH", "/api/v1/nodes/n1", {"metadata": {"labels": {PLAN: "x"}}}, "application/merge-patch+json")
     later = http.client.HTTPConnection("127.0.0.1", cluster.port, timeout=10)
-    later.request("GET", "/api/v1/nodes?watch=1&resourceVersion=%s&timeoutSeconds=1" % version)
+    later.request("GET", "/api/v1/nodes?watch=1&resourceVersion=%s&timeoutSeconds=1" % version, headers=ADMIN)
     stream = later.getresponse()
     event = _read_event(stream)
     assert (event["type"], event["object"]["metadata"]["name"]) == ("MODIFIED", "n1"), "n1 changed after that version, n2 did not"
@@ -439,4 +449,4 @@ def test_get_pods_daemonsets_and_budgets(cluster):
 def test_the_script_runs_through_its_shell_header():
     out = subprocess.run([KUBEAPI_PATH, "kubeconfig", "--server", "http://127.0.0.1:6443"], capture_output=True, text=True, timeout=20,
                          check=False)
-    assert out.returncode == 0 and "    server: http://127.0.0.1:6443\n" in out.stdout and "current-context: default" in out.stdout
+    assert out.returncode == 0 and "    server: https://127.0.0.1:6443\n" in out.stdout and "current-context: default" in out.stdout

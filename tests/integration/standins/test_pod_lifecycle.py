@@ -355,7 +355,8 @@ def request(cluster, method, path, body):
     import http.client
     port = int((cluster.tmp / "port").read_text())
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    connection.request(method, path, body=json.dumps(body), headers={"Content-Type": "application/json", "Accept": "application/json"})
+    connection.request(method, path, body=json.dumps(body), headers={"Content-Type": "application/json", "Accept": "application/json",
+                                                                     "Authorization": "Bearer " + kubeapi.ADMIN_TOKEN})
     response = connection.getresponse()
     data = json.loads(response.read().decode())
     connection.close()

@@ -34,18 +34,22 @@ exec python3 "$0" "$@"
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import copy
 import datetime
 import fcntl
 import hashlib
+import hmac
 import http.server
 import json
 import os
 import re
+import secrets
 import select
 import signal
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -69,6 +73,7 @@ MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 OWNER_API_VERSIONS = {"DaemonSet": "apps/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "Deployment": "apps/v1",
                       "Job": "batch/v1", "CronJob": "batch/v1", "Node": "v1", "ReplicationController": "v1"}
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json")
+RBAC_GROUP = "rbac.authorization.k8s.io"
 
 
 # ---------------------------------------------------------------- errors: Status objects
@@ -112,11 +117,24 @@ def conflict(kind, name):
 
 def invalid(kind, name, causes):
     """422 Invalid; causes are (field, message, reason) as the API's field.ErrorList renders them."""
-    texts = ["%s: %s" % (field, message) for field, message, dummy in causes]
+    return invalid_kind(kind.group, kind.kind, name, causes)
+
+
+def invalid_kind(group, kind, name, causes):
+    """apierrors.NewInvalid(GroupKind{group, kind}, name, errs): Kind.group "name" is invalid: ... (one error as is,
+    several as [a, b])."""
+    texts = []
+    for field, message, dummy in causes:
+        if "%s: %s" % (field, message) not in texts:
+            texts.append("%s: %s" % (field, message))
     summary = texts[0] if len(texts) == 1 else "[%s]" % ", ".join(texts)
     listed = [{"reason": reason, "message": message, "field": field} for field, message, reason in causes]
-    details = dict(kind.details(name), kind=kind.kind, causes=listed)
-    return ApiError(422, "Invalid", '%s "%s" is invalid: %s' % (kind.kind, name, summary), details)
+    details = {"name": name} if name else {}
+    if group:
+        details["group"] = group
+    details.update(kind=kind, causes=listed)
+    qualified = "%s.%s" % (kind, group) if group else kind
+    return ApiError(422, "Invalid", '%s "%s" is invalid: %s' % (qualified, name, summary), details)
 
 
 # ---------------------------------------------------------------- time
@@ -209,8 +227,13 @@ class Store:
             finish_deletions(box["node"])
             return copy.deepcopy(box["node"])
 
+    def locked_file(self, path, lock_path, empty, mode=None):
+        """Any JSON file of the state folder read-modify-written under its lock file: box["node"] is its content (empty
+        when absent), written back (atomically, with this mode) when changed."""
+        return self._locked(path, lock_path, empty, mode)
+
     @contextlib.contextmanager
-    def _locked(self, path, lock_path, empty=None):
+    def _locked(self, path, lock_path, empty=None, mode=None):
         with open(lock_path, "a", encoding="utf-8") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
@@ -226,7 +249,10 @@ class Store:
                 yield box
                 if box["node"] is not None and json.dumps(box["node"], sort_keys=True) != before:
                     tmp = "%s.tmp.%d.%d" % (path, os.getpid(), threading.get_ident())
-                    with open(tmp, "w", encoding="utf-8") as handle:
+                    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666 if mode is None else mode), "w",
+                                   encoding="utf-8") as handle:
+                        if mode is not None:
+                            os.fchmod(handle.fileno(), mode)
                         json.dump(box["node"], handle, indent=2, sort_keys=True)
                         handle.write("\n")
                     os.replace(tmp, path)
@@ -889,11 +915,17 @@ def _fields_pod(obj):
     return fields
 
 
+def _fields_cluster(obj):
+    """generic.DefaultClusterScopedAttr: a cluster-scoped object's only field label."""
+    return {"metadata.name": obj["metadata"].get("name", "")}
+
+
 class Kind:
-    def __init__(self, group, version, plural, singular, kind, namespaced, verbs, short=(), categories=(), lister=None, fields=None):
+    def __init__(self, group, version, plural, singular, kind, namespaced, verbs, short=(), categories=(), lister=None, fields=None,
+                 stored=False):
         self.group, self.version, self.plural, self.singular, self.kind = group, version, plural, singular, kind
         self.namespaced, self.verbs, self.short, self.categories = namespaced, verbs, list(short), list(categories)
-        self.lister, self.fields = lister, fields or _fields_common
+        self.lister, self.fields, self.stored = lister, fields or (_fields_common if namespaced else _fields_cluster), stored
         self.api_version = "%s/%s" % (group, version) if group else version
         self.qualified = "%s.%s" % (plural, group) if group else plural
 
@@ -914,8 +946,9 @@ class Kind:
         return entry
 
 
+STORED_VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
 KINDS = [
-    Kind("", "v1", "namespaces", "namespace", "Namespace", False, ["get", "list", "watch"], ["ns"], lister=namespace_objects),
+    Kind("", "v1", "namespaces", "namespace", "Namespace", False, STORED_VERBS, ["ns"], lister=namespace_objects, fields=_fields_common),
     Kind("", "v1", "nodes", "node", "Node", False, ["get", "list", "watch", "patch"], ["no"],
          lister=lambda nodes: [node_object(n) for n in nodes], fields=_fields_node),
     Kind("", "v1", "pods", "pod", "Pod", True, ["create", "get", "list", "watch", "delete"], ["po"], ["all"], lister=pod_objects,
@@ -925,19 +958,33 @@ KINDS = [
     Kind("apps", "v1", "replicasets", "replicaset", "ReplicaSet", True, ["get", "list", "watch"], ["rs"], ["all"], lister=replicaset_objects),
     Kind("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True, ["get", "list", "watch"], ["pdb"],
          lister=pdb_objects),
+    Kind("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", True, STORED_VERBS, ["sa"], stored=True),
+    Kind(RBAC_GROUP, "v1", "clusterroles", "clusterrole", "ClusterRole", False, STORED_VERBS, stored=True),
+    Kind(RBAC_GROUP, "v1", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", False, STORED_VERBS, stored=True),
+    Kind(RBAC_GROUP, "v1", "roles", "role", "Role", True, STORED_VERBS, stored=True),
+    Kind(RBAC_GROUP, "v1", "rolebindings", "rolebinding", "RoleBinding", True, STORED_VERBS, stored=True),
+    Kind("authentication.k8s.io", "v1", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview", False, ["create"]),
+    Kind("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", False, ["create"]),
+    Kind("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "selfsubjectrulesreview", "SelfSubjectRulesReview", False, ["create"]),
 ]
 KIND_BY_PATH = {(k.group, k.version, k.plural): k for k in KINDS}
 NODES = KIND_BY_PATH[("", "v1", "nodes")]
 DAEMONSETS = KIND_BY_PATH[("apps", "v1", "daemonsets")]
 PODS = KIND_BY_PATH[("", "v1", "pods")]
+NAMESPACES = KIND_BY_PATH[("", "v1", "namespaces")]
+SERVICEACCOUNTS = KIND_BY_PATH[("", "v1", "serviceaccounts")]
+REVIEWS = [k for k in KINDS if k.plural.startswith("selfsubject")]
+STORED = {k.plural: k for k in KINDS if k.stored}
 # Subresources in discovery: (group, version) -> entries after the resource's own.
 SUBRESOURCES = {
     ("", "v1"): [{"name": "nodes/status", "singularName": "", "namespaced": False, "kind": "Node", "verbs": ["get"]},
                  {"name": "pods/eviction", "singularName": "", "namespaced": True, "group": "policy", "version": "v1",
                   "kind": "Eviction", "verbs": ["create"]},
-                 {"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]}],
+                 {"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]},
+                 {"name": "serviceaccounts/token", "singularName": "", "namespaced": True, "group": "authentication.k8s.io",
+                  "version": "v1", "kind": "TokenRequest", "verbs": ["create"]}],
 }
-GROUPS = [("apps", "v1"), ("policy", "v1")]
+GROUPS = [("apps", "v1"), ("authentication.k8s.io", "v1"), ("authorization.k8s.io", "v1"), ("policy", "v1"), (RBAC_GROUP, "v1")]
 
 
 def resource_list(group, version):
@@ -1292,6 +1339,665 @@ def _map_changes(old, new):
     return changes
 
 
+# ---------------------------------------------------------------- authentication
+
+ADMIN_TOKEN = "kubeapi-standin-admin"
+ADMIN_USER = "system:admin"
+MASTERS_GROUP = "system:masters"
+AUTHENTICATED_GROUP = "system:authenticated"
+UNAUTHENTICATED_GROUP = "system:unauthenticated"
+ANONYMOUS_USER = "system:anonymous"
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
+TOKEN_AUDIENCES = ["https://kubernetes.default.svc.cluster.local", "rke2"]  # RKE2's --api-audiences
+TOKEN_MIN_SECONDS = 10 * 60  # pkg/apis/authentication/validation MinTokenAgeSec
+TOKEN_MAX_SECONDS = 1 << 32
+TOKEN_DEFAULT_SECONDS = 60 * 60  # SetDefaults_TokenRequestSpec
+
+
+def _q(text):
+    """Go's %q for the names in messages."""
+    return json.dumps(str(text), ensure_ascii=False)
+
+
+class User:
+    """user.Info: a name, groups, a uid (a ServiceAccount's) and extra values."""
+
+    def __init__(self, name, groups, uid="", extra=None):
+        self.name, self.groups, self.uid, self.extra = name, list(groups), uid, dict(extra or {})
+
+    def info(self):
+        """authentication.k8s.io/v1 UserInfo."""
+        doc = {"username": self.name}
+        if self.uid:
+            doc["uid"] = self.uid
+        doc["groups"] = list(self.groups)
+        if self.extra:
+            doc["extra"] = {k: list(v) for k, v in self.extra.items()}
+        return doc
+
+
+# RKE2's admin kubeconfig is a client certificate, CN=system:admin, O=system:masters; the authenticated group adder adds
+# system:authenticated. Anonymous requests (no Authorization header) are system:anonymous in system:unauthenticated.
+ADMIN = User(ADMIN_USER, [MASTERS_GROUP, AUTHENTICATED_GROUP])
+ANONYMOUS = User(ANONYMOUS_USER, [UNAUTHENTICATED_GROUP])
+
+
+def unauthorized():
+    """The authentication filter's answer to a bearer token it cannot verify (responsewriters: NewUnauthorized("Unauthorized"))."""
+    return ApiError(401, "Unauthorized", "Unauthorized")
+
+
+def service_account_user(namespace, name, uid, jti):
+    """serviceaccount.UserInfo: system:serviceaccount:NS:NAME in system:serviceaccounts, system:serviceaccounts:NS (and
+    system:authenticated); the token's credential id in extra."""
+    return User("%s%s:%s" % (SERVICE_ACCOUNT_PREFIX, namespace, name),
+                ["system:serviceaccounts", "system:serviceaccounts:" + namespace, AUTHENTICATED_GROUP], uid,
+                {CREDENTIAL_ID: ["JTI=" + jti]} if jti else None)
+
+
+class Tokens:
+    """<state dir>/auth/tokens.json (mode 0600, folder 0700): the ServiceAccount tokens TokenRequest issued, keyed by
+    the SHA-256 of the token (the token itself is not kept): {"namespace", "name", "uid" (the ServiceAccount's),
+    "jti", "audiences", "issued", "expires" (epoch seconds)}; read-modify-written under auth/.tokens.lock. Expired
+    entries are dropped when the next token is issued."""
+
+    def __init__(self, store):
+        self.store = store
+        self.directory = os.path.join(store.directory, "auth")
+        self.path = os.path.join(self.directory, "tokens.json")
+
+    @staticmethod
+    def digest(token):
+        return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+    def issue(self, namespace, name, uid, seconds, audiences):
+        os.makedirs(self.directory, mode=0o700, exist_ok=True)
+        token = secrets.token_urlsafe(32)
+        now = time.time()
+        entry = {"namespace": namespace, "name": name, "uid": uid, "jti": str(uuid.uuid4()), "audiences": list(audiences),
+                 "issued": now, "expires": now + seconds}
+        with self.store.locked_file(self.path, os.path.join(self.directory, ".tokens.lock"), {}, mode=0o600) as box:
+            tokens = box["node"] if isinstance(box["node"], dict) else {}
+            tokens = {k: v for k, v in tokens.items() if isinstance(v, dict) and float(v.get("expires") or 0) > now}
+            tokens[self.digest(token)] = entry
+            box["node"] = tokens
+        return token, entry
+
+    def lookup(self, token):
+        """The entry for a token (None when unknown); written by os.replace, so read without the lock."""
+        try:
+            with open(self.path, encoding="utf-8") as handle:
+                tokens = json.load(handle)
+        except (OSError, ValueError):
+            return None
+        entry = tokens.get(self.digest(token)) if isinstance(tokens, dict) else None
+        return entry if isinstance(entry, dict) else None
+
+
+# ---------------------------------------------------------------- authorization: request attributes, RBAC
+
+SPECIAL_VERBS = ("proxy", "watch")
+NAMESPACE_SUBRESOURCES = ("status", "finalize")
+METHOD_VERBS = {"POST": "create", "GET": "get", "HEAD": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+class Attributes:
+    """authorizer.Attributes: who asks for what (a resource request, or a non-resource path)."""
+
+    def __init__(self, user, verb, path="", resource_request=False, group="", version="", namespace="", resource="",
+                 subresource="", name=""):
+        self.user, self.verb, self.path, self.resource_request = user, verb, path, resource_request
+        self.group, self.version, self.namespace, self.resource = group, version, namespace, resource
+        self.subresource, self.name = subresource, name
+
+
+def _path_segment_errors(name):
+    """path.IsValidPathSegmentName."""
+    if name in (".", ".."):
+        return ["may not be '%s'" % name]
+    return ["may not contain '%s'" % c for c in ("/", "%") if c in name]
+
+
+def request_attributes(user, method, path, query):
+    """RequestInfoFactory.NewRequestInfo (apiserver/pkg/endpoints/request/requestinfo.go): /api/v1/... and
+    /apis/GROUP/VERSION/... are resource requests (verb from the method; get without a name is list, or watch with
+    ?watch; delete without a name is deletecollection; a list's or a watch's fieldSelector metadata.name=X names X);
+    anything else is a non-resource request whose verb is the method in lower case."""
+    attrs = Attributes(user, method.lower(), path)
+    parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")] if path.strip("/") else []
+    if len(parts) < 3 or parts[0] not in ("api", "apis"):
+        return attrs
+    prefix, parts = parts[0], parts[1:]
+    group = ""
+    if prefix == "apis":
+        if len(parts) < 3:
+            return attrs
+        group, parts = parts[0], parts[1:]
+    version, parts = parts[0], parts[1:]
+    verb = METHOD_VERBS.get(method, "")
+    if parts[0] in SPECIAL_VERBS:
+        if len(parts) < 2:
+            return attrs
+        verb, parts = parts[0], parts[1:]
+    namespace = ""
+    if parts[0] == "namespaces" and len(parts) > 1:
+        namespace = parts[1]
+        if len(parts) > 2 and parts[2] not in NAMESPACE_SUBRESOURCES:
+            parts = parts[2:]
+    subresource = parts[2] if len(parts) >= 3 and verb != "proxy" else ""
+    name = parts[1] if len(parts) >= 2 else ""
+    if not name and verb == "get":
+        verb = "watch" if "watch" in query and str(query["watch"]).lower() not in ("false", "0") else "list"
+        try:
+            parse_label_selector(query.get("labelSelector", ""))
+            for field, equal, value in parse_field_selector(query.get("fieldSelector", "")):
+                if field == "metadata.name" and equal:
+                    if not _path_segment_errors(value):
+                        name = value
+                    break
+        except ApiError:  # ListOptions that do not decode: list (or watch), no name
+            name = ""
+    if not name and verb == "delete":
+        verb = "deletecollection"
+    return Attributes(user, verb, path, True, group, version, namespace, parts[0], subresource, name)
+
+
+def forbidden(attrs, reason=""):
+    """responsewriters.Forbidden: forbiddenMessage's text (and the authorizer's reason, when it gave one) wrapped by
+    NewForbidden for the request's GroupResource and name."""
+    user = _q(attrs.user.name)
+    if not attrs.resource_request:
+        text = "User %s cannot %s path %s" % (user, attrs.verb, _q(attrs.path))
+    else:
+        resource = attrs.resource + ("/" + attrs.subresource if attrs.subresource else "")
+        if attrs.namespace:
+            text = "User %s cannot %s resource %s in API group %s in the namespace %s" % (
+                user, attrs.verb, _q(resource), _q(attrs.group), _q(attrs.namespace))
+        else:
+            text = "User %s cannot %s resource %s in API group %s at the cluster scope" % (user, attrs.verb, _q(resource), _q(attrs.group))
+    if reason:
+        text = "%s: %s" % (text, reason)
+    return forbidden_error(attrs.group if attrs.resource_request else "", attrs.resource if attrs.resource_request else "", attrs.name, text)
+
+
+def forbidden_error(group, resource, name, text):
+    """apierrors.NewForbidden(GroupResource{group, resource}, name, err)."""
+    qualified = "%s.%s" % (resource, group) if group else resource
+    if not group and not resource:
+        message = "forbidden: %s" % text
+    elif not name:
+        message = "%s is forbidden: %s" % (qualified, text)
+    else:
+        message = "%s %s is forbidden: %s" % (qualified, _q(name), text)
+    details = {}
+    if name:
+        details["name"] = name
+    if group:
+        details["group"] = group
+    if resource:
+        details["kind"] = resource
+    return ApiError(403, "Forbidden", message, details)
+
+
+def rule_allows(attrs, rule):
+    """RuleAllows (plugin/pkg/auth/authorizer/rbac/rbac.go) with VerbMatches, APIGroupMatches, ResourceMatches,
+    ResourceNameMatches and NonResourceURLMatches (pkg/apis/rbac/v1/evaluation_helpers.go): '*' in a rule matches
+    anything, a requested '*' only a rule's '*'; a rule with resourceNames only requests naming one of them."""
+    verbs = rule.get("verbs") or []
+    if "*" not in verbs and attrs.verb not in verbs:
+        return False
+    if not attrs.resource_request:
+        for url in rule.get("nonResourceURLs") or []:
+            if url == "*" or url == attrs.path or (url.endswith("*") and attrs.path.startswith(url.rstrip("*"))):
+                return True
+        return False
+    groups = rule.get("apiGroups") or []
+    if "*" not in groups and attrs.group not in groups:
+        return False
+    combined = attrs.resource + ("/" + attrs.subresource if attrs.subresource else "")
+    matched = False
+    for resource in rule.get("resources") or []:
+        if resource in ("*", combined) or (attrs.subresource and resource == "*/" + attrs.subresource):
+            matched = True
+            break
+    if not matched:
+        return False
+    names = rule.get("resourceNames") or []
+    return not names or attrs.name in names
+
+
+def aggregate(errors):
+    """utilerrors.NewAggregate(errs).Error(): one message as is, several (deduplicated) as [a, b]."""
+    seen = []
+    for error in errors:
+        if error not in seen:
+            seen.append(error)
+    return seen[0] if len(seen) == 1 else "[%s]" % ", ".join(seen)
+
+
+def _describe_subject(subject, namespace):
+    if subject.get("kind") == "ServiceAccount":
+        return "%s %s" % (subject["kind"], _q("%s/%s" % (subject.get("name", ""), subject.get("namespace") or namespace)))
+    return "%s %s" % (subject.get("kind", ""), _q(subject.get("name", "")))
+
+
+def applies_to(user, subjects, namespace):
+    """appliesTo (pkg/registry/rbac/validation/rule.go): the first subject that is the user, one of its groups, or its
+    ServiceAccount (a RoleBinding's ServiceAccount subject without a namespace is in the binding's); None if none."""
+    for subject in subjects or []:
+        if not isinstance(subject, dict):
+            continue
+        kind, name = subject.get("kind"), subject.get("name", "")
+        if kind == "User" and user.name == name:
+            return subject
+        if kind == "Group" and name in user.groups:
+            return subject
+        if kind == "ServiceAccount":
+            account_namespace = subject.get("namespace") or namespace
+            if account_namespace and user.name == "%s%s:%s" % (SERVICE_ACCOUNT_PREFIX, account_namespace, name):
+                return subject
+    return None
+
+
+class Rbac:
+    """The authorizers in kube-apiserver's order: the privileged-group one (system:masters may do anything, reason
+    ""), then RBAC (plugin/pkg/auth/authorizer/rbac) over the ClusterRoles, Roles and bindings records(plural)
+    gives (the stored ones and the bootstrap ones)."""
+
+    def __init__(self, records):
+        self.records = records
+
+    def _role_rules(self, ref, namespace, cluster_roles, roles):
+        """GetRoleReferenceRules: (rules, None) or (None, the error a lister would give)."""
+        kind, name = ref.get("kind"), ref.get("name", "")
+        if kind == "Role":
+            if name not in roles:
+                return None, 'role.%s %s not found' % (RBAC_GROUP, _q(name))
+            return roles[name].get("rules") or [], None
+        if kind == "ClusterRole":
+            if name not in cluster_roles:
+                return None, 'clusterrole.%s %s not found' % (RBAC_GROUP, _q(name))
+            return cluster_roles[name].get("rules") or [], None
+        return None, "unsupported role reference kind: %s" % _q(kind or "")
+
+    def visit(self, user, namespace):
+        """VisitRulesFor: (source, rule, None) for each rule the user's ClusterRoleBindings grant, then (namespace given)
+        its RoleBindings in the namespace; (None, None, error) for a role reference that does not resolve."""
+        cluster_roles = {r["metadata"]["name"]: r for r in self.records("clusterroles")}
+        for binding in self.records("clusterrolebindings"):
+            subject = applies_to(user, binding.get("subjects"), "")
+            if subject is None:
+                continue
+            ref = binding.get("roleRef") or {}
+            rules, error = self._role_rules(ref, "", cluster_roles, {})
+            if error:
+                yield None, None, error
+                continue
+            source = "ClusterRoleBinding %s of %s %s to %s" % (
+                _q(binding["metadata"]["name"]), ref.get("kind", ""), _q(ref.get("name", "")), _describe_subject(subject, ""))
+            for rule in rules:
+                yield source, rule, None
+        if not namespace:
+            return
+        roles = {r["metadata"]["name"]: r for r in self.records("roles") if r["metadata"].get("namespace") == namespace}
+        for binding in self.records("rolebindings"):
+            if binding["metadata"].get("namespace") != namespace:
+                continue
+            subject = applies_to(user, binding.get("subjects"), namespace)
+            if subject is None:
+                continue
+            ref = binding.get("roleRef") or {}
+            rules, error = self._role_rules(ref, namespace, cluster_roles, roles)
+            if error:
+                yield None, None, error
+                continue
+            source = "RoleBinding %s of %s %s to %s" % (
+                _q("%s/%s" % (binding["metadata"]["name"], namespace)), ref.get("kind", ""), _q(ref.get("name", "")),
+                _describe_subject(subject, namespace))
+            for rule in rules:
+                yield source, rule, None
+
+    def authorize(self, attrs):
+        """(allowed, reason): "RBAC: allowed by <source>" when a rule allows; denied, the role references that did not
+        resolve ("RBAC: ..."), else ""."""
+        if MASTERS_GROUP in attrs.user.groups:
+            return True, ""
+        errors = []
+        for source, rule, error in self.visit(attrs.user, attrs.namespace):
+            if rule is not None and isinstance(rule, dict) and rule_allows(attrs, rule):
+                return True, "RBAC: allowed by %s" % source
+            if error:
+                errors.append(error)
+        return False, ("RBAC: " + aggregate(errors)) if errors else ""
+
+    def rules_for(self, user, namespace):
+        """RulesFor, as SelfSubjectRulesReview shows it: (resourceRules, nonResourceRules, evaluation error)."""
+        resource_rules, non_resource_rules, errors = [], [], []
+        for dummy, rule, error in self.visit(user, namespace):
+            if error:
+                errors.append(error)
+            if not isinstance(rule, dict):
+                continue
+            if rule.get("resources"):
+                entry = {"verbs": list(rule.get("verbs") or [])}
+                for key in ("apiGroups", "resources", "resourceNames"):
+                    if rule.get(key):
+                        entry[key] = list(rule[key])
+                resource_rules.append(entry)
+            if rule.get("nonResourceURLs"):
+                non_resource_rules.append({"verbs": list(rule.get("verbs") or []), "nonResourceURLs": list(rule["nonResourceURLs"])})
+        return resource_rules, non_resource_rules, aggregate(errors) if errors else ""
+
+
+def _bootstrap(kind, name, **fields):
+    obj = {"kind": kind, "apiVersion": RBAC_GROUP + "/v1",
+           "metadata": {"name": name, "uid": uid_for(kind.lower() + "s", "", name),
+                        "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
+                        "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}}}
+    obj.update(fields)
+    return obj
+
+
+def _group_subjects(*groups):
+    return [{"kind": "Group", "apiGroup": RBAC_GROUP, "name": g} for g in groups]
+
+
+def _cluster_role_ref(name):
+    return {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": name}
+
+
+# The bootstrap policy the stand-in always has (plugin/pkg/auth/authorizer/rbac/bootstrappolicy), of which only these:
+# cluster-admin for system:masters, discovery and self reviews for every authenticated user, the health and version
+# paths for everyone. They cannot be changed or deleted here.
+BOOTSTRAP = {
+    "clusterroles": [
+        _bootstrap("ClusterRole", "cluster-admin", rules=[{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},
+                                                          {"verbs": ["*"], "nonResourceURLs": ["*"]}]),
+        _bootstrap("ClusterRole", "system:basic-user", rules=[
+            {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]},
+            {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"]}]),
+        _bootstrap("ClusterRole", "system:discovery", rules=[
+            {"verbs": ["get"], "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*",
+                                                   "/readyz", "/version", "/version/"]}]),
+        _bootstrap("ClusterRole", "system:public-info-viewer", rules=[
+            {"verbs": ["get"], "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"]}]),
+    ],
+    "clusterrolebindings": [
+        _bootstrap("ClusterRoleBinding", "cluster-admin", subjects=_group_subjects(MASTERS_GROUP), roleRef=_cluster_role_ref("cluster-admin")),
+        _bootstrap("ClusterRoleBinding", "system:basic-user", subjects=_group_subjects(AUTHENTICATED_GROUP),
+                   roleRef=_cluster_role_ref("system:basic-user")),
+        _bootstrap("ClusterRoleBinding", "system:discovery", subjects=_group_subjects(AUTHENTICATED_GROUP),
+                   roleRef=_cluster_role_ref("system:discovery")),
+        _bootstrap("ClusterRoleBinding", "system:public-info-viewer", subjects=_group_subjects(AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP),
+                   roleRef=_cluster_role_ref("system:public-info-viewer")),
+    ],
+}
+
+
+# ---------------------------------------------------------------- objects stored through the API
+
+OBJECTS_DIR = "objects"
+APPLY_PATCH = "application/apply-patch+yaml"
+IMMORTAL_NAMESPACES = ("default", "kube-public", "kube-system")  # the NamespaceLifecycle admission plugin's
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an "
+                  "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+_DNS_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and "
+                      "end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+                      "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+# The fields of each stored kind beside metadata: what create, update and apply keep.
+OBJECT_FIELDS = {
+    "namespaces": ("spec",),
+    "serviceaccounts": ("secrets", "imagePullSecrets", "automountServiceAccountToken"),
+    "clusterroles": ("rules", "aggregationRule"),
+    "roles": ("rules",),
+    "clusterrolebindings": ("subjects", "roleRef"),
+    "rolebindings": ("subjects", "roleRef"),
+}
+
+
+class ObjectFiles:
+    """<state dir>/objects/<plural>.json: the objects created through the API, a list of them as served (less
+    resourceVersion), each file read-modify-written under objects/.<plural>.lock as the nodes' files are."""
+
+    def __init__(self, store):
+        self.store = store
+        self.directory = os.path.join(store.directory, OBJECTS_DIR)
+
+    def locked(self, plural):
+        """box["node"] is the list, written back when changed."""
+        os.makedirs(self.directory, exist_ok=True)
+        return self.store.locked_file(os.path.join(self.directory, plural + ".json"), os.path.join(self.directory, "." + plural + ".lock"), [])
+
+    def read(self, plural):
+        """The records now (written by os.replace, so read without the lock)."""
+        try:
+            with open(os.path.join(self.directory, plural + ".json"), encoding="utf-8") as handle:
+                records = json.load(handle)
+        except (OSError, ValueError):
+            return []
+        return [r for r in records if isinstance(r, dict) and isinstance(r.get("metadata"), dict)] if isinstance(records, list) else []
+
+
+def find_record(records, namespace, name):
+    """The index of the record with this namespace (None: cluster-scoped) and name; None when there is none."""
+    for index, record in enumerate(records):
+        meta = record.get("metadata") or {}
+        if meta.get("name") == name and (namespace is None or meta.get("namespace") == namespace):
+            return index
+    return None
+
+
+def _cannot_decode(kind, detail):
+    return bad_request('%s in version "%s" cannot be handled as a %s: %s' % (kind.kind, kind.version, kind.kind, detail))
+
+
+def _string_list(kind, value, field):
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _cannot_decode(kind, "json: cannot unmarshal %s into Go struct field %s of type []string" % (type(value).__name__, field))
+    return list(value)
+
+
+def _decode_rules(kind, rules):
+    if rules is None:
+        return []
+    if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
+        raise _cannot_decode(kind, "json: cannot unmarshal %s into Go struct field %s.rules of type []v1.PolicyRule" % (type(rules).__name__, kind.kind))
+    out = []
+    for rule in rules:
+        entry = {}
+        for key in ("verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs"):
+            values = _string_list(kind, rule.get(key), "PolicyRule.rules.%s" % key)
+            if values:
+                entry[key] = values
+        out.append(entry)
+    return out
+
+
+def _decode_subjects(kind, subjects):
+    if subjects is None:
+        return []
+    if not isinstance(subjects, list) or not all(isinstance(s, dict) for s in subjects):
+        raise _cannot_decode(kind, "json: cannot unmarshal %s into Go struct field %s.subjects of type []v1.Subject"
+                             % (type(subjects).__name__, kind.kind))
+    out = []
+    for subject in subjects:
+        entry = {k: str(subject[k]) for k in ("kind", "apiGroup", "name", "namespace") if subject.get(k) not in (None, "")}
+        if "apiGroup" not in entry and entry.get("kind") in ("User", "Group"):  # SetDefaults_Subject
+            entry["apiGroup"] = RBAC_GROUP
+        out.append(entry)
+    return out
+
+
+def _policy_rule_causes(rule, namespaced, path):
+    """validatePolicyRule (pkg/apis/rbac/validation)."""
+    causes = []
+    if not rule.get("verbs"):
+        causes.append(("%s.verbs" % path, "Required value: verbs must contain at least one value", "FieldValueRequired"))
+    if rule.get("nonResourceURLs"):
+        value = "[]string{%s}" % ", ".join(_q(u) for u in rule["nonResourceURLs"])
+        if namespaced:
+            causes.append(("%s.nonResourceURLs" % path, "Invalid value: %s: namespaced rules cannot apply to non-resource URLs" % value,
+                           "FieldValueInvalid"))
+        if rule.get("apiGroups") or rule.get("resources") or rule.get("resourceNames"):
+            causes.append(("%s.nonResourceURLs" % path, "Invalid value: %s: rules cannot apply to both regular resources and non-resource URLs"
+                           % value, "FieldValueInvalid"))
+        return causes
+    if not rule.get("apiGroups"):
+        causes.append(("%s.apiGroups" % path, "Required value: resource rules must supply at least one api group", "FieldValueRequired"))
+    if not rule.get("resources"):
+        causes.append(("%s.resources" % path, "Required value: resource rules must supply at least one resource", "FieldValueRequired"))
+    if rule.get("resourceNames") and len(rule.get("resources") or []) > 1:
+        causes.append(("%s.resourceNames" % path, "Required value: resource names cannot apply to multiple resources", "FieldValueRequired"))
+    return causes
+
+
+def _role_ref_repr(ref):
+    """%#v of the internal rbac.RoleRef, as field.Invalid prints it."""
+    return "rbac.RoleRef{APIGroup:%s, Kind:%s, Name:%s}" % (_q(ref.get("apiGroup", "")), _q(ref.get("kind", "")), _q(ref.get("name", "")))
+
+
+def _binding_causes(record, namespaced, old):
+    """ValidateRoleBinding / ValidateClusterRoleBinding, and the Update's "cannot change roleRef"."""
+    causes = []
+    ref = record.get("roleRef") or {}
+    if ref.get("apiGroup", "") != RBAC_GROUP:
+        causes.append(("roleRef.apiGroup", 'Unsupported value: %s: supported values: "%s"' % (_q(ref.get("apiGroup", "")), RBAC_GROUP),
+                       "FieldValueNotSupported"))
+    kinds = ("Role", "ClusterRole") if namespaced else ("ClusterRole",)
+    if ref.get("kind", "") not in kinds:
+        causes.append(("roleRef.kind", "Unsupported value: %s: supported values: %s" % (_q(ref.get("kind", "")), ", ".join(_q(k) for k in kinds)),
+                       "FieldValueNotSupported"))
+    if not ref.get("name"):
+        causes.append(("roleRef.name", "Required value", "FieldValueRequired"))
+    else:
+        for message in _path_segment_errors(ref["name"]):
+            causes.append(("roleRef.name", "Invalid value: %s: %s" % (_q(ref["name"]), message), "FieldValueInvalid"))
+    for index, subject in enumerate(record.get("subjects") or []):
+        path = "subjects[%d]" % index
+        if not subject.get("name"):
+            causes.append(("%s.name" % path, "Required value", "FieldValueRequired"))
+        kind = subject.get("kind", "")
+        if kind == "ServiceAccount":
+            if subject.get("name") and (len(subject["name"]) > 253 or not _DNS_SUBDOMAIN.fullmatch(subject["name"])):
+                causes.append(("%s.name" % path, "Invalid value: %s: %s" % (_q(subject["name"]), _DNS_SUBDOMAIN_MSG), "FieldValueInvalid"))
+            if subject.get("apiGroup"):
+                causes.append(("%s.apiGroup" % path, 'Unsupported value: %s: supported values: ""' % _q(subject["apiGroup"]), "FieldValueNotSupported"))
+            if not namespaced and not subject.get("namespace"):
+                causes.append(("%s.namespace" % path, "Required value", "FieldValueRequired"))
+        elif kind in ("User", "Group"):
+            if not subject.get("name"):
+                causes.append(("%s.name" % path, 'Invalid value: "": %s name cannot be empty' % kind.lower(), "FieldValueInvalid"))
+            if subject.get("apiGroup", "") != RBAC_GROUP:
+                causes.append(("%s.apiGroup" % path, 'Unsupported value: %s: supported values: "%s"' % (_q(subject.get("apiGroup", "")), RBAC_GROUP),
+                               "FieldValueNotSupported"))
+        else:
+            causes.append(("%s.kind" % path, 'Unsupported value: %s: supported values: "ServiceAccount", "User", "Group"' % _q(kind),
+                           "FieldValueNotSupported"))
+    if old is not None and (old.get("roleRef") or {}) != ref:
+        causes.append(("roleRef", "Invalid value: %s: cannot change roleRef" % _role_ref_repr(ref), "FieldValueInvalid"))
+    return causes
+
+
+def _name_causes(plural, name):
+    if not name:
+        return [("metadata.name", "Required value: name or generateName is required", "FieldValueRequired")]
+    if plural == "namespaces":  # ValidateNamespaceName: a DNS-1123 label
+        causes = []
+        if len(name) > 63:
+            causes.append(("metadata.name", "Invalid value: %s: must be no more than 63 characters" % _q(name), "FieldValueInvalid"))
+        if not _DNS_LABEL.fullmatch(name):
+            causes.append(("metadata.name", "Invalid value: %s: %s" % (_q(name), _DNS_LABEL_MSG), "FieldValueInvalid"))
+        return causes
+    if plural == "serviceaccounts":  # ValidateServiceAccountName: a DNS-1123 subdomain
+        causes = []
+        if len(name) > 253:
+            causes.append(("metadata.name", "Invalid value: %s: must be no more than 253 characters" % _q(name), "FieldValueInvalid"))
+        if not _DNS_SUBDOMAIN.fullmatch(name):
+            causes.append(("metadata.name", "Invalid value: %s: %s" % (_q(name), _DNS_SUBDOMAIN_MSG), "FieldValueInvalid"))
+        return causes
+    return [("metadata.name", "Invalid value: %s: %s" % (_q(name), m), "FieldValueInvalid") for m in _path_segment_errors(name)]
+
+
+def admit_object(kind, namespace, name, body, old):
+    """The record to store for a Namespace, ServiceAccount, ClusterRole, Role or binding from the object a client sent
+    (create, update, or the result of a patch or an apply): defaults as decoding applies them, then validation (422
+    with the registry's messages); old is the object it replaces (uid and creationTimestamp are kept, roleRef may not
+    change)."""
+    meta = body.get("metadata") or {}
+    if not isinstance(meta, dict):
+        raise _cannot_decode(kind, "json: cannot unmarshal %s into Go struct field %s.metadata of type v1.ObjectMeta" % (type(meta).__name__, kind.kind))
+    labels = _string_map(meta.get("labels"), "labels")
+    annotations = _string_map(meta.get("annotations"), "annotations")
+    record_meta = {"name": name}
+    if kind.namespaced:
+        record_meta["namespace"] = namespace
+    if old is not None:
+        record_meta["uid"] = old["metadata"].get("uid") or str(uuid.uuid4())
+        if old["metadata"].get("creationTimestamp"):
+            record_meta["creationTimestamp"] = old["metadata"]["creationTimestamp"]
+    else:
+        record_meta["uid"] = str(uuid.uuid4())
+        record_meta["creationTimestamp"] = _iso()
+    if kind.plural == "namespaces" and name:
+        labels["kubernetes.io/metadata.name"] = name  # the apiserver keeps this label on every namespace
+    if labels:
+        record_meta["labels"] = labels
+    if annotations:
+        record_meta["annotations"] = annotations
+    record = {"kind": kind.kind, "apiVersion": kind.api_version, "metadata": record_meta}
+    causes = _name_causes(kind.plural, name) + metadata_causes(labels, annotations)
+    if kind.plural == "namespaces":
+        record["spec"] = {"finalizers": ["kubernetes"]}
+        record["status"] = {"phase": "Active"}
+    elif kind.plural == "serviceaccounts":
+        for field in ("secrets", "imagePullSecrets"):
+            value = body.get(field)
+            if value is not None:
+                if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+                    raise _cannot_decode(kind, "json: cannot unmarshal %s into Go struct field ServiceAccount.%s" % (type(value).__name__, field))
+                if value:
+                    record[field] = copy.deepcopy(value)
+        if body.get("automountServiceAccountToken") is not None:
+            if not isinstance(body["automountServiceAccountToken"], bool):
+                raise _cannot_decode(kind, "json: cannot unmarshal into Go struct field ServiceAccount.automountServiceAccountToken of type bool")
+            record["automountServiceAccountToken"] = body["automountServiceAccountToken"]
+    elif kind.plural in ("clusterroles", "roles"):
+        record["rules"] = _decode_rules(kind, body.get("rules"))
+        if kind.plural == "clusterroles" and isinstance(body.get("aggregationRule"), dict):
+            record["aggregationRule"] = copy.deepcopy(body["aggregationRule"])
+        for index, rule in enumerate(record["rules"]):
+            causes += _policy_rule_causes(rule, kind.plural == "roles", "rules[%d]" % index)
+    else:
+        subjects = _decode_subjects(kind, body.get("subjects"))
+        if subjects:
+            record["subjects"] = subjects
+        ref = body.get("roleRef")
+        if ref is not None and not isinstance(ref, dict):
+            raise _cannot_decode(kind, "json: cannot unmarshal %s into Go struct field %s.roleRef of type v1.RoleRef" % (type(ref).__name__, kind.kind))
+        ref = {k: str(v) for k, v in (ref or {}).items() if k in ("apiGroup", "kind", "name") and v is not None}
+        record["roleRef"] = {"apiGroup": ref.get("apiGroup") or RBAC_GROUP,  # SetDefaults_RoleBinding: the RBAC group
+                             "kind": ref.get("kind", ""), "name": ref.get("name", "")}
+        causes += _binding_causes(record, kind.plural == "rolebindings", old)
+    if causes:
+        raise invalid(kind, name, causes)
+    return record
+
+
+def success_status(kind, name, uid):
+    """What a DELETE of an object without finalizers answers (genericregistry Store.finalizeDelete)."""
+    details = {"name": name}
+    if kind.group:
+        details["group"] = kind.group
+    details["kind"] = kind.plural
+    if uid:
+        details["uid"] = uid
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+
 # ---------------------------------------------------------------- tables (kubectl get)
 
 def _column(name, description, priority=0, kind="string", fmt=""):
@@ -1300,6 +2006,11 @@ def _column(name, description, priority=0, kind="string", fmt=""):
 
 NAME_COLUMN = _column("Name", "Name must be unique within a namespace.", fmt="name")
 AGE_COLUMN = _column("Age", "CreationTimestamp is a timestamp representing the server time when this object was created.")
+CREATED_COLUMN = _column("Created At", "CreationTimestamp is a timestamp representing the server time when this object was created.",
+                         kind="date")
+BINDING_COLUMNS = [NAME_COLUMN, _column("Role", "RoleRef is the Role or ClusterRole to bind to."), AGE_COLUMN,
+                   _column("Users", "Users in the binding", 1), _column("Groups", "Groups in the binding", 1),
+                   _column("ServiceAccounts", "ServiceAccounts in the binding", 1)]
 
 
 def _roles(labels):
@@ -1360,6 +2071,31 @@ def _namespace_row(obj, now):
     return [obj["metadata"]["name"], obj["status"]["phase"], _age(obj["metadata"].get("creationTimestamp"), now)]
 
 
+def _serviceaccount_row(obj, now):
+    return [obj["metadata"]["name"], len(obj.get("secrets") or []), _age(obj["metadata"].get("creationTimestamp"), now)]
+
+
+def _role_row(obj, _now):
+    return [obj["metadata"]["name"], obj["metadata"].get("creationTimestamp") or ""]
+
+
+def _binding_row(obj, now):
+    """printRoleBinding / printClusterRoleBinding: the role, then (wide) the subjects by kind."""
+    ref = obj.get("roleRef") or {}
+    subjects = obj.get("subjects") or []
+
+    def named(kind):
+        return ", ".join(("%s/%s" % (s.get("namespace", ""), s.get("name", ""))) if kind == "ServiceAccount" else s.get("name", "")
+                         for s in subjects if s.get("kind") == kind)
+
+    return [obj["metadata"]["name"], "%s/%s" % (ref.get("kind", ""), ref.get("name", "")), _age(obj["metadata"].get("creationTimestamp"), now),
+            named("User"), named("Group"), named("ServiceAccount")]
+
+
+def _default_row(obj, _now):
+    return [obj["metadata"]["name"], obj["metadata"].get("creationTimestamp") or ""]
+
+
 def _pdb_row(obj, now):
     return [obj["metadata"]["name"], "N/A", str(obj["spec"]["maxUnavailable"]), obj["status"]["disruptionsAllowed"],
             _age(obj["metadata"].get("creationTimestamp"), now)]
@@ -1397,7 +2133,14 @@ TABLES = {
                               _column("Max Unavailable", "The maximum number of pods that may be unavailable."),
                               _column("Allowed Disruptions", "Calculated number of pods that may be disrupted at this time.",
                                       kind="integer"), AGE_COLUMN], _pdb_row),
+    "serviceaccounts": ([NAME_COLUMN, _column("Secrets", "Secrets is a list of the secrets in the same namespace that pods running using "
+                                              "this ServiceAccount are allowed to use.", kind="integer"), AGE_COLUMN], _serviceaccount_row),
+    "clusterroles": ([NAME_COLUMN, CREATED_COLUMN], _role_row),
+    "roles": ([NAME_COLUMN, CREATED_COLUMN], _role_row),
+    "clusterrolebindings": (BINDING_COLUMNS, _binding_row),
+    "rolebindings": (BINDING_COLUMNS, _binding_row),
 }
+DEFAULT_TABLE = ([NAME_COLUMN, CREATED_COLUMN], _default_row)  # the apiserver's default table convertor
 
 
 def partial_metadata(obj, version="v1"):
@@ -1405,7 +2148,7 @@ def partial_metadata(obj, version="v1"):
 
 
 def table(kind, objects, version, include, resource_version, columns=True):
-    definitions, row = TABLES[kind.plural]
+    definitions, row = TABLES.get(kind.plural, DEFAULT_TABLE)
     now = time.time()
     rows = []
     for obj in objects:
@@ -1451,6 +2194,7 @@ class Request:
         self.method, self.path, self.query, self.headers, self.body = method, path, query, headers, body
         self.summary = None
         self.received = time.time()
+        self.user = None  # the authenticated User
 
 
 class Response:
@@ -1463,8 +2207,11 @@ def _truthy(value):
 
 
 def _json_body(request, what):
+    """The request's body: JSON, or protobuf for the few kinds decode_protobuf knows; None when empty."""
     if not request.body:
         return None
+    if (request.headers.get("Content-Type") or "").split(";")[0].strip().lower() == PROTOBUF:
+        return decode_protobuf(request.body)
     try:
         return json.loads(request.body.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
@@ -1481,12 +2228,16 @@ class Api:
         self.address = "127.0.0.1:6443"
         self.create_lock = threading.Lock()
         self.sequence = 0
+        self.objfiles = ObjectFiles(self.store)
+        self.tokens = Tokens(self.store)
+        self.rbac = Rbac(self.records)
+        self.started = _iso()  # the bootstrap policy's creationTimestamp
 
     # -- the call log
     def record(self, request, response):
         entry = {"time": datetime.datetime.fromtimestamp(request.received, datetime.timezone.utc).isoformat(timespec="microseconds"),
                  "method": request.method, "path": request.path, "query": request.query, "code": response.code,
-                 "agent": request.headers.get("User-Agent", "")}
+                 "agent": request.headers.get("User-Agent", ""), "user": request.user.name if request.user is not None else None}
         if response.stream is not None:
             entry["watch"] = True
         if request.summary is not None:
@@ -1505,7 +2256,11 @@ class Api:
         if kind is NODES and name is not None:
             node = self.store.read(name)
             found = [node_object(node)] if node is not None else []
-        elif kind.plural in ("daemonsets", "namespaces"):
+        elif kind is NAMESPACES:
+            found = self.namespaces()
+        elif kind.stored:
+            found = self.records(kind.plural)
+        elif kind.plural == "daemonsets":
             found = kind.lister(self.store.nodes(), self.store.declared("daemonsets"))
         elif kind is PODS:
             pending = self.store.pending()
@@ -1527,8 +2282,57 @@ class Api:
             raise not_found(kind, name)
         return found[0]
 
+    def records(self, plural):
+        """The objects of a stored kind as they are now (copies, without resourceVersion): the bootstrap ones, then the
+        ones created through the API."""
+        out = []
+        for obj in BOOTSTRAP.get(plural, []):
+            obj = copy.deepcopy(obj)
+            obj["metadata"]["creationTimestamp"] = self.started
+            out.append(obj)
+        taken = {(o["metadata"].get("namespace"), o["metadata"]["name"]) for o in out}
+        out += [copy.deepcopy(r) for r in self.objfiles.read(plural) if (r["metadata"].get("namespace"), r["metadata"].get("name")) not in taken]
+        return out
+
+    def namespaces(self):
+        """The namespaces the nodes' pods (and the system) imply, overlaid by the ones stored through the API."""
+        found = {o["metadata"]["name"]: o for o in namespace_objects(self.store.nodes(), self.store.declared("daemonsets"))}
+        for record in self.objfiles.read("namespaces"):
+            found[record["metadata"].get("name")] = copy.deepcopy(record)
+        return [found[name] for name in sorted(found)]
+
+    def namespace_names(self):
+        return {o["metadata"]["name"] for o in self.namespaces()}
+
+    # -- authentication
+    def authenticate(self, request):
+        """The bearer token authenticator (ADMIN_TOKEN, or a token TokenRequest issued for a ServiceAccount that still
+        exists with the same uid, not expired), then anonymous: no Authorization header, or one that is not a bearer
+        token, is system:anonymous; a bearer token that does not verify is 401."""
+        header = (request.headers.get("Authorization") or "").strip()
+        parts = header.split(" ", 2)
+        if len(parts) < 2 or parts[0].lower() != "bearer" or not parts[1]:
+            return ANONYMOUS
+        token = parts[1]
+        if hmac.compare_digest(token.encode("utf-8"), ADMIN_TOKEN.encode("utf-8")):
+            return ADMIN
+        entry = self.tokens.lookup(token)
+        if entry is None or float(entry.get("expires") or 0) <= time.time():
+            raise unauthorized()
+        namespace, name = str(entry.get("namespace")), str(entry.get("name"))
+        records = self.objfiles.read("serviceaccounts")
+        index = find_record(records, namespace, name)
+        if index is None or records[index]["metadata"].get("uid") != entry.get("uid"):
+            raise unauthorized()  # the ServiceAccount was deleted (or deleted and created again)
+        return service_account_user(namespace, name, str(entry.get("uid")), str(entry.get("jti") or ""))
+
     # -- routing
     def handle(self, request):
+        request.user = self.authenticate(request)
+        attrs = request_attributes(request.user, request.method, request.path, request.query)
+        allowed, reason = self.rbac.authorize(attrs)
+        if not allowed:
+            raise forbidden(attrs, reason)
         segments = [urllib.parse.unquote(s) for s in request.path.strip("/").split("/")] if request.path.strip("/") else []
         if request.method == "GET":
             simple = self.non_resource(segments)
@@ -1587,12 +2391,21 @@ class Api:
                 return self.evict(request, namespace, name)
             if kind is PODS and sub == "log" and method == "GET" and namespace is not None:
                 return self.pod_log(request, namespace, name)
-            if (kind is PODS and sub in ("eviction", "log")) or (kind is NODES and sub == "status"):
+            if kind is SERVICEACCOUNTS and sub == "token" and method == "POST" and namespace is not None:
+                return self.token_request(request, namespace, name)
+            if (kind is PODS and sub in ("eviction", "log")) or (kind is NODES and sub == "status") or (kind is SERVICEACCOUNTS and sub == "token"):
                 raise method_not_allowed()
             raise not_found_path()
+        if kind in REVIEWS:
+            if name is None and method == "POST":
+                return self.review(request, kind)
+            raise method_not_allowed()
+        writable = kind.stored or kind is NAMESPACES
         if name is None:
             if method == "POST" and kind is PODS and namespace is not None:
                 return self.create_pod(request, namespace)
+            if method == "POST" and writable and (namespace is not None or not kind.namespaced):
+                return self.create_object(request, kind, namespace)
             if method != "GET":
                 raise method_not_allowed()
             return self.collection(request, kind, namespace)
@@ -1606,6 +2419,12 @@ class Api:
             return self.patch_daemonset(request, namespace, name)
         if method == "DELETE" and kind is PODS:
             return self.delete_pod(request, namespace, name)
+        if writable and method == "PATCH":
+            return self.patch_object(request, kind, namespace, name)
+        if writable and method == "PUT":
+            return self.update_object(request, kind, namespace, name)
+        if writable and method == "DELETE":
+            return self.delete_object(request, kind, namespace, name)
         raise method_not_allowed()
 
     def _render(self, request, kind, objects, single):
@@ -1826,8 +2645,8 @@ class Api:
         dry_run = request.query.get("dryRun") == "All"
         if dry_run:
             request.summary["dryRun"] = True
-        if namespace not in {o["metadata"]["name"] for o in namespace_objects(self.store.nodes(), self.store.declared("daemonsets"))}:
-            raise not_found(KIND_BY_PATH[("", "v1", "namespaces")], namespace)
+        if namespace not in self.namespace_names():
+            raise not_found(NAMESPACES, namespace)
         pod = default_pod(body, namespace)  # defaulting comes with decoding, before validation (requests from limits)
         causes = pod_causes(pod)
         if causes:
@@ -1970,6 +2789,532 @@ class Api:
         node, pod = self._remove_pod(request, namespace, name, options, check)
         return Response(200, self.versions.stamp("pods/%s/%s" % (namespace, name), pod_object(node, pod)))
 
+    # -- objects stored through the API: namespaces, serviceaccounts, RBAC
+    def _summary(self, request, verb, kind, namespace, name, dry_run=False):
+        """The call log's summary of a write; True when it is a dry run (?dryRun=All, or the DeleteOptions')."""
+        request.summary = {"verb": verb, kind.singular: "%s/%s" % (namespace, name) if kind.namespaced else name}
+        dry_run = dry_run or request.query.get("dryRun") == "All"
+        if dry_run:
+            request.summary["dryRun"] = True
+        return dry_run
+
+    @staticmethod
+    def _refuse_bootstrap(kind, name):
+        if any(o["metadata"]["name"] == name for o in BOOTSTRAP.get(kind.plural, [])):
+            raise ApiError(405, "MethodNotAllowed", "%s %s is bootstrap policy: the stand-in API server does not change or delete it"
+                           % (kind.qualified, _q(name)), kind.details(name))
+
+    def _change(self, kind, namespace, name, change, dry_run, missing_ok=False):
+        """Read-modify-write of one stored object under objects/.<plural>.lock: change(current) gets the object as served
+        (the stored record, or for a namespace the one the nodes imply; None when there is none and missing_ok, else
+        404) and returns the record to store. (created, the object as served after)."""
+        key = "%s/%s/%s" % (kind.plural, namespace or "", name)
+        implied = None
+        if kind is NAMESPACES:
+            implied = next((o for o in namespace_objects(self.store.nodes(), self.store.declared("daemonsets")) if o["metadata"]["name"] == name),
+                           None)
+        with self.objfiles.locked(kind.plural) as box:
+            records = box["node"] if isinstance(box["node"], list) else []
+            index = find_record(records, namespace if kind.namespaced else None, name)
+            current = copy.deepcopy(records[index]) if index is not None else implied
+            if current is None and not missing_ok:
+                raise not_found(kind, name)
+            if current is not None:
+                current = self.versions.stamp(key, current)
+            record = change(current)
+            if not dry_run:
+                if index is None:
+                    records.append(record)
+                else:
+                    records[index] = record
+                box["node"] = records
+        obj = copy.deepcopy(record)
+        if dry_run:  # answered as if, without taking a resourceVersion
+            if current is not None:
+                obj["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+            return current is None, obj
+        return current is None, self.versions.stamp(key, obj)
+
+    def create_object(self, request, kind, namespace):
+        """POST of a Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, Role or RoleBinding: the namespace must
+        exist (404), validation (422), AlreadyExists (409)."""
+        body = _json_body(request, kind.kind)
+        if not isinstance(body, dict) or body.get("kind") not in (None, "", kind.kind) or not isinstance(body.get("metadata") or {}, dict):
+            raise bad_request("the body is not a %s %s" % (kind.api_version, kind.kind))
+        meta = body.setdefault("metadata", {}) or {}
+        if kind.namespaced and meta.get("namespace") not in (None, "", namespace):
+            raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = str(meta["generateName"]) + uuid.uuid4().hex[:5]
+        name = str(meta.get("name") or "")
+        dry_run = self._summary(request, "create", kind, namespace, name)
+        if kind.namespaced and namespace not in self.namespace_names():
+            raise not_found(NAMESPACES, namespace)
+        record = admit_object(kind, namespace, name, body, None)
+        exists = ApiError(409, "AlreadyExists", "%s %s already exists" % (kind.qualified, _q(name)), kind.details(name))
+        if any(o["metadata"]["name"] == name for o in BOOTSTRAP.get(kind.plural, [])):
+            raise exists
+
+        def change(current):
+            if current is not None:
+                raise exists
+            return record
+
+        obj = self._change(kind, namespace, name, change, dry_run, missing_ok=True)[1]
+        return Response(201, obj)
+
+    @staticmethod
+    def _replacement(kind, namespace, name, after, current):
+        """The record for an update or a patch's result: the name and namespace are the URL's (400), a
+        metadata.resourceVersion is a precondition (409), then admission as for a create."""
+        if not isinstance(after, dict) or after.get("kind") not in (None, "", kind.kind) or not isinstance(after.get("metadata") or {}, dict):
+            raise bad_request("the object is not a %s %s" % (kind.api_version, kind.kind))
+        meta = after.get("metadata") or {}
+        if meta.get("name") not in (None, "", name):
+            raise bad_request("the name of the object (%s) does not match the name on the URL (%s)" % (meta.get("name"), name))
+        if kind.namespaced and meta.get("namespace") not in (None, "", namespace):
+            raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        version = meta.get("resourceVersion")
+        if version not in (None, "") and str(version) != current["metadata"]["resourceVersion"]:
+            raise conflict(kind, name)
+        return admit_object(kind, namespace, name, after, current)
+
+    def patch_object(self, request, kind, namespace, name):
+        """PATCH: JSON, JSON merge and strategic merge patches (lists are replaced: rules and subjects have no patch
+        strategy), and server-side apply (apply_object)."""
+        content_type = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if content_type == APPLY_PATCH:
+            return self.apply_object(request, kind, namespace, name)
+        if content_type not in PATCH_TYPES:
+            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: "
+                           + ", ".join(PATCH_TYPES + (APPLY_PATCH,)), {})
+        patch = _json_body(request, "patch")
+        dry_run = self._summary(request, "patch", kind, namespace, name)
+        request.summary["patchType"] = content_type.split("/")[1].split("-patch")[0]
+        self._refuse_bootstrap(kind, name)
+
+        def change(current):
+            return self._replacement(kind, namespace, name, apply_patch(current, patch, content_type, kind.kind), current)
+
+        return Response(200, self._change(kind, namespace, name, change, dry_run)[1])
+
+    def update_object(self, request, kind, namespace, name):
+        """PUT: the whole object (an absent one is 404)."""
+        body = _json_body(request, kind.kind)
+        dry_run = self._summary(request, "update", kind, namespace, name)
+        self._refuse_bootstrap(kind, name)
+        return Response(200, self._change(kind, namespace, name, lambda current: self._replacement(kind, namespace, name, body, current),
+                                          dry_run)[1])
+
+    def apply_object(self, request, kind, namespace, name):
+        """Server-side apply (application/apply-patch+yaml; kubectl sends JSON, which is YAML): fieldManager is required
+        (422); an absent object is created (201); else the applied metadata.labels and annotations are merged into the
+        object's and its other applied fields (rules, subjects, roleRef, ...) replace the stored ones (200). No
+        managedFields are kept, so there are never conflicts (--force-conflicts changes nothing)."""
+        manager = request.query.get("fieldManager", "")
+        dry_run = self._summary(request, "apply", kind, namespace, name)
+        request.summary["fieldManager"] = manager
+        if not manager:
+            raise invalid_kind("meta.k8s.io", "PatchOptions", "", [("fieldManager", "Required value: is required for apply patch",
+                                                                    "FieldValueRequired")])
+        body = _json_body(request, "apply patch")
+        if not isinstance(body, dict) or body.get("kind") not in (None, "", kind.kind) or not isinstance(body.get("metadata") or {}, dict):
+            raise bad_request("the applied object is not a %s %s" % (kind.api_version, kind.kind))
+        meta = body.get("metadata") or {}
+        if meta.get("name") not in (None, "", name):
+            raise bad_request("the name of the object (%s) does not match the name on the URL (%s)" % (meta.get("name"), name))
+        if kind.namespaced and meta.get("namespace") not in (None, "", namespace):
+            raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        self._refuse_bootstrap(kind, name)
+        namespace_missing = kind.namespaced and namespace not in self.namespace_names()
+
+        def change(current):
+            if current is None:
+                if namespace_missing:
+                    raise not_found(NAMESPACES, namespace)
+                return admit_object(kind, namespace, name, body, None)
+            merged = copy.deepcopy(current)
+            merged_meta = merged.setdefault("metadata", {})
+            for field in ("labels", "annotations"):
+                applied = _string_map(meta.get(field), field)
+                if applied:
+                    merged_meta[field] = dict(merged_meta.get(field) or {}, **applied)
+            for field in OBJECT_FIELDS[kind.plural]:
+                if field in body:
+                    merged[field] = copy.deepcopy(body[field])
+            return admit_object(kind, namespace, name, merged, current)
+
+        created, obj = self._change(kind, namespace, name, change, dry_run, missing_ok=True)
+        return Response(201 if created else 200, obj)
+
+    def delete_object(self, request, kind, namespace, name):
+        """DELETE: the record goes (a namespace with what is stored in it: its ServiceAccounts, Roles and RoleBindings);
+        a Status Success, or for a namespace the Namespace, Terminating. default, kube-system and kube-public may not
+        be deleted (403, the NamespaceLifecycle admission plugin's); nor may a namespace only the pods imply (405)."""
+        options = _json_body(request, "DeleteOptions") or {}
+        if not isinstance(options, dict):
+            raise bad_request("the body is not DeleteOptions")
+        dry_run = self._summary(request, "delete", kind, namespace, name, "All" in (options.get("dryRun") or []))
+        self._refuse_bootstrap(kind, name)
+        if kind is NAMESPACES and name in IMMORTAL_NAMESPACES:
+            raise forbidden_error("", "namespaces", name, "this namespace may not be deleted")
+        uid = (options.get("preconditions") or {}).get("uid")
+        with self.objfiles.locked(kind.plural) as box:
+            records = box["node"] if isinstance(box["node"], list) else []
+            index = find_record(records, namespace if kind.namespaced else None, name)
+            if index is None:
+                if kind is NAMESPACES and name in self.namespace_names():
+                    raise ApiError(405, "MethodNotAllowed", "namespaces %s holds pods the nodes run: the stand-in API server does not delete it"
+                                   % _q(name), kind.details(name))
+                raise not_found(kind, name)
+            record = records[index]
+            if uid and uid != record["metadata"].get("uid"):
+                raise ApiError(409, "Conflict", "Operation cannot be fulfilled on %s %s: Precondition failed: UID in precondition: %s, UID in "
+                               "object meta: %s" % (kind.qualified, _q(name), uid, record["metadata"].get("uid")), kind.details(name))
+            if not dry_run:
+                del records[index]
+                box["node"] = records
+        if kind is not NAMESPACES:
+            return Response(200, success_status(kind, name, record["metadata"].get("uid")))
+        if not dry_run:
+            for plural in ("serviceaccounts", "roles", "rolebindings"):
+                with self.objfiles.locked(plural) as box:
+                    box["node"] = [r for r in box["node"] or [] if r["metadata"].get("namespace") != name]
+        obj = copy.deepcopy(record)
+        obj["metadata"]["resourceVersion"] = str(self.versions.bump())
+        obj["metadata"]["deletionTimestamp"] = _iso()
+        obj["status"] = {"phase": "Terminating"}
+        return Response(200, obj)
+
+    # -- TokenRequest, the self reviews
+    def token_request(self, request, namespace, name):
+        """POST .../serviceaccounts/NAME/token (TokenREST.Create, pkg/registry/core/serviceaccount/storage/token.go):
+        the body's name and namespace must match (422), the ServiceAccount must exist (404), expirationSeconds
+        (default 3600) at least 600 and at most 2^32 (422, ValidateTokenRequest); a random token, kept as its digest
+        in auth/tokens.json."""
+        request.summary = {"verb": "token", "serviceaccount": "%s/%s" % (namespace, name)}
+        body = _json_body(request, "TokenRequest") or {}
+        if not isinstance(body, dict) or body.get("kind") not in (None, "", "TokenRequest") or not isinstance(body.get("metadata") or {}, dict) \
+                or not isinstance(body.get("spec") or {}, dict):
+            raise bad_request("the body is not an authentication.k8s.io/v1 TokenRequest")
+        meta, spec = body.get("metadata") or {}, body.get("spec") or {}
+        for field, value, wanted in (("name", meta.get("name"), name), ("namespace", meta.get("namespace"), namespace)):
+            if value not in (None, "") and value != wanted:
+                raise invalid_kind("authentication.k8s.io", "TokenRequest", name, [
+                    ("metadata." + field, "Invalid value: %s: must match the service account %s if specified" % (_q(value), field), "FieldValueInvalid")])
+        records = self.objfiles.read("serviceaccounts")
+        index = find_record(records, namespace, name)
+        if index is None:
+            raise not_found(SERVICEACCOUNTS, name)
+        seconds = spec.get("expirationSeconds")
+        if seconds is None:
+            seconds = TOKEN_DEFAULT_SECONDS
+        if isinstance(seconds, bool) or not isinstance(seconds, int):
+            raise bad_request('TokenRequest in version "v1" cannot be handled as a TokenRequest: json: cannot unmarshal %s into Go struct field '
+                              "TokenRequestSpec.spec.expirationSeconds of type int64" % type(seconds).__name__)
+        causes = []
+        if seconds < TOKEN_MIN_SECONDS:
+            causes.append(("spec.expirationSeconds", "Invalid value: %d: may not specify a duration less than 10 minutes" % seconds, "FieldValueInvalid"))
+        if seconds > TOKEN_MAX_SECONDS:
+            causes.append(("spec.expirationSeconds", "Invalid value: %d: may not specify a duration larger than 2^32 seconds" % seconds,
+                           "FieldValueInvalid"))
+        if causes:
+            raise invalid_kind("authentication.k8s.io", "TokenRequest", "", causes)
+        audiences = spec.get("audiences") or list(TOKEN_AUDIENCES)
+        if not isinstance(audiences, list) or not all(isinstance(a, str) for a in audiences):
+            raise bad_request('TokenRequest in version "v1" cannot be handled as a TokenRequest: json: cannot unmarshal into Go struct field '
+                              "TokenRequestSpec.spec.audiences of type []string")
+        bound = spec.get("boundObjectRef")
+        if isinstance(bound, dict) and bound.get("kind") not in ("Pod", "Secret", "Node"):
+            raise bad_request("cannot bind token to object of type %s, Kind=%s" % (bound.get("apiVersion", ""), bound.get("kind", "")))
+        request.summary["expirationSeconds"] = seconds
+        token, entry = self.tokens.issue(namespace, name, str(records[index]["metadata"].get("uid")), seconds, audiences)
+        return Response(201, {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+                              "metadata": {"name": name, "namespace": namespace, "creationTimestamp": _iso(entry["issued"])},
+                              "spec": {"audiences": audiences, "expirationSeconds": seconds, "boundObjectRef": bound if isinstance(bound, dict) else None},
+                              "status": {"token": token, "expirationTimestamp": _iso(entry["expires"])}})
+
+    def review(self, request, kind):
+        """POST of a SelfSubjectAccessReview (the caller's access, by the same authorizers as its requests), a
+        SelfSubjectRulesReview (the rules RBAC grants it in a namespace) or a SelfSubjectReview (who it is): 201."""
+        body = _json_body(request, kind.kind) or {}
+        if not isinstance(body, dict) or body.get("kind") not in (None, "", kind.kind) or not isinstance(body.get("spec") or {}, dict):
+            raise bad_request("the body is not a %s %s" % (kind.api_version, kind.kind))
+        spec, user = body.get("spec") or {}, request.user
+        doc = {"kind": kind.kind, "apiVersion": kind.api_version, "metadata": {"creationTimestamp": None}}
+        if kind.plural == "selfsubjectreviews":
+            doc["status"] = {"userInfo": user.info()}
+            return Response(201, doc)
+        if kind.plural == "selfsubjectrulesreviews":
+            namespace = str(spec.get("namespace") or "")
+            if not namespace:
+                raise bad_request("no namespace on request")
+            resource_rules, non_resource_rules, error = self.rbac.rules_for(user, namespace)
+            doc["spec"] = {"namespace": namespace}
+            doc["status"] = {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules, "incomplete": False}
+            if error:
+                doc["status"]["evaluationError"] = error
+            return Response(201, doc)
+        resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+        causes = []
+        if resource is not None and non_resource is not None:
+            shown = "authorization.NonResourceAttributes{Path:%s, Verb:%s}" % (_q((non_resource or {}).get("path", "")),
+                                                                               _q((non_resource or {}).get("verb", "")))
+            causes.append(("spec.nonResourceAttributes", "Invalid value: %s: cannot be specified in combination with resourceAttributes" % shown,
+                           "FieldValueInvalid"))
+        if resource is None and non_resource is None:
+            causes.append(("spec.resourceAttributes", 'Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be '
+                           "specified", "FieldValueInvalid"))
+        if causes:
+            raise invalid_kind("authorization.k8s.io", "SelfSubjectAccessReview", "", causes)
+        if not isinstance(resource or non_resource, dict):
+            raise bad_request("the body is not a %s %s" % (kind.api_version, kind.kind))
+        if resource is not None:  # authorizationutil.ResourceAttributesFrom
+            attrs = Attributes(user, str(resource.get("verb") or ""), "", True, str(resource.get("group") or ""), str(resource.get("version") or "*"),
+                               str(resource.get("namespace") or ""), str(resource.get("resource") or ""), str(resource.get("subresource") or ""),
+                               str(resource.get("name") or ""))
+        else:
+            attrs = Attributes(user, str(non_resource.get("verb") or ""), str(non_resource.get("path") or ""))
+        allowed, reason = self.rbac.authorize(attrs)
+        doc["spec"] = spec
+        doc["status"] = {"allowed": allowed}
+        if reason:
+            doc["status"]["reason"] = reason
+        return Response(201, doc)
+
+
+# ---------------------------------------------------------------- protobuf request bodies
+#
+# kubectl's typed clients (auth can-i, auth whoami, create token) send application/vnd.kubernetes.protobuf: the
+# magic "k8s\0", then a runtime.Unknown {typeMeta {apiVersion, kind}, raw} whose raw is the object. The few objects
+# those commands send are decoded here, by their generated.proto field numbers; answers are JSON (the clients accept it).
+
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+PROTO_MAGIC = b"k8s\x00"
+_S = "string"
+PROTO_MESSAGES = {
+    "Unknown": {1: ("typeMeta", "TypeMeta"), 2: ("raw", "bytes")},
+    "TypeMeta": {1: ("apiVersion", _S), 2: ("kind", _S)},
+    "ObjectMeta": {1: ("name", _S), 2: ("generateName", _S), 3: ("namespace", _S), 5: ("uid", _S)},
+    "SelfSubjectAccessReview": {1: ("metadata", "ObjectMeta"), 2: ("spec", "SelfSubjectAccessReviewSpec")},
+    "SelfSubjectAccessReviewSpec": {1: ("resourceAttributes", "ResourceAttributes"), 2: ("nonResourceAttributes", "NonResourceAttributes")},
+    "ResourceAttributes": {1: ("namespace", _S), 2: ("verb", _S), 3: ("group", _S), 4: ("version", _S), 5: ("resource", _S),
+                           6: ("subresource", _S), 7: ("name", _S)},
+    "NonResourceAttributes": {1: ("path", _S), 2: ("verb", _S)},
+    "SelfSubjectRulesReview": {1: ("metadata", "ObjectMeta"), 2: ("spec", "SelfSubjectRulesReviewSpec")},
+    "SelfSubjectRulesReviewSpec": {1: ("namespace", _S)},
+    "SelfSubjectReview": {1: ("metadata", "ObjectMeta")},
+    "TokenRequest": {1: ("metadata", "ObjectMeta"), 2: ("spec", "TokenRequestSpec")},
+    "TokenRequestSpec": {1: ("audiences", "repeated string"), 3: ("boundObjectRef", "BoundObjectReference"), 4: ("expirationSeconds", "int64")},
+    "BoundObjectReference": {1: ("kind", _S), 2: ("apiVersion", _S), 3: ("name", _S), 4: ("uid", _S)},
+}
+
+
+def _varint(data, offset):
+    value, shift = 0, 0
+    while True:
+        if offset >= len(data) or shift > 63:
+            raise ValueError("truncated varint")
+        byte = data[offset]
+        offset += 1
+        value |= (byte & 0x7f) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, offset
+
+
+def proto_decode(data, message):
+    """A message of PROTO_MESSAGES as JSON would carry it (a present sub-message is a dict, even empty); fields not
+    listed are skipped. ValueError when the bytes are not protobuf."""
+    fields, out, offset = PROTO_MESSAGES[message], {}, 0
+    while offset < len(data):
+        key, offset = _varint(data, offset)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, offset = _varint(data, offset)
+        elif wire == 2:
+            size, offset = _varint(data, offset)
+            if offset + size > len(data):
+                raise ValueError("truncated field")
+            value, offset = data[offset:offset + size], offset + size
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+            value, offset = data[offset:offset + size], offset + size
+        else:
+            raise ValueError("unsupported wire type %d" % wire)
+        if number not in fields:
+            continue
+        name, kind = fields[number]
+        if kind == "int64":
+            out[name] = value - (1 << 64) if value >= 1 << 63 else value
+        elif kind == "bytes":
+            out[name] = value
+        elif kind == _S:
+            out[name] = value.decode("utf-8")
+        elif kind == "repeated string":
+            out.setdefault(name, []).append(value.decode("utf-8"))
+        else:
+            out[name] = proto_decode(value, kind)
+    return out
+
+
+def decode_protobuf(body):
+    """The object a protobuf body carries, as JSON would (kind and apiVersion from its envelope); 415 for the kinds this
+    server does not decode."""
+    unsupported = ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: "
+                           "application/json, application/yaml, " + PROTOBUF, {})
+    if not body.startswith(PROTO_MAGIC):
+        raise unsupported
+    try:
+        envelope = proto_decode(body[len(PROTO_MAGIC):], "Unknown")
+        kind = (envelope.get("typeMeta") or {}).get("kind", "")
+        if kind not in PROTO_MESSAGES or kind in ("Unknown", "TypeMeta", "ObjectMeta"):
+            raise unsupported
+        obj = proto_decode(envelope.get("raw") or b"", kind)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise bad_request("error decoding protobuf: %s" % exc) from None
+    obj.update(kind=kind, apiVersion=(envelope.get("typeMeta") or {}).get("apiVersion", ""))
+    return obj
+
+
+# ---------------------------------------------------------------- TLS (kubectl sends credentials over https only)
+#
+# client-go reads a kubeconfig's credentials only when the server is https (clientcmd's DirectClientConfig.ClientConfig:
+# "only try to read the auth information if we are secure"), so the port speaks TLS as well as plain HTTP (the first
+# byte of a connection tells them apart). The certificate is a self-signed ECDSA P-256 one made here with the
+# standard library (no openssl): <tls dir>/tls.crt and tls.key (0600), made once and kept (default tls dir:
+# <state dir>/auth).
+
+_P256_P = 0xffffffff00000001000000000000000000000000ffffffffffffffffffffffff
+_P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551
+_P256_G = (0x6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296,
+           0x4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5)
+
+
+def _ec_add(first, second):
+    if first is None:
+        return second
+    if second is None:
+        return first
+    (x1, y1), (x2, y2) = first, second
+    if x1 == x2 and (y1 + y2) % _P256_P == 0:
+        return None
+    if first == second:
+        slope = (3 * x1 * x1 - 3) * pow(2 * y1, -1, _P256_P) % _P256_P
+    else:
+        slope = (y2 - y1) * pow(x2 - x1, -1, _P256_P) % _P256_P
+    x3 = (slope * slope - x1 - x2) % _P256_P
+    return x3, (slope * (x1 - x3) - y1) % _P256_P
+
+
+def _ec_mul(scalar, point):
+    result = None
+    while scalar:
+        if scalar & 1:
+            result = _ec_add(result, point)
+        point = _ec_add(point, point)
+        scalar >>= 1
+    return result
+
+
+def _der(tag, content):
+    size = len(content)
+    if size < 0x80:
+        return bytes([tag, size]) + content
+    encoded = size.to_bytes((size.bit_length() + 7) // 8, "big")
+    return bytes([tag, 0x80 | len(encoded)]) + encoded + content
+
+
+def _der_int(value):
+    return _der(0x02, value.to_bytes(value.bit_length() // 8 + 1, "big"))
+
+
+def _der_oid(dotted):
+    numbers = [int(n) for n in dotted.split(".")]
+    body = bytes([numbers[0] * 40 + numbers[1]])
+    for number in numbers[2:]:
+        chunk = [number & 0x7f]
+        number >>= 7
+        while number:
+            chunk.insert(0, 0x80 | (number & 0x7f))
+            number >>= 7
+        body += bytes(chunk)
+    return _der(0x06, body)
+
+
+def _der_seq(*items):
+    return _der(0x30, b"".join(items))
+
+
+def _der_time(epoch):
+    moment = datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc)
+    if moment.year < 2050:
+        return _der(0x17, moment.strftime("%y%m%d%H%M%SZ").encode())
+    return _der(0x18, moment.strftime("%Y%m%d%H%M%SZ").encode())
+
+
+def _pem(label, der):
+    text = base64.b64encode(der).decode()
+    return "-----BEGIN %s-----\n%s\n-----END %s-----\n" % (label, "\n".join(text[i:i + 64] for i in range(0, len(text), 64)), label)
+
+
+def self_signed_certificate(names=("localhost",), addresses=("127.0.0.1", "::1"), days=3650):
+    """(certificate PEM, EC private key PEM): a self-signed X.509 v3 certificate, ECDSA P-256 with SHA-256, CN
+    kubeapi-standin, the names and addresses as subjectAltName, a CA (basicConstraints) so that it may be its own
+    certificate-authority."""
+    secret = secrets.randbelow(_P256_N - 1) + 1
+    public = _ec_mul(secret, _P256_G)
+    point = b"\x04" + public[0].to_bytes(32, "big") + public[1].to_bytes(32, "big")
+    ecdsa_sha256 = _der_seq(_der_oid("1.2.840.10045.4.3.2"))
+    name = _der_seq(_der(0x31, _der_seq(_der_oid("2.5.4.3"), _der(0x0c, b"kubeapi-standin"))))
+    now = time.time()
+    alt = b"".join([_der(0x82, n.encode()) for n in names]
+                   + [_der(0x87, socket.inet_pton(socket.AF_INET6 if ":" in a else socket.AF_INET, a)) for a in addresses])
+    extensions = _der_seq(_der_seq(_der_oid("2.5.29.17"), _der(0x04, _der_seq(alt))),
+                          _der_seq(_der_oid("2.5.29.19"), _der(0x01, b"\xff"), _der(0x04, _der_seq(_der(0x01, b"\xff")))),
+                          _der_seq(_der_oid("2.5.29.15"), _der(0x01, b"\xff"), _der(0x04, _der(0x03, b"\x02\x84"))))
+    tbs = _der_seq(_der(0xa0, _der_int(2)), _der_int(secrets.randbits(120) | 1 << 120), ecdsa_sha256, name,
+                   _der_seq(_der_time(now - 3600), _der_time(now + days * 86400)), name,
+                   _der_seq(_der_seq(_der_oid("1.2.840.10045.2.1"), _der_oid("1.2.840.10045.3.1.7")), _der(0x03, b"\x00" + point)),
+                   _der(0xa3, extensions))
+    digest = int.from_bytes(hashlib.sha256(tbs).digest(), "big")
+    while True:
+        nonce = secrets.randbelow(_P256_N - 1) + 1
+        r = _ec_mul(nonce, _P256_G)[0] % _P256_N
+        s = pow(nonce, -1, _P256_N) * (digest + r * secret) % _P256_N
+        if r and s:
+            break
+    certificate = _der_seq(tbs, ecdsa_sha256, _der(0x03, b"\x00" + _der_seq(_der_int(r), _der_int(s))))
+    key = _der_seq(_der_int(1), _der(0x04, secret.to_bytes(32, "big")), _der(0xa0, _der_oid("1.2.840.10045.3.1.7")),
+                   _der(0xa1, _der(0x03, b"\x00" + point)))
+    return _pem("CERTIFICATE", certificate), _pem("EC PRIVATE KEY", key)
+
+
+def tls_context(directory, address):
+    """An ssl context serving <directory>/tls.crt and tls.key, made (under .tls.lock) when absent."""
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    cert_path, key_path = os.path.join(directory, "tls.crt"), os.path.join(directory, "tls.key")
+    with open(os.path.join(directory, ".tls.lock"), "a", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not (os.path.exists(cert_path) and os.path.exists(key_path)):
+                addresses = ["127.0.0.1", "::1"]
+                if address not in addresses and re.fullmatch(r"[0-9.]+|[0-9a-fA-F:]+", address or "") and address not in ("0.0.0.0", "::"):
+                    addresses.append(address)
+                certificate, key = self_signed_certificate(addresses=addresses)
+                for path, text, mode in ((key_path, key, 0o600), (cert_path, certificate, 0o644)):
+                    tmp = "%s.tmp.%d" % (path, os.getpid())
+                    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode), "w", encoding="utf-8") as handle:
+                        os.fchmod(handle.fileno(), mode)
+                        handle.write(text)
+                    os.replace(tmp, path)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert_path, key_path)
+    return context
+
 
 # ---------------------------------------------------------------- HTTP
 
@@ -2002,6 +3347,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, format, *args):  # pylint: disable=redefined-builtin
         return
+
+    def setup(self):
+        """TLS or plain HTTP, as the connection's first byte says (22: a TLS handshake record); the handshake happens here,
+        in the connection's thread. A connection that ends or fails its handshake is a ConnectionError (no traceback)."""
+        context = getattr(self.server, "ssl_context", None)
+        if context is not None:
+            try:
+                self.request.settimeout(60)
+                first = self.request.recv(1, socket.MSG_PEEK)
+                if not first:
+                    raise ConnectionAbortedError("closed before a request")
+                if first[0] == 0x16:
+                    self.request = context.wrap_socket(self.request, server_side=True)
+                self.request.settimeout(None)
+            except (ssl.SSLError, OSError) as exc:
+                raise ConnectionAbortedError(str(exc)) from None
+        super().setup()
+
+    def finish(self):
+        try:
+            super().finish()
+        finally:
+            if isinstance(self.request, ssl.SSLSocket):
+                with contextlib.suppress(OSError):
+                    self.request.close()
 
     def read_body(self):
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
@@ -2058,11 +3428,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             readable = select.select([self.connection], [], [], timeout)[0]
             if not readable:
                 return False
-            if not self.connection.recv(1, socket.MSG_PEEK):
+            if isinstance(self.connection, ssl.SSLSocket):  # no MSG_PEEK through TLS: a watch's client sends nothing more
+                self.connection.setblocking(False)
+                try:
+                    if self.connection.recv(1) == b"":
+                        return True
+                except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+                    pass
+                finally:
+                    self.connection.setblocking(True)
+            elif not self.connection.recv(1, socket.MSG_PEEK):
                 return True
             time.sleep(timeout)
             return False
-        except OSError:
+        except (OSError, ValueError):
             return True
 
     def send_stream(self, response):
@@ -2093,6 +3472,7 @@ class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     api = None
+    ssl_context = None  # TLS beside plain HTTP on the same port (Handler.setup)
 
     def handle_error(self, request, client_address):
         """A client that went away (kubectl ends, a watch is cancelled) is no error worth a traceback."""
@@ -2107,13 +3487,19 @@ class Server6(Server):
 
 # ---------------------------------------------------------------- commands
 
-def kubeconfig(server, namespace=None):
-    """A kubeconfig for kubectl: plain HTTP, no credentials (the stand-in authorizes everything)."""
+def kubeconfig(server, namespace=None, token=ADMIN_TOKEN):
+    """A kubeconfig for kubectl: a bearer token (by default the admin's: system:admin in system:masters) over https with
+    insecure-skip-tls-verify (the certificate is self-signed). An http:// server is written https://: the port speaks
+    both, and kubectl sends a kubeconfig's credentials over https only."""
+    if server.startswith("http://"):
+        server = "https://" + server[len("http://"):]
     lines = ["apiVersion: v1", "kind: Config", "clusters:", "- name: default", "  cluster:", "    server: %s" % server,
-             "contexts:", "- name: default", "  context:", "    cluster: default", "    user: default"]
+             "    insecure-skip-tls-verify: true", "contexts:", "- name: default", "  context:", "    cluster: default", "    user: default"]
     if namespace:
         lines.append("    namespace: %s" % namespace)
-    lines += ["current-context: default", "preferences: {}", "users:", "- name: default", "  user: {}"]
+    plain = re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]*", token) and token.lower() not in ("true", "false", "yes", "no", "on", "off", "null", "y", "n")
+    lines += ["current-context: default", "preferences: {}", "users:", "- name: default", "  user:",
+              "    token: %s" % (token if plain else json.dumps(token))]
     return "\n".join(lines) + "\n"
 
 
@@ -2123,6 +3509,7 @@ def serve(args):
     os.makedirs(os.path.join(state_dir, "nodes"), exist_ok=True)
     server = (Server6 if ":" in args.address else Server)((args.address, args.port), Handler)
     server.api = Api(state_dir, log_path)
+    server.ssl_context = tls_context(args.tls_dir or os.path.join(state_dir, "auth"), args.address)
     host, port = server.server_address[:2]
     server.api.address = ("[%s]:%d" if ":" in host else "%s:%d") % (host, port)
     stop = threading.Event()
@@ -2134,7 +3521,7 @@ def serve(args):
     signal.signal(signal.SIGINT, stopping)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     thread.start()
-    url = "http://%s" % server.api.address
+    url = "https://%s (and http)" % server.api.address
     if args.port_file:
         tmp = args.port_file + ".tmp"
         with open(tmp, "w", encoding="utf-8") as handle:
@@ -2161,14 +3548,16 @@ def main(argv=None):
     serving.add_argument("--port", type=int, default=6443, help="0 picks a free port")
     serving.add_argument("--port-file", help="write the port here once listening")
     serving.add_argument("--log", help="the call log (default <state dir>/kubeapi.log)")
+    serving.add_argument("--tls-dir", help="where tls.crt and tls.key are (made when absent; default <state dir>/auth)")
     config = commands.add_parser("kubeconfig", help="print a kubeconfig for the server")
     config.add_argument("--server", required=True, help="e.g. http://127.0.0.1:6443")
     config.add_argument("--namespace")
+    config.add_argument("--token", default=ADMIN_TOKEN, help="the user's bearer token (default: the admin's, %s)" % ADMIN_TOKEN)
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve(args)
     if args.command == "kubeconfig":
-        sys.stdout.write(kubeconfig(args.server, args.namespace))
+        sys.stdout.write(kubeconfig(args.server, args.namespace, args.token))
         return 0
     parser.print_usage(sys.stderr)
     return 2
