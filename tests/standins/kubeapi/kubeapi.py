@@ -7,25 +7,40 @@ exec python3 "$0" "$@"
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 #
 # Stand-in for the Kubernetes API server, at the HTTP level: the real kubectl
-# runs cordon, uncordon, drain, wait, get, label and annotate against it. It
-# serves what those commands ask for, shaped as the API reference describes:
-# discovery (/api, /apis and the resource lists, legacy form: kubectl falls
-# back to it from aggregated discovery), Nodes (get, list, watch, patch),
-# Pods (get, list, watch, delete, the policy/v1 eviction subresource with
-# PodDisruptionBudget refusals), the DaemonSets, ReplicaSets,
-# PodDisruptionBudgets and Namespaces the pods imply, meta.k8s.io/v1 Tables
-# for kubectl get, and Status objects for every error. README.md next to this
-# file has the details.
+# runs cordon, uncordon, drain, wait, get, label and annotate against it, and,
+# for least privilege, apply --server-side / get -f / delete -f, create token,
+# auth can-i and auth whoami. It serves what those commands ask for, shaped as
+# the API reference describes: discovery (/api, /apis and the resource lists,
+# legacy form: kubectl falls back to it from aggregated discovery), Nodes (get,
+# list, watch, patch), Pods (get, list, watch, delete, the policy/v1 eviction
+# subresource with PodDisruptionBudget refusals), the DaemonSets, ReplicaSets,
+# PodDisruptionBudgets and Namespaces the pods imply, Namespaces,
+# ServiceAccounts, ClusterRoles, ClusterRoleBindings, Roles and RoleBindings
+# stored through the API (create, get, list, watch, patch, server-side apply,
+# update, delete), TokenRequest, the self access/rules/subject reviews,
+# meta.k8s.io/v1 Tables for kubectl get, and Status objects for every error.
+# README.md next to this file has the details.
+#
+# Every request is authenticated (a bearer token: ADMIN_TOKEN is system:admin
+# in system:masters, a TokenRequest token its ServiceAccount; none is
+# system:anonymous; a bad one is 401) and authorized as kube-apiserver does it
+# (system:masters may do anything, then RBAC over the stored roles and
+# bindings and the bootstrap ones; 403 Forbidden with the API server's
+# message). The port speaks TLS (a self-signed certificate it makes itself)
+# and plain HTTP: kubectl sends a kubeconfig's credentials over https only.
 #
 # The cluster is the folder the rke2 stand-ins write: one file per
 # Node, <state dir>/nodes/<name>.json, read fresh on every request (the rke2
 # stand-in changes readiness under our feet) and read-modify-written under the
 # same per-node lock file; <state dir>/daemonsets.json may declare DaemonSets
-# (e.g. kured's, with its lock annotation). Every request is one JSON line in
-# <state dir>/kubeapi.log, so tests can assert the order of calls across nodes.
+# (e.g. kured's, with its lock annotation). What the API stores goes into
+# <state dir>/objects/<plural>.json, the tokens' digests into
+# <state dir>/auth/tokens.json (0600). Every request is one JSON line in
+# <state dir>/kubeapi.log (with the user who made it), so tests can assert the
+# order of calls across nodes.
 #
-#   kubeapi.py serve --state-dir DIR [--address 127.0.0.1] [--port 6443|0] [--port-file FILE] [--log FILE]
-#   kubeapi.py kubeconfig --server http://127.0.0.1:PORT
+#   kubeapi.py serve --state-dir DIR [--address 127.0.0.1] [--port 6443|0] [--port-file FILE] [--log FILE] [--tls-dir DIR]
+#   kubeapi.py kubeconfig --server https://127.0.0.1:PORT [--namespace NS] [--token TOKEN]
 #
 # The first lines make the file both a shell script and Python (see the rke2
 # stand-in). Python 3.8+ standard library only; no import of the collection
