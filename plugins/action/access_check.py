@@ -5,13 +5,11 @@
 
 from __future__ import annotations
 
-import json
-
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.maitred.rke2_numa.plugins.modules import access_check as access_check_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rbac import access_findings
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rbac import access_findings, kubectl_objects
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import failure_reason
 
 ARGUMENT_SPEC = argument_spec(access_check_doc.DOCUMENTATION)
@@ -20,7 +18,7 @@ GRANT = "run maitred.rke2_numa.access once and use the kubeconfig it writes (REA
 
 def _parsed(text):
     try:
-        return json.loads(text) if text else {}
+        return kubectl_objects(text)
     except ValueError:
         return {}
 

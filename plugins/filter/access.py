@@ -17,12 +17,20 @@ def _json(value, what):
     if isinstance(value, (dict, list)):
         return value
     text = str(value or "").strip()
-    if not text:
-        return {}
     try:
-        return json.loads(text)
+        return json.loads(text) if text else {}
     except ValueError:
         raise AnsibleFilterError("%s: not JSON: %s" % (what, text[:200])) from None
+
+
+def _objects(value, what):
+    """kubectl's -o json text (one object, a List, or several objects one after another) as a List."""
+    if isinstance(value, dict):
+        return value
+    try:
+        return rbac.kubectl_objects(value)
+    except ValueError:
+        raise AnsibleFilterError("%s: not kubectl's JSON: %s" % (what, str(value)[:200])) from None
 
 
 def rbac_manifest(namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO):
@@ -35,7 +43,7 @@ def rbac_manifest(namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_
 
 def identity_changes(current, wanted):
     """What applying the manifest changes: {changes, refused} (plugin_utils/rbac.py identity_changes)."""
-    return rbac.identity_changes(_json(current, "identity_changes"), wanted)
+    return rbac.identity_changes(_objects(current, "identity_changes"), wanted)
 
 
 def scoped_kubeconfig(view, token_request, server=""):
@@ -64,7 +72,7 @@ def access_reviews(playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemons
 def access_findings(reply, playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True):
     """{everything, missing, optional_missing, unreadable} from the API server's answers."""
     try:
-        parsed = _json(reply, "access_findings")
+        parsed = _objects(reply, "access_findings")
     except AnsibleFilterError:
         parsed = {}
     return rbac.access_findings(parsed, playbook, probe_namespace, kured_daemonset, bool(prove))

@@ -405,6 +405,26 @@ def _describe(need):
     return "may not %s %s%s %s (needed to %s)" % (need["verb"], what, group, where, need["why"])
 
 
+def kubectl_objects(text):
+    """The objects kubectl printed with ``-o json``: one object, a List, or (``kubectl create`` of several objects)
+    one JSON document after another. Returns a v1 List; ValueError when the text is not that."""
+    decoder = json.JSONDecoder()
+    docs, at, text = [], 0, str(text or "")
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            break
+        doc, at = decoder.raw_decode(text, at)
+        docs.append(doc)
+    items = []
+    for doc in docs:
+        if not isinstance(doc, dict):
+            raise ValueError("not a Kubernetes object: %r" % (doc,))
+        items += doc.get("items") or [] if doc.get("kind", "").endswith("List") and "items" in doc else [doc]
+    return {"apiVersion": "v1", "kind": "List", "items": items}
+
+
 def access_findings(reply, playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True):
     """{everything, missing, optional_missing, unreadable}: from the reply to ``access_reviews`` (the created
     reviews, a List or one object). ``missing`` names each required right the API refused, with what needs it."""

@@ -5,6 +5,8 @@ mutations = [{node, verb, time}] - the API calls that changed a Node or
 evicted/deleted a pod, in the order they arrived (the API stand-in's log);
 starts.<name> = the node's rke2-agent start times (epoch seconds);
 config.<name> = config.yaml's checksum;
+users.<verb> = who made the mutations of that verb (the user the API stand-in authenticated);
+refused = the calls the API refused as Unauthorized or Forbidden (401/403): "METHOD path user";
 runs = the node events after the first `since` mutations - the mutations and
 kubectl drain's listing of a node's pods (its first call, a write or not) -
 grouped into consecutive runs on one node, each with {node, first, last,
@@ -37,11 +39,13 @@ def main():
                                "plan": (meta.get("labels") or {}).get("rke2-numa.maitred.io/plan"),
                                "cordoned": annotations.get("rke2-numa.maitred.io/cordoned"),
                                "failed": annotations.get("rke2-numa.maitred.io/failed")}
-    mutations, events = [], []
+    mutations, events, users, refused = [], [], {}, []
     for line in data["log"].splitlines():
         if not line.strip():
             continue
         entry = json.loads(line)
+        if int(entry.get("code", 0)) in (401, 403):
+            refused.append("%s %s %s" % (entry.get("method"), entry.get("path"), entry.get("user")))
         summary = entry.get("summary") or {}
         verb = summary.get("verb")
         selector = (entry.get("query") or {}).get("fieldSelector", "")
@@ -51,6 +55,7 @@ def main():
         if verb not in ("patch", "evict", "delete") or not 200 <= int(entry.get("code", 0)) < 300 or summary.get("dryRun"):
             continue
         mutations.append({"node": summary.get("node"), "verb": verb, "time": epoch(entry["time"])})
+        users.setdefault(verb, set()).add(entry.get("user"))
     mutations.sort(key=lambda m: m["time"])  # written when answered: concurrent evictions may be out of order
     since = mutations[data.get("since", 0) - 1]["time"] if data.get("since") else None
     events = sorted([m for m in mutations if since is None or m["time"] > since]
@@ -64,7 +69,8 @@ def main():
             runs.append({"node": m["node"], "first": m["time"], "last": m["time"], "calls": 1})
     for run in runs:
         run["starts_inside"] = len([t for t in starts.get(run["node"], []) if run["first"] <= t <= run["last"]])
-    json.dump({"nodes": nodes, "mutations": mutations, "runs": runs, "starts": starts, "config": data["config"]}, sys.stdout)
+    json.dump({"nodes": nodes, "mutations": mutations, "runs": runs, "starts": starts, "config": data["config"],
+               "users": {verb: sorted(u or "" for u in who) for verb, who in users.items()}, "refused": refused}, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ rendering of RULES."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 
 import pytest
@@ -239,3 +240,13 @@ def test_the_scoped_kubeconfig_copies_the_cluster_never_the_admins_credentials()
                                    ({"clusters": [{"cluster": {}}]}, "t", "no server address")]:
         with pytest.raises(ValueError, match=words):
             rbac.scoped_kubeconfig(bad_view, token, "x")
+
+
+def test_kubectl_objects_reads_one_a_list_or_several_documents():
+    one = {"kind": "SelfSubjectAccessReview", "status": {"allowed": True}}
+    assert rbac.kubectl_objects(json.dumps(one))["items"] == [one]
+    assert rbac.kubectl_objects(json.dumps(one, indent=4) + "\n" + json.dumps(one, indent=4))["items"] == [one, one], "kubectl create -o json"
+    assert rbac.kubectl_objects(json.dumps({"kind": "List", "items": [one]}))["items"] == [one]
+    assert rbac.kubectl_objects("")["items"] == []
+    with pytest.raises(ValueError):
+        rbac.kubectl_objects("error: the server doesn't have a resource type")

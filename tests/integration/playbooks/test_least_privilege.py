@@ -1,0 +1,165 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Least privilege against the API stand-in (which authenticates bearer tokens and authorizes them with RBAC, as the
+API server does) and the real kubectl: access.yml creates the scoped identity and its kubeconfig; the roll runs with
+it; a right taken away stops the roll before any node is cordoned, naming the right."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+import yaml
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import Cluster, needs_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node, tree
+from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import SPEC, is_write, node_vars, run
+
+pytestmark = needs_kubectl
+SA_USER = rbac.identity()
+
+
+@pytest.fixture
+def api(tmp_path):
+    """gpu-a (the inventory's node) and another GPU Node; kured's DaemonSet where auto finds it."""
+    server = Cluster(tmp_path)
+    for name in ("gpu-a", "other-1"):
+        server.add_node(name, ready=True, labels={"gpu": "true", "kubernetes.io/hostname": name})
+    yield server
+    assert server.stop() == 0
+    assert [c for c in server.calls() if c["code"] >= 500] == []
+
+
+def access(api, tmp_path, *extra, **variables):
+    target = str(tmp_path / "rke2-numa.yaml")
+    out = run(api, tmp_path, "access.yml", {"gpu-a": {}}, *extra,
+              **dict({"rke2_numa_admin_kubeconfig": api.kubeconfig, "rke2_numa_access_kubeconfig": target}, **variables))
+    return out, target
+
+
+def writes(api, since=0):
+    """The calls that change something (a SelfSubjectAccessReview is a question, not a write)."""
+    return [c for c in api.calls()[since:] if is_write(c)]
+
+
+def test_access_creates_the_identity_and_a_0600_kubeconfig_that_may_do_what_a_roll_does_and_no_more(api, tmp_path):
+    out, target = access(api, tmp_path, "--check")
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    assert "create ClusterRole rke2-numa" in out.stdout and "would write" in out.stdout
+    assert writes(api) == [] and not os.path.exists(target), "check mode writes nothing, asks for no token"
+
+    out, target = access(api, tmp_path)
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-3000:]
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o600
+    with open(target) as handle:
+        content = handle.read()
+    assert content.startswith(rbac.KUBECONFIG_MARK)
+    token = yaml.safe_load(content)["users"][0]["user"]["token"]
+    assert token and token not in text, "the token is never printed"
+    assert "kubeapi-standin-admin" not in content, "the admin's credentials are not copied"
+    for argv, answer in [(["auth", "can-i", "create", "pods", "--subresource=eviction", "-A"], "yes"), (["auth", "can-i", "patch", "nodes"], "yes"),
+                         (["auth", "can-i", "list", "secrets", "-A"], "no"), (["auth", "can-i", "*", "*"], "no"),
+                         (["auth", "can-i", "delete", "pods", "-n", "default"], "no"),
+                         (["auth", "can-i", "delete", "pods", "-n", rbac.PROBE_NAMESPACE], "yes")]:
+        got = api.kubectl("--kubeconfig", target, *argv)
+        assert got.stdout.strip() == answer, (argv, got.stdout, got.stderr)
+    namespace = json.loads(api.kubectl("get", "namespace", rbac.PROBE_NAMESPACE, "-o", "json").stdout)
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+
+    # Again: nothing to apply (a new token only); a right widened by hand is taken back.
+    since = len(api.calls())
+    again, dummy = access(api, tmp_path)
+    assert again.returncode == 0 and "the identity is as it should be" in again.stdout, again.stdout[-3000:]
+    assert [c["path"] for c in writes(api, since)] == ["/api/v1/namespaces/rke2-numa-system/serviceaccounts/rke2-numa/token"]
+    secrets = {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}
+    widened = api.kubectl("patch", "clusterrole", "rke2-numa", "--type=json", "-p", json.dumps([{"op": "add", "path": "/rules/-", "value": secrets}]))
+    assert widened.returncode == 0, widened.stderr
+    fixed, dummy = access(api, tmp_path)
+    assert fixed.returncode == 0 and "update ClusterRole rke2-numa (rules)" in fixed.stdout, fixed.stdout[-3000:]
+    assert api.kubectl("--kubeconfig", target, "auth", "can-i", "get", "secrets", "-n", "kube-system").stdout.strip() == "no"
+
+
+def test_access_refuses_a_file_it_did_not_write_and_an_object_that_is_not_ours(api, tmp_path):
+    target = tmp_path / "rke2-numa.yaml"
+    target.write_text("apiVersion: v1\nkind: Config\n# someone's kubeconfig\n")
+    out, dummy = access(api, tmp_path)
+    assert out.returncode != 0
+    assert "exists and was not written by access.yml (its first line is not our mark): nothing was changed" in out.stdout
+    assert target.read_text() == "apiVersion: v1\nkind: Config\n# someone's kubeconfig\n" and writes(api) == []
+    link = tmp_path / "link.yaml"
+    link.symlink_to(api.kubeconfig)
+    out, dummy = access(api, tmp_path, rke2_numa_access_kubeconfig=str(link))
+    assert out.returncode != 0 and "(a symbolic link): nothing was changed" in out.stdout
+    target.unlink()
+    theirs = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": rbac.PROBE_NAMESPACE, "labels": {"team": "ml"}}}
+    code, dummy = api.request("POST", "/api/v1/namespaces", theirs)
+    assert code == 201
+    out, dummy = access(api, tmp_path)
+    assert out.returncode != 0
+    assert "Namespace rke2-numa-probe exists and is not ours (no label app.kubernetes.io/managed-by=maitred.rke2_numa)" in out.stdout
+    assert [c for c in writes(api) if c["path"] != "/api/v1/namespaces"] == [] and not target.exists()
+
+
+def test_a_roll_whose_identity_lacks_one_verb_stops_naming_it_before_any_node_is_cordoned(api, tmp_path):
+    out, scoped = access(api, tmp_path)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    role = json.loads(api.kubectl("get", "clusterrole", "rke2-numa", "-o", "json").stdout)
+    index = next(i for i, r in enumerate(role["rules"]) if r["resources"] == ["pods/eviction"])
+    removed = api.kubectl("patch", "clusterrole", "rke2-numa", "--type=json", "-p", json.dumps([{"op": "remove", "path": "/rules/%d" % index}]))
+    assert removed.returncode == 0, removed.stderr
+    root = make_node(tmp_path / "gpu-a", **SPEC)   # not compliant: the roll would drain it
+    before = tree(root)
+    since = len(api.calls())
+    out = run(api, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, rke2_numa_kubeconfig=scoped)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0, text[-3000:]
+    assert ("the kubeconfig %s may not create pods/eviction cluster-wide (needed to evict the workload pods (kubectl drain, "
+            "PodDisruptionBudgets respected)) - nothing was changed" % scoped) in " ".join(text.split()), text[-3000:]
+    assert writes(api, since) == [], "no cordon, no annotation, no lock"
+    assert not api.node("gpu-a")["unschedulable"] and tree(root) == before
+    assert {c.get("user") for c in api.calls()[since:]} == {SA_USER}, "the roll used the scoped identity only"
+
+
+def test_the_roll_runs_with_the_scoped_identity_and_the_check_warns_about_an_admin_kubeconfig(api, tmp_path):
+    """A compliant node whose Node carries labels of an earlier plan: the roll (scoped identity) relabels it in place;
+    every call it made was allowed. The same check with the admin kubeconfig warns that it may do everything."""
+    out, scoped = access(api, tmp_path)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    root = make_node(tmp_path / "gpu-a", **SPEC)
+    comply(root, make_plan(read_topology(str(root))))
+    with api.edit("gpu-a") as node:
+        node["labels"]["rke2-numa.maitred.io/plan"] = "0123456789abcdef"
+        node["annotations"] = {"rke2-numa.maitred.io/cordoned": "true"}   # a stale marker: cleared with annotate
+    since = len(api.calls())
+    out = run(api, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, rke2_numa_kubeconfig=scoped, rke2_numa_labels_via="kubectl",
+              rke2_numa_prove=False)
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-3000:]
+    assert "may do everything in the cluster" not in text
+    calls = api.calls()[since:]
+    assert {c.get("user") for c in calls} == {SA_USER} and [c for c in calls if c["code"] in (401, 403)] == []
+    assert api.node("gpu-a")["labels"]["rke2-numa.maitred.io/plan"] != "0123456789abcdef"
+    admin = run(api, tmp_path, "check.yml", {"gpu-a": node_vars(root)})
+    assert admin.returncode == 0
+    assert "may do everything in the cluster (cluster-admin), more than check needs" in " ".join((admin.stdout + admin.stderr).split())
+
+
+@pytest.mark.parametrize("playbook", ["prove.yml", "labels.yml"])
+def test_prove_and_labels_refuse_a_kubeconfig_without_their_rights_before_anything(api, tmp_path, playbook):
+    root = make_node(tmp_path / "gpu-a", **SPEC)
+    comply(root, make_plan(read_topology(str(root))))
+    nobody = tmp_path / "nobody.yaml"
+    nobody.write_text(open(api.kubeconfig).read().replace("kubeapi-standin-admin", "not-a-token"))
+    out = run(api, tmp_path, playbook, {"gpu-a": node_vars(root)}, rke2_numa_kubeconfig=str(nobody), rke2_numa_labels_via="kubectl")
+    text = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode != 0
+    assert "could not ask the API what the kubeconfig %s may do" % nobody in text, text[-3000:]
+    assert "the server has asked for the client to provide credentials" in text, "kubectl's words for a 401"
+    assert writes(api) == []
