@@ -382,6 +382,66 @@ def test_a_binding_s_role_ref_cannot_change(cluster):
         'Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"rke2-numa"}: cannot change roleRef')}])
 
 
+@needs_kubectl
+def test_kubectl_create_of_each_kind_sends_protobuf(cluster):
+    for argv in (("namespace", "psa"), ("serviceaccount", "a", "-n", "psa"),
+                 ("clusterrole", "cr", "--verb=get,list", "--resource=pods,nodes"),
+                 ("role", "r", "-n", "psa", "--verb=patch", "--resource=daemonsets.apps", "--resource-name=kured"),
+                 ("rolebinding", "rb", "-n", "psa", "--clusterrole=cr", "--serviceaccount=psa:a", "--user=bob", "--group=g"),
+                 ("clusterrolebinding", "crb", "--clusterrole=cr", "--serviceaccount=psa:a")):
+        out = cluster.kubectl("create", *argv)
+        assert out.returncode == 0, out.stderr
+    binding = json.loads(cluster.kubectl("get", "rolebinding", "rb", "-n", "psa", "-o", "json").stdout)
+    assert binding["subjects"] == [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "bob"},
+                                   {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "g"},
+                                   {"kind": "ServiceAccount", "name": "a", "namespace": "psa"}]
+    role = json.loads(cluster.kubectl("get", "role", "r", "-n", "psa", "-o", "json").stdout)
+    assert role["rules"] == [{"verbs": ["patch"], "apiGroups": ["apps"], "resources": ["daemonsets"], "resourceNames": ["kured"]}]
+    token = cluster.kubectl("create", "token", "a", "-n", "psa").stdout.strip()
+    code, nodes = cluster.request("GET", "/api/v1/nodes", token=token)
+    assert code == 200 and [n["metadata"]["name"] for n in nodes["items"]] == ["n1"], "crb grants list nodes"
+
+
+@needs_kubectl
+def test_pod_security_admission_enforces_the_namespace_level(cluster, tmp_path):
+    assert cluster.kubectl("create", "namespace", "psa").returncode == 0
+    assert cluster.kubectl("label", "namespace", "psa", "pod-security.kubernetes.io/enforce=restricted").returncode == 0
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p1", "namespace": "psa"}, "spec": {
+        "nodeName": "n1", "hostNetwork": True, "volumes": [{"name": "sys", "hostPath": {"path": "/sys"}}],
+        "containers": [{"name": "probe", "image": "registry.example/probe:1", "ports": [{"containerPort": 80, "hostPort": 8080}],
+                        "securityContext": {"privileged": True, "capabilities": {"add": ["SYS_ADMIN"]}}}]}}
+    path = tmp_path / "pod.json"
+    path.write_text(json.dumps(pod))
+    out = cluster.kubectl("create", "--validate=false", "-f", str(path))
+    assert out.stderr.strip() == (
+        'Error from server (Forbidden): error when creating "%s": pods "p1" is forbidden: violates PodSecurity "restricted:latest": '
+        'host namespaces (hostNetwork), hostPort (container "probe" uses hostPort 8080), privileged (container "probe" must not set '
+        'securityContext.privileged=true), allowPrivilegeEscalation != false (container "probe" must set '
+        'securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "probe" must set '
+        'securityContext.capabilities.drop=["ALL"]; container "probe" must not include "SYS_ADMIN" in securityContext.capabilities.add), '
+        'restricted volume types (volumes ["sys"] have restricted types), runAsNonRoot != true (pod or container "probe" must set '
+        'securityContext.runAsNonRoot=true), seccompProfile (pod or container "probe" must set securityContext.seccompProfile.type to '
+        '"RuntimeDefault" or "Localhost")' % path)
+    assert cluster.kubectl("label", "namespace", "psa", "pod-security.kubernetes.io/enforce=baseline", "--overwrite").returncode == 0
+    out = cluster.kubectl("create", "--validate=false", "-f", str(path))
+    assert out.stderr.strip().endswith(
+        'violates PodSecurity "baseline:latest": non-default capabilities (container "probe" must not include "SYS_ADMIN" in '
+        'securityContext.capabilities.add), host namespaces (hostNetwork), hostPath volumes (volume "sys"), hostPort (container "probe" uses '
+        'hostPort 8080), privileged (container "probe" must not set securityContext.privileged=true)')
+    assert cluster.summaries("create")[-1] == {"verb": "create", "pod": "psa/p1", "podSecurity": "baseline", "code": 403}
+    assert cluster.kubectl("label", "namespace", "psa", "pod-security.kubernetes.io/enforce=restricted", "--overwrite").returncode == 0
+    pod["spec"] = {"nodeName": "n1", "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+                   "containers": [{"name": "probe", "image": "registry.example/probe:1",
+                                   "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}}]}
+    path.write_text(json.dumps(pod))
+    out = cluster.kubectl("create", "--validate=false", "-f", str(path))
+    assert out.returncode == 0, out.stderr
+    pod["metadata"]["namespace"] = "default"
+    pod["spec"] = {"nodeName": "n1", "hostPID": True, "containers": [{"name": "probe", "image": "registry.example/probe:1"}]}
+    path.write_text(json.dumps(pod))
+    assert cluster.kubectl("create", "--validate=false", "-f", str(path)).returncode == 0, "no label: nothing enforced"
+
+
 # ---------------------------------------------------------------- TokenRequest
 
 @needs_kubectl

@@ -26,7 +26,8 @@ exec python3 "$0" "$@"
 # system:anonymous; a bad one is 401) and authorized as kube-apiserver does it
 # (system:masters may do anything, then RBAC over the stored roles and
 # bindings and the bootstrap ones; 403 Forbidden with the API server's
-# message). The port speaks TLS (a self-signed certificate it makes itself)
+# message); a pod's creation passes Pod Security admission (a namespace's
+# pod-security.kubernetes.io/enforce label). The port speaks TLS (a self-signed certificate it makes itself)
 # and plain HTTP: kubectl sends a kubeconfig's credentials over https only.
 #
 # The cluster is the folder the rke2 stand-ins write: one file per
@@ -1750,6 +1751,201 @@ BOOTSTRAP = {
 }
 
 
+# ---------------------------------------------------------------- Pod Security admission (enforce)
+
+PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
+PSA_ENFORCE_VERSION = "pod-security.kubernetes.io/enforce-version"
+_DEFAULT_CAPABILITIES = ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE", "SETFCAP", "SETGID",
+                         "SETPCAP", "SETUID", "SYS_CHROOT")
+_ALLOWED_VOLUMES = ("configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret")
+
+
+def _plural(single, plural, count):
+    return single if count == 1 else plural
+
+
+def _join_quote(items):
+    return ", ".join(_q(i) for i in items)
+
+
+def _containers(spec):
+    """visitContainers: the init containers, then the containers."""
+    return [c for c in list(spec.get("initContainers") or []) + list(spec.get("containers") or []) if isinstance(c, dict)]
+
+
+def _security(holder):
+    context = holder.get("securityContext")
+    return context if isinstance(context, dict) else {}
+
+
+def _named(word, names):
+    return "%s %s" % (_plural(word, word + "s", len(names)), _join_quote(names))
+
+
+def _psa_setters(spec, field, bad_value, good_value=None):
+    """(explicitly bad setters ["pod", 'container "c"'], containers left unset while the pod is not good): the shape of
+    runAsNonRoot, runAsUser and seccompProfile's checks."""
+    pod_value = _security(spec).get(field)
+    setters = ["pod"] if pod_value is not None and bad_value(pod_value) else []
+    pod_good = pod_value is not None and not bad_value(pod_value) and (good_value is None or good_value(pod_value))
+    explicit, implicit = [], []
+    for container in _containers(spec):
+        value = _security(container).get(field)
+        if value is not None:
+            if bad_value(value):
+                explicit.append(str(container.get("name", "")))
+        elif not pod_good:
+            implicit.append(str(container.get("name", "")))
+    if explicit:
+        setters.append(_named("container", explicit))
+    return setters, implicit
+
+
+def _check_capabilities_baseline(spec):
+    bad, added = [], set()
+    for container in _containers(spec):
+        extra = [str(c) for c in (_security(container).get("capabilities") or {}).get("add") or [] if str(c) not in _DEFAULT_CAPABILITIES]
+        if extra:
+            bad.append(str(container.get("name", "")))
+            added.update(extra)
+    if bad:
+        return "non-default capabilities", "%s must not include %s in securityContext.capabilities.add" % (
+            _named("container", bad), _join_quote(sorted(added)))
+    return None
+
+
+def _check_host_namespaces(spec):
+    used = sorted(k for k in ("hostIPC", "hostNetwork", "hostPID") if spec.get(k) is True)
+    return ("host namespaces", ", ".join(used)) if used else None
+
+
+def _check_host_path_volumes(spec):
+    names = [str(v.get("name", "")) for v in spec.get("volumes") or [] if isinstance(v, dict) and v.get("hostPath") is not None]
+    return ("hostPath volumes", _named("volume", names)) if names else None
+
+
+def _check_host_ports(spec):
+    bad, ports = [], set()
+    for container in _containers(spec):
+        used = [str(p.get("hostPort")) for p in container.get("ports") or [] if isinstance(p, dict) and p.get("hostPort") not in (None, 0)]
+        if used:
+            bad.append(str(container.get("name", "")))
+            ports.update(used)
+    if bad:
+        return "hostPort", "%s %s %s %s" % (_named("container", bad), _plural("uses", "use", len(bad)),
+                                            _plural("hostPort", "hostPorts", len(ports)), ", ".join(sorted(ports)))
+    return None
+
+
+def _check_privileged(spec):
+    bad = [str(c.get("name", "")) for c in _containers(spec) if _security(c).get("privileged") is True]
+    return ("privileged", "%s must not set securityContext.privileged=true" % _named("container", bad)) if bad else None
+
+
+def _check_allow_privilege_escalation(spec):
+    bad = [str(c.get("name", "")) for c in _containers(spec) if _security(c).get("allowPrivilegeEscalation") is not False]
+    return ("allowPrivilegeEscalation != false", "%s must set securityContext.allowPrivilegeEscalation=false" % _named("container", bad)) \
+        if bad else None
+
+
+def _check_capabilities_restricted(spec):
+    missing, adding, added = [], [], set()
+    for container in _containers(spec):
+        capabilities = _security(container).get("capabilities")
+        if not isinstance(capabilities, dict):
+            missing.append(str(container.get("name", "")))
+            continue
+        if "ALL" not in (capabilities.get("drop") or []):
+            missing.append(str(container.get("name", "")))
+        extra = [str(c) for c in capabilities.get("add") or [] if c != "NET_BIND_SERVICE"]
+        if extra:
+            adding.append(str(container.get("name", "")))
+            added.update(extra)
+    details = []
+    if missing:
+        details.append('%s must set securityContext.capabilities.drop=["ALL"]' % _named("container", missing))
+    if adding:
+        details.append("%s must not include %s in securityContext.capabilities.add" % (_named("container", adding), _join_quote(sorted(added))))
+    return ("unrestricted capabilities", "; ".join(details)) if details else None
+
+
+def _check_restricted_volumes(spec):
+    names = sorted({str(v.get("name", "")) for v in spec.get("volumes") or []
+                    if isinstance(v, dict) and not any(v.get(kind) is not None for kind in _ALLOWED_VOLUMES)})
+    return ("restricted volume types", "volumes [%s] have restricted types" % " ".join(_q(n) for n in names)) if names else None
+
+
+def _check_run_as_non_root(spec):
+    if spec.get("hostUsers") is False:  # a user-namespaced pod (KEP-127)
+        return None
+    setters, implicit = _psa_setters(spec, "runAsNonRoot", lambda v: v is not True)
+    if setters:
+        return "runAsNonRoot != true", "%s must not set securityContext.runAsNonRoot=false" % " and ".join(setters)
+    if implicit:
+        return "runAsNonRoot != true", "pod or %s must set securityContext.runAsNonRoot=true" % _named("container", implicit)
+    return None
+
+
+def _check_run_as_user(spec):
+    setters = _psa_setters(spec, "runAsUser", lambda v: v == 0, lambda v: True)[0]
+    return ("runAsUser=0", "%s must not set runAsUser=0" % " and ".join(setters)) if setters else None
+
+
+def _check_seccomp_restricted(spec):
+    def bad(profile):
+        return not isinstance(profile, dict) or profile.get("type") not in ("RuntimeDefault", "Localhost")
+
+    setters, implicit = _psa_setters(spec, "seccompProfile", bad)
+    if setters:
+        values = sorted({str((p or {}).get("type", "")) for p in [_security(spec).get("seccompProfile")]
+                         + [_security(c).get("seccompProfile") for c in _containers(spec)] if p is not None and bad(p)})
+        return "seccompProfile", "%s must not set securityContext.seccompProfile.type to %s" % (" and ".join(setters), _join_quote(values))
+    if implicit:
+        return "seccompProfile", 'pod or %s must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost"' % _named(
+            "container", implicit)
+    return None
+
+
+# (id, level, check, ids it overrides at the restricted level): pod-security-admission's checks (policy/check_*.go) that
+# the stand-in evaluates; a level's checks run baseline ids first, then restricted ids, each sorted (policy/registry.go).
+PSA_CHECKS = [
+    ("capabilities_baseline", "baseline", _check_capabilities_baseline, ()),
+    ("hostNamespaces", "baseline", _check_host_namespaces, ()),
+    ("hostPathVolumes", "baseline", _check_host_path_volumes, ()),
+    ("hostPorts", "baseline", _check_host_ports, ()),
+    ("privileged", "baseline", _check_privileged, ()),
+    ("allowPrivilegeEscalation", "restricted", _check_allow_privilege_escalation, ()),
+    ("capabilities_restricted", "restricted", _check_capabilities_restricted, ("capabilities_baseline",)),
+    ("restrictedVolumes", "restricted", _check_restricted_volumes, ("hostPathVolumes",)),
+    ("runAsNonRoot", "restricted", _check_run_as_non_root, ()),
+    ("runAsUser", "restricted", _check_run_as_user, ()),
+    ("seccompProfile_restricted", "restricted", _check_seccomp_restricted, ()),
+]
+
+
+def pod_security_violation(namespace_labels, pod):
+    """The PodSecurity admission plugin's refusal of a pod (403, `pods "x" is forbidden: violates PodSecurity
+    "restricted:latest": ...`) when the namespace's pod-security.kubernetes.io/enforce level is baseline or restricted;
+    None when the pod passes (or the namespace enforces nothing, or privileged)."""
+    level = (namespace_labels or {}).get(PSA_ENFORCE, "")
+    if level not in ("baseline", "restricted"):
+        return None
+    version = (namespace_labels or {}).get(PSA_ENFORCE_VERSION) or "latest"
+    spec = pod.get("spec") or {}
+    overridden = {o for dummy, lvl, dummy2, overrides in PSA_CHECKS if level == "restricted" and lvl == "restricted" for o in overrides}
+    reasons = []
+    for check_id, check_level, check, dummy in PSA_CHECKS:
+        if check_id in overridden or (check_level == "restricted" and level == "baseline"):
+            continue
+        found = check(spec)
+        if found:
+            reasons.append("%s (%s)" % found if found[1] else found[0])
+    if not reasons:
+        return None
+    name = str((pod.get("metadata") or {}).get("name") or "")
+    return forbidden_error("", "pods", name, "violates PodSecurity %s: %s" % (_q("%s:%s" % (level, version)), ", ".join(reasons)))
+
+
 # ---------------------------------------------------------------- objects stored through the API
 
 OBJECTS_DIR = "objects"
@@ -2666,6 +2862,11 @@ class Api:
         causes = pod_causes(pod)
         if causes:
             raise invalid(PODS, name, causes)
+        labels = next((o["metadata"].get("labels") or {} for o in self.namespaces() if o["metadata"]["name"] == namespace), {})
+        refusal = pod_security_violation(labels, pod)  # a validating admission plugin: after validation, before storage
+        if refusal is not None:
+            request.summary["podSecurity"] = labels.get(PSA_ENFORCE)
+            raise refusal
         node_name = str(pod["spec"].get("nodeName") or "")
         request.summary["node"] = node_name
         with self.create_lock:
@@ -3100,9 +3301,10 @@ class Api:
 
 # ---------------------------------------------------------------- protobuf request bodies
 #
-# kubectl's typed clients (auth can-i, auth whoami, create token) send application/vnd.kubernetes.protobuf: the
-# magic "k8s\0", then a runtime.Unknown {typeMeta {apiVersion, kind}, raw} whose raw is the object. The few objects
-# those commands send are decoded here, by their generated.proto field numbers; answers are JSON (the clients accept it).
+# kubectl's typed clients (auth can-i, auth whoami, create token, create namespace / serviceaccount / clusterrole /
+# role / clusterrolebinding / rolebinding) send application/vnd.kubernetes.protobuf: the magic "k8s\0", then a
+# runtime.Unknown {typeMeta {apiVersion, kind}, raw} whose raw is the object. The objects those commands send are
+# decoded here, by their generated.proto field numbers; answers are JSON (the clients accept it).
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 PROTO_MAGIC = b"k8s\x00"
@@ -3110,7 +3312,27 @@ _S = "string"
 PROTO_MESSAGES = {
     "Unknown": {1: ("typeMeta", "TypeMeta"), 2: ("raw", "bytes")},
     "TypeMeta": {1: ("apiVersion", _S), 2: ("kind", _S)},
-    "ObjectMeta": {1: ("name", _S), 2: ("generateName", _S), 3: ("namespace", _S), 5: ("uid", _S)},
+    "ObjectMeta": {1: ("name", _S), 2: ("generateName", _S), 3: ("namespace", _S), 5: ("uid", _S), 11: ("labels", "map"),
+                   12: ("annotations", "map")},
+    "StringEntry": {1: ("key", _S), 2: ("value", _S)},
+    "Namespace": {1: ("metadata", "ObjectMeta"), 2: ("spec", "NamespaceSpec")},
+    "NamespaceSpec": {1: ("finalizers", "repeated string")},
+    "ServiceAccount": {1: ("metadata", "ObjectMeta"), 2: ("secrets", "repeated ObjectReference"), 3: ("automountServiceAccountToken", "bool"),
+                       4: ("imagePullSecrets", "repeated LocalObjectReference")},
+    "ObjectReference": {1: ("kind", _S), 2: ("namespace", _S), 3: ("name", _S), 4: ("uid", _S), 5: ("apiVersion", _S),
+                        6: ("resourceVersion", _S), 7: ("fieldPath", _S)},
+    "LocalObjectReference": {1: ("name", _S)},
+    "ClusterRole": {1: ("metadata", "ObjectMeta"), 2: ("rules", "repeated PolicyRule"), 3: ("aggregationRule", "AggregationRule")},
+    "Role": {1: ("metadata", "ObjectMeta"), 2: ("rules", "repeated PolicyRule")},
+    "PolicyRule": {1: ("verbs", "repeated string"), 2: ("apiGroups", "repeated string"), 3: ("resources", "repeated string"),
+                   4: ("resourceNames", "repeated string"), 5: ("nonResourceURLs", "repeated string")},
+    "AggregationRule": {1: ("clusterRoleSelectors", "repeated LabelSelector")},
+    "LabelSelector": {1: ("matchLabels", "map"), 2: ("matchExpressions", "repeated LabelSelectorRequirement")},
+    "LabelSelectorRequirement": {1: ("key", _S), 2: ("operator", _S), 3: ("values", "repeated string")},
+    "ClusterRoleBinding": {1: ("metadata", "ObjectMeta"), 2: ("subjects", "repeated Subject"), 3: ("roleRef", "RoleRef")},
+    "RoleBinding": {1: ("metadata", "ObjectMeta"), 2: ("subjects", "repeated Subject"), 3: ("roleRef", "RoleRef")},
+    "Subject": {1: ("kind", _S), 2: ("apiGroup", _S), 3: ("name", _S), 4: ("namespace", _S)},
+    "RoleRef": {1: ("apiGroup", _S), 2: ("kind", _S), 3: ("name", _S)},
     "SelfSubjectAccessReview": {1: ("metadata", "ObjectMeta"), 2: ("spec", "SelfSubjectAccessReviewSpec")},
     "SelfSubjectAccessReviewSpec": {1: ("resourceAttributes", "ResourceAttributes"), 2: ("nonResourceAttributes", "NonResourceAttributes")},
     "ResourceAttributes": {1: ("namespace", _S), 2: ("verb", _S), 3: ("group", _S), 4: ("version", _S), 5: ("resource", _S),
@@ -3123,6 +3345,11 @@ PROTO_MESSAGES = {
     "TokenRequestSpec": {1: ("audiences", "repeated string"), 3: ("boundObjectRef", "BoundObjectReference"), 4: ("expirationSeconds", "int64")},
     "BoundObjectReference": {1: ("kind", _S), 2: ("apiVersion", _S), 3: ("name", _S), 4: ("uid", _S)},
 }
+
+
+# The kinds a protobuf body may carry (the other messages are their parts).
+PROTO_OBJECTS = ("SelfSubjectAccessReview", "SelfSubjectRulesReview", "SelfSubjectReview", "TokenRequest", "Namespace", "ServiceAccount",
+                 "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding")
 
 
 def _varint(data, offset):
@@ -3162,12 +3389,19 @@ def proto_decode(data, message):
         name, kind = fields[number]
         if kind == "int64":
             out[name] = value - (1 << 64) if value >= 1 << 63 else value
+        elif kind == "bool":
+            out[name] = bool(value)
         elif kind == "bytes":
             out[name] = value
         elif kind == _S:
             out[name] = value.decode("utf-8")
         elif kind == "repeated string":
             out.setdefault(name, []).append(value.decode("utf-8"))
+        elif kind == "map":  # map<string, string>: repeated {key = 1, value = 2}
+            entry = proto_decode(value, "StringEntry")
+            out.setdefault(name, {})[entry.get("key", "")] = entry.get("value", "")
+        elif kind.startswith("repeated "):
+            out.setdefault(name, []).append(proto_decode(value, kind[len("repeated "):]))
         else:
             out[name] = proto_decode(value, kind)
     return out
@@ -3183,7 +3417,7 @@ def decode_protobuf(body):
     try:
         envelope = proto_decode(body[len(PROTO_MAGIC):], "Unknown")
         kind = (envelope.get("typeMeta") or {}).get("kind", "")
-        if kind not in PROTO_MESSAGES or kind in ("Unknown", "TypeMeta", "ObjectMeta"):
+        if kind not in PROTO_OBJECTS:
             raise unsupported
         obj = proto_decode(envelope.get("raw") or b"", kind)
     except (ValueError, UnicodeDecodeError) as exc:
