@@ -191,6 +191,9 @@ def test_the_kubeconfig_carries_the_admin_token_over_https(cluster):
     out = subprocess.run([PYTHON, KUBEAPI_PATH, "kubeconfig", "--server", cluster.url, "--namespace", "ns1", "--token", "0123"],
                          capture_output=True, text=True, check=True, timeout=20).stdout
     assert '    token: "0123"\n' in out and "    namespace: ns1\n" in out, "a token YAML would read as a number is quoted"
+    out = subprocess.run([PYTHON, KUBEAPI_PATH, "kubeconfig", "--server", cluster.url, "--token=-x_1"], capture_output=True, text=True,
+                         check=True, timeout=20).stdout
+    assert '    token: "-x_1"\n' in out, "token_urlsafe may start with -"
     assert stat.S_IMODE(os.stat(os.path.join(cluster.state, "auth", "tls.key")).st_mode) == 0o600
 
 
