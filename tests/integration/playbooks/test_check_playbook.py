@@ -25,6 +25,12 @@ from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import TOKEN
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLAYBOOK = os.path.join(REPO, "playbooks", "check.yml")
 SPEC = dict(sockets=2, cores_per_socket=4, threads=2, gpus_per_node=1)
+# The playbooks first ask the API what their kubeconfig may do (one kubectl create of SelfSubjectAccessReviews): these
+# kubectls answer as a kubeconfig with exactly the rights asked for (not everything) does.
+ASKED = "--kubeconfig /etc/rancher/rke2/rke2.yaml create --validate=false -o json -f -"
+ACCESS_ANSWERS = ('case "$*" in *"create --validate=false -o json -f -") exec %s -c \'import json, sys; '
+                  '[print(json.dumps(dict(r, status={"allowed": i > 0}))) for i, r in enumerate(json.load(sys.stdin)["items"])]\' ;; esac\n'
+                  % sys.executable)
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +51,8 @@ def fleet(tmp_path_factory):
             {"name": "vllm", "resources": {"requests": {"cpu": "4"}, "limits": {"nvidia.com/gpu": "1"}}}]},
          "status": {"phase": "Running", "qosClass": "Burstable"}}]}))
     kubectl = base / "kubectl"
-    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\ncase "$*" in *"get pods --all-namespaces -o json") cat %s ;; *) exit 1 ;; esac\n'
-                       % (base / "kubectl.calls", base / "pods.json"))
+    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\n%scase "$*" in *"get pods --all-namespaces -o json") cat %s ;; *) exit 1 ;; esac\n'
+                       % (base / "kubectl.calls", ACCESS_ANSWERS, base / "pods.json"))
     kubectl.chmod(0o755)
     inv = {"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                             "rke2_numa_kubectl": str(kubectl)}, "hosts": hosts}}
@@ -121,7 +127,8 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
     kubectl = tmp_path / "kubectl"
     calls = tmp_path / "kubectl.calls"
     # A kubectl that can only list Nodes (none of them cordoned by an earlier roll): any other call fails.
-    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\ncase "$*" in *" -o json") echo \'{"items": []}\' ;; *) exit 1 ;; esac\n' % calls)
+    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\n%scase "$*" in *" -o json") echo \'{"items": []}\' ;; *) exit 1 ;; esac\n'
+                       % (calls, ACCESS_ANSWERS))
     kubectl.chmod(0o755)
     hosts = {name: {"rke2_numa_sysfs_root": str(root), "rke2_numa_boot_root": str(root),
                     "rke2_numa_kubelet_dir": str(root / "var/lib/kubelet"),
@@ -154,7 +161,7 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
     assert stat.S_IMODE(config.stat().st_mode) == 0o600 and config.read_text() == text
     assert (features / "rke2-numa").read_text() == wanted
     assert [open(b).read() for b in glob.glob(str(tmp_path / "backup" / "*~"))] == [text]
-    assert calls.read_text().splitlines() == ["--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json"]
+    assert calls.read_text().splitlines() == [ASKED, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json"]
     calls.unlink()
     shutil.rmtree(str(tmp_path / "backup"))
 
@@ -163,8 +170,8 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
     assert out.returncode == 0, out.stdout + out.stderr
     assert "changed=1" not in out.stdout
     # the pod audit's read returns the Nodes too: the pick play finds its markers there
-    assert calls.read_text().splitlines() == ["--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json"], \
-        "one read, no change"
+    assert calls.read_text().splitlines() == [ASKED, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json"], \
+        "one question (what may this kubeconfig do), one read, no change"
     assert {name: tree(root) for name, root in nodes.items()} == before
     assert "skipping: no hosts matched" in out.stdout
     assert '"compliant (skipped): gpu-a, gpu-b",' in out.stdout and '"reconfigured: none",' in out.stdout, out.stdout
