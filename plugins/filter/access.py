@@ -64,9 +64,9 @@ def token_request(duration):
     return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": seconds}}
 
 
-def access_reviews(playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True):
+def access_reviews(playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True, labels_via="kubectl"):
     """The SelfSubjectAccessReviews to send (one kubectl create): everything, then each right the playbook needs."""
-    return rbac.access_reviews(playbook, probe_namespace, kured_daemonset, bool(prove))
+    return rbac.access_reviews(playbook, probe_namespace, kured_daemonset, bool(prove), labels_via)
 
 
 def access_findings(reply, playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True):

@@ -60,6 +60,10 @@ options:
     description: Whether the roll runs the probes, as given to the reviews.
     type: bool
     default: true
+  labels_via:
+    description: How labels are published, as given to the reviews.
+    type: str
+    default: kubectl
   strict:
     description: Fail when a right is missing or the API gave no answer (the check only warns).
     type: bool

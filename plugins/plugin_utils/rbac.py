@@ -357,10 +357,10 @@ def _rule_namespace(rule, probe_namespace, kured):
     return None
 
 
-def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True):
+def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl"):
     """[{verb, group, resource, subresource, namespace, name, why, required}] the playbook's calls need (a roll
-    without probes, ``prove`` false, needs no probe rights). kured's lock is not required: without it the roll
-    still refuses a node while kured holds its lock."""
+    without probes, ``prove`` false, needs no probe rights; labels.yml without ``kubectl`` labels only reads).
+    kured's lock is not required: without it the roll still refuses a node while kured holds its lock."""
     out = []
     kured = kured_target(kured_setting)
     for rule in RULES:
@@ -368,7 +368,7 @@ def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=
             continue
         resource, _sep, sub = rule.resource.partition("/")
         for verb, playbooks in rule.uses:
-            if playbook not in playbooks:
+            if playbook not in playbooks or (playbook == LABELS and labels_via != "kubectl" and verb != "list"):
                 continue
             out.append({"verb": verb, "group": rule.group, "resource": resource, "subresource": sub,
                         "namespace": _rule_namespace(rule, probe_namespace, kured),
@@ -389,11 +389,11 @@ def _review(need):
     return {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": {"resourceAttributes": attributes}}
 
 
-def access_reviews(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True):
+def access_reviews(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl"):
     """A v1 List of SelfSubjectAccessReviews (``kubectl create -f - -o json``): everything first (does the
     kubeconfig hold cluster-admin?), then one per right the playbook needs."""
     return {"apiVersion": "v1", "kind": "List",
-            "items": [_review(n) for n in [EVERYTHING] + needed(playbook, probe_namespace, kured_setting, prove)]}
+            "items": [_review(n) for n in [EVERYTHING] + needed(playbook, probe_namespace, kured_setting, prove, labels_via)]}
 
 
 def _describe(need):
@@ -425,11 +425,11 @@ def kubectl_objects(text):
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
 
-def access_findings(reply, playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True):
+def access_findings(reply, playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl"):
     """{everything, missing, optional_missing, unreadable}: from the reply to ``access_reviews`` (the created
     reviews, a List or one object). ``missing`` names each required right the API refused, with what needs it."""
     items = (reply or {}).get("items") if isinstance(reply, dict) and "items" in reply else [reply] if reply else []
-    needs = [EVERYTHING] + needed(playbook, probe_namespace, kured_setting, prove)
+    needs = [EVERYTHING] + needed(playbook, probe_namespace, kured_setting, prove, labels_via)
     if len(items) != len(needs) or any(not isinstance(i, dict) or "status" not in i for i in items):
         return {"everything": False, "missing": [], "optional_missing": [], "unreadable": True}
     answers = [bool((i.get("status") or {}).get("allowed")) for i in items]
