@@ -35,10 +35,17 @@ HEADER = """\
 """
 
 
+class _Dumper(yaml.SafeDumper):  # pylint: disable=too-many-ancestors
+    """Lists indented under their key, as yamllint and ansible-lint want them."""
+
+    def increase_indent(self, flow=False, indentless=False):
+        return super().increase_indent(flow, False)
+
+
 def render():
     docs = rbac.manifest()
     text = HEADER.format(ns=rbac.IDENTITY_NAMESPACE, name=rbac.NAME, probe=rbac.PROBE_NAMESPACE, manager=rbac.FIELD_MANAGER)
-    return text + "".join("---\n" + yaml.safe_dump(d, sort_keys=False, default_flow_style=False) for d in docs)
+    return text + "".join("---\n" + yaml.dump(d, Dumper=_Dumper, sort_keys=False, default_flow_style=False) for d in docs)
 
 
 DOC_HEAD = """\
