@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, maitred.rke2_numa contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -45,7 +44,9 @@ class _Dumper(yaml.SafeDumper):  # pylint: disable=too-many-ancestors
 def render():
     docs = rbac.manifest()
     text = HEADER.format(ns=rbac.IDENTITY_NAMESPACE, name=rbac.NAME, probe=rbac.PROBE_NAMESPACE, manager=rbac.FIELD_MANAGER)
-    return text + "".join("---\n" + yaml.dump(d, Dumper=_Dumper, sort_keys=False, default_flow_style=False) for d in docs)
+    # One document (a v1 List, as kubectl apply -f takes it): ansible-test's yamllint wants one per file.
+    listed = {"apiVersion": "v1", "kind": "List", "items": docs}
+    return text + "---\n" + yaml.dump(listed, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
 
 
 DOC_HEAD = """\
