@@ -56,6 +56,11 @@ def scoped_kubeconfig(view, token_request, server=""):
         raise AnsibleFilterError("scoped_kubeconfig: %s" % e) from None
 
 
+def kubeconfig_target_refusal(stat, first_line=""):
+    """Why access.yml must not write its kubeconfig there ("" when it may)."""
+    return rbac.kubeconfig_target_refusal(stat, first_line)
+
+
 def token_request(duration):
     """The TokenRequest body for a bound token of ``duration`` (bounded: 10m .. 7d)."""
     seconds, error = rbac.token_seconds(duration)
@@ -81,4 +86,5 @@ def access_findings(reply, playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured
 class FilterModule:
     def filters(self):
         return {"rbac_manifest": rbac_manifest, "identity_changes": identity_changes, "scoped_kubeconfig": scoped_kubeconfig,
+                "kubeconfig_target_refusal": kubeconfig_target_refusal,
                 "token_request": token_request, "access_reviews": access_reviews, "access_findings": access_findings}

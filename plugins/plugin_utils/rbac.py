@@ -510,6 +510,21 @@ def identity_changes(current, wanted):
 
 
 KUBECONFIG_MARK = "# maitred.rke2_numa: the scoped identity's kubeconfig, written by playbooks/access.yml"
+
+
+def kubeconfig_target_refusal(stat, first_line):
+    """Why access.yml must not write its kubeconfig at the path ``stat`` (ansible.builtin.stat's ``stat``) describes,
+    whose first line is ``first_line``; "" when it may (no file there, or one access.yml wrote)."""
+    stat = stat or {}
+    if not stat.get("exists"):
+        return ""
+    if stat.get("islnk"):
+        return "a symbolic link"
+    if not stat.get("isreg"):
+        return "not a regular file"
+    return "" if first_line == KUBECONFIG_MARK else "its first line is not our mark"
+
+
 _CLUSTER_KEYS = ("server", "certificate-authority-data", "tls-server-name", "insecure-skip-tls-verify", "proxy-url")
 
 

@@ -257,3 +257,11 @@ def test_labels_through_nfd_only_read_and_a_roll_without_probes_asks_for_no_prob
     assert ("patch", "nodes") in [(n["verb"], n["resource"]) for n in rbac.needed("labels")]
     assert not [n for n in rbac.needed("rolling", prove=False) if n["namespace"] == rbac.PROBE_NAMESPACE]
     assert [n for n in rbac.needed("rolling", labels_via="nfd") if (n["verb"], n["resource"]) == ("patch", "nodes")], "the cordon"
+
+
+def test_access_writes_only_where_nothing_is_or_over_its_own_kubeconfig():
+    assert rbac.kubeconfig_target_refusal({"exists": False}, "") == ""
+    assert rbac.kubeconfig_target_refusal({"exists": True, "isreg": True, "islnk": False}, rbac.KUBECONFIG_MARK) == ""
+    assert rbac.kubeconfig_target_refusal({"exists": True, "isreg": True, "islnk": False}, "apiVersion: v1") == "its first line is not our mark"
+    assert rbac.kubeconfig_target_refusal({"exists": True, "islnk": True, "isreg": True}, rbac.KUBECONFIG_MARK) == "a symbolic link"
+    assert rbac.kubeconfig_target_refusal({"exists": True, "isreg": False, "isdir": True}, "") == "not a regular file"
