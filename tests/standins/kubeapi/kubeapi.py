@@ -15,9 +15,10 @@ exec python3 "$0" "$@"
 # list, watch, patch), Pods (get, list, watch, delete, the policy/v1 eviction
 # subresource with PodDisruptionBudget refusals), the DaemonSets, ReplicaSets,
 # PodDisruptionBudgets and Namespaces the pods imply, Namespaces,
-# ServiceAccounts, ClusterRoles, ClusterRoleBindings, Roles and RoleBindings
-# stored through the API (create, get, list, watch, patch, server-side apply,
-# update, delete), TokenRequest, the self access/rules/subject reviews,
+# ServiceAccounts, ClusterRoles, ClusterRoleBindings, Roles, RoleBindings and
+# coordination.k8s.io/v1 Leases stored through the API (create, get, list,
+# watch, patch, server-side apply, update - a stale metadata.resourceVersion
+# is 409 Conflict, a second create 409 AlreadyExists - delete), TokenRequest, the self access/rules/subject reviews,
 # meta.k8s.io/v1 Tables for kubectl get, and Status objects for every error.
 # README.md next to this file has the details.
 #
@@ -90,6 +91,7 @@ OWNER_API_VERSIONS = {"DaemonSet": "apps/v1", "ReplicaSet": "apps/v1", "Stateful
                       "Job": "batch/v1", "CronJob": "batch/v1", "Node": "v1", "ReplicationController": "v1"}
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json")
 RBAC_GROUP = "rbac.authorization.k8s.io"
+COORDINATION_GROUP = "coordination.k8s.io"
 
 
 # ---------------------------------------------------------------- errors: Status objects
@@ -979,6 +981,7 @@ KINDS = [
     Kind(RBAC_GROUP, "v1", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", False, STORED_VERBS, stored=True),
     Kind(RBAC_GROUP, "v1", "roles", "role", "Role", True, STORED_VERBS, stored=True),
     Kind(RBAC_GROUP, "v1", "rolebindings", "rolebinding", "RoleBinding", True, STORED_VERBS, stored=True),
+    Kind(COORDINATION_GROUP, "v1", "leases", "lease", "Lease", True, STORED_VERBS, stored=True),
     Kind("authentication.k8s.io", "v1", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview", False, ["create"]),
     Kind("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", False, ["create"]),
     Kind("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "selfsubjectrulesreview", "SelfSubjectRulesReview", False, ["create"]),
@@ -1000,7 +1003,8 @@ SUBRESOURCES = {
                  {"name": "serviceaccounts/token", "singularName": "", "namespaced": True, "group": "authentication.k8s.io",
                   "version": "v1", "kind": "TokenRequest", "verbs": ["create"]}],
 }
-GROUPS = [("apps", "v1"), ("authentication.k8s.io", "v1"), ("authorization.k8s.io", "v1"), ("policy", "v1"), (RBAC_GROUP, "v1")]
+GROUPS = [("apps", "v1"), ("authentication.k8s.io", "v1"), ("authorization.k8s.io", "v1"), (COORDINATION_GROUP, "v1"), ("policy", "v1"),
+          (RBAC_GROUP, "v1")]
 
 
 def resource_list(group, version):
@@ -1965,6 +1969,7 @@ OBJECT_FIELDS = {
     "roles": ("rules",),
     "clusterrolebindings": ("subjects", "roleRef"),
     "rolebindings": ("subjects", "roleRef"),
+    "leases": ("spec",),
 }
 
 
@@ -2041,6 +2046,53 @@ def _decode_subjects(kind, subjects):
             entry["apiGroup"] = RBAC_GROUP
         out.append(entry)
     return out
+
+
+# metav1.MicroTime.UnmarshalJSON: time.Parse(RFC3339Micro, s) - exactly six fractional digits
+_MICRO_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}(Z|[+-][0-9]{2}:[0-9]{2})")
+_LEASE_INTS = ("leaseDurationSeconds", "leaseTransitions")
+_LEASE_STRINGS = ("holderIdentity", "strategy", "preferredHolder")
+
+
+def _decode_lease_spec(kind, spec):
+    """A LeaseSpec as decoding reads it (400 for a field of the wrong type or a time that is not RFC3339Micro), then
+    pkg/apis/coordination/validation ValidateLeaseSpec: (spec, causes)."""
+    if spec is None:
+        return {}, []
+    if not isinstance(spec, dict):
+        raise _cannot_decode(kind, "json: cannot unmarshal %s into Go struct field Lease.spec of type v1.LeaseSpec" % type(spec).__name__)
+    out = {}
+    for field in _LEASE_STRINGS:
+        if spec.get(field) is not None:
+            if not isinstance(spec[field], str):
+                raise _cannot_decode(kind, "json: cannot unmarshal %s into Go struct field LeaseSpec.spec.%s of type string"
+                                     % (type(spec[field]).__name__, field))
+            out[field] = spec[field]
+    for field in _LEASE_INTS:
+        value = spec.get(field)
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int) or not -2 ** 31 <= value < 2 ** 31:
+                raise _cannot_decode(kind, "json: cannot unmarshal %s into Go struct field LeaseSpec.spec.%s of type int32"
+                                     % ("number " + str(value) if isinstance(value, (int, float)) and not isinstance(value, bool)
+                                        else type(value).__name__, field))
+            out[field] = value
+    for field in ("acquireTime", "renewTime"):
+        value = spec.get(field)
+        if value is not None:
+            if not isinstance(value, str) or not _MICRO_TIME.fullmatch(value):
+                raise _cannot_decode(kind, 'parsing time "%s" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "%s" as "2006"'
+                                     % (value, value))
+            out[field] = value
+    causes = []
+    if out.get("leaseDurationSeconds") is not None and out["leaseDurationSeconds"] <= 0:
+        causes.append(("spec.leaseDurationSeconds", "Invalid value: %d: must be greater than 0" % out["leaseDurationSeconds"],
+                       "FieldValueInvalid"))
+    if out.get("leaseTransitions") is not None and out["leaseTransitions"] < 0:
+        causes.append(("spec.leaseTransitions", "Invalid value: %d: must be greater than or equal to 0" % out["leaseTransitions"],
+                       "FieldValueInvalid"))
+    if out.get("preferredHolder") and not out.get("strategy"):
+        causes.append(("spec.preferredHolder", "Forbidden: may only be specified if `strategy` is defined", "FieldValueForbidden"))
+    return out, causes
 
 
 def _policy_rule_causes(rule, namespaced, path):
@@ -2123,7 +2175,7 @@ def _name_causes(plural, name):
         if not _DNS_LABEL.fullmatch(name):
             causes.append(("metadata.name", "Invalid value: %s: %s" % (_q(name), _DNS_LABEL_MSG), "FieldValueInvalid"))
         return causes
-    if plural == "serviceaccounts":  # ValidateServiceAccountName: a DNS-1123 subdomain
+    if plural in ("serviceaccounts", "leases"):  # ValidateServiceAccountName, ValidateLease (NameIsDNSSubdomain)
         causes = []
         if len(name) > 253:
             causes.append(("metadata.name", "Invalid value: %s: must be no more than 253 characters" % _q(name), "FieldValueInvalid"))
@@ -2176,6 +2228,9 @@ def admit_object(kind, namespace, name, body, old):
             if not isinstance(body["automountServiceAccountToken"], bool):
                 raise _cannot_decode(kind, "json: cannot unmarshal into Go struct field ServiceAccount.automountServiceAccountToken of type bool")
             record["automountServiceAccountToken"] = body["automountServiceAccountToken"]
+    elif kind.plural == "leases":
+        record["spec"], spec_causes = _decode_lease_spec(kind, body.get("spec"))
+        causes += spec_causes
     elif kind.plural in ("clusterroles", "roles"):
         record["rules"] = _decode_rules(kind, body.get("rules"))
         if kind.plural == "clusterroles" and isinstance(body.get("aggregationRule"), dict):
@@ -2303,6 +2358,11 @@ def _binding_row(obj, now):
             named("User"), named("Group"), named("ServiceAccount")]
 
 
+def _lease_row(obj, now):
+    """printLease: the holder and the age."""
+    return [obj["metadata"]["name"], (obj.get("spec") or {}).get("holderIdentity") or "", _age(obj["metadata"].get("creationTimestamp"), now)]
+
+
 def _default_row(obj, _now):
     return [obj["metadata"]["name"], obj["metadata"].get("creationTimestamp") or ""]
 
@@ -2350,6 +2410,7 @@ TABLES = {
     "roles": ([NAME_COLUMN, CREATED_COLUMN], _role_row),
     "clusterrolebindings": (BINDING_COLUMNS, _binding_row),
     "rolebindings": (BINDING_COLUMNS, _binding_row),
+    "leases": ([NAME_COLUMN, _column("Holder", "HolderIdentity is the identity of the holder of a current lease."), AGE_COLUMN], _lease_row),
 }
 DEFAULT_TABLE = ([NAME_COLUMN, CREATED_COLUMN], _default_row)  # the apiserver's default table convertor
 
