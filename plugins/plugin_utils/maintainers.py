@@ -22,8 +22,10 @@ Their cordons look like an admin's and are kept (never undone by a roll).
 While a roll has nodes out, it holds kured's own lock (``kured_lock_claims``, released by
 ``kured_lock_releases``), in kured's format, written with the DaemonSet's resourceVersion (a lock kured took
 meanwhile makes the write a 409, never overwritten): kured cannot start a reboot under the roll. Our entries are
-named ``rke2-numa.maitred.io/roll...`` - never a Node's name, so no kured pod takes the lock for its own; with
-``--concurrency`` N every one of kured's N slots is filled. Their TTL bounds a roll that dies without releasing.
+named ``rke2-numa.maitred.io/roll/<roll id>[/<n>]`` - never a Node's name, so no kured pod takes the lock for its
+own; with ``--concurrency`` N every one of kured's N slots is filled. Their TTL bounds a roll that dies without
+releasing. A roll gives back only its own entries; another roll's are a held lock. A value in neither of kured's
+formats is held, never free, and never rewritten.
 """
 
 from __future__ import annotations
@@ -90,27 +92,54 @@ def _time(text):
     return moment.timestamp()
 
 
+_SINGLE_KEYS = {"nodeID", "metadata", "created", "TTL"}
+_MULTI_KEYS = {"maxOwners", "locks"}
+MAX_OWNERS = 1000   # kured's --concurrency: more is no real fleet's, and a bound on what a hostile value costs
+
+
+def _entry_ok(entry):
+    """A lockAnnotationValue as kured writes it (pkg/daemonsetlock): nodeID a string, TTL an integer (a Go
+    time.Duration), created a time, metadata anything; no other key."""
+    return (isinstance(entry, dict) and set(entry) <= _SINGLE_KEYS and isinstance(entry.get("nodeID"), str)
+            and (entry.get("TTL") is None or (isinstance(entry.get("TTL"), int) and not isinstance(entry.get("TTL"), bool)))
+            and (entry.get("created") is None or _time(entry.get("created")) is not None))
+
+
+def kured_lock_value(text):
+    """(shape, value) of a kured lock annotation: ("single", the entry), ("multi", {maxOwners, locks}) - kured's two
+    formats, strictly (a multi lock's ``locks`` is a list of entries, or null once its last owner released it) - or
+    ("unreadable", None) for anything else: held, never free, never rewritten."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return "unreadable", None
+    if isinstance(value, dict) and value and set(value) <= _MULTI_KEYS and "maxOwners" in value:
+        owners, locks = value.get("maxOwners"), value.get("locks")
+        if (isinstance(owners, int) and not isinstance(owners, bool) and 1 <= owners <= MAX_OWNERS
+                and (locks is None or (isinstance(locks, list) and all(_entry_ok(e) for e in locks)))):
+            return "multi", {"maxOwners": owners, "locks": list(locks or [])}
+        return "unreadable", None
+    if _entry_ok(value) and value:
+        return "single", value
+    return "unreadable", None
+
+
 def kured_locks(text, now):
     """The live locks of a kured lock annotation: [{node, created, ttl_seconds}]; expired ones left out.
 
-    A value neither format can read counts as one live lock of an unknown node (fail closed)."""
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
+    A value neither format has counts as one live lock of an unknown node (fail closed)."""
+    shape, value = kured_lock_value(text)
+    if shape == "unreadable":
         return [{"node": "?", "created": None, "ttl_seconds": 0, "unreadable": True}]
-    if not isinstance(value, dict):
-        return [{"node": "?", "created": None, "ttl_seconds": 0, "unreadable": True}]
-    entries = value.get("locks") if "locks" in value or "maxOwners" in value else [value]
+    entries = value["locks"] if shape == "multi" else [value]
     live = []
-    for entry in entries or []:
-        if not isinstance(entry, dict):
-            continue
+    for entry in entries:
         ttl = entry.get("TTL") or 0
-        ttl_seconds = ttl / 1e9 if isinstance(ttl, (int, float)) else 0
+        ttl_seconds = ttl / 1e9
         created = _time(entry.get("created"))
         if ttl_seconds > 0 and created is not None and now - created >= ttl_seconds:
             continue   # kured's ttlExpired: the lock is free
-        live.append({"node": str(entry.get("nodeID") or "?"), "created": entry.get("created"), "ttl_seconds": ttl_seconds})
+        live.append({"node": entry["nodeID"] or "?", "created": entry.get("created"), "ttl_seconds": ttl_seconds})
     return live
 
 
@@ -134,8 +163,25 @@ def find_kured(daemonsets, setting):
     return found, None
 
 
-def _ours(node_id):
-    return str(node_id).startswith(ROLL_LOCK_NODE)
+def _roll_entry(roll_id):
+    return "%s/%s" % (ROLL_LOCK_NODE, roll_id)
+
+
+def _ours(node_id, roll_id):
+    """An entry this roll wrote: ``rke2-numa.maitred.io/roll/<id>`` or ``.../<id>/<n>``. Another roll's entries (and
+    those of rolls before roll ids, ``.../roll`` and ``.../roll-<n>``) are held locks."""
+    node_id, mine = str(node_id), _roll_entry(roll_id)
+    return bool(roll_id) and (node_id == mine or node_id.startswith(mine + "/"))
+
+
+def _roll_of(node_id):
+    """The roll id in an entry of any roll of ours, or "" (an entry of a roll before roll ids), or None (kured's)."""
+    node_id = str(node_id)
+    if node_id.startswith(ROLL_LOCK_NODE + "/"):
+        return node_id[len(ROLL_LOCK_NODE) + 1:].split("/", 1)[0]
+    if node_id == ROLL_LOCK_NODE or node_id.startswith(ROLL_LOCK_NODE + "-"):
+        return ""
+    return None
 
 
 def _rfc3339(epoch):
@@ -148,70 +194,65 @@ def _target(ident, key, ds, value):
             "resource_version": str(meta.get("resourceVersion") or ""), "value": value}
 
 
-def kured_lock_claims(daemonsets, kured_setting, now, ttl_seconds):
-    """Per kured DaemonSet whose lock is free (no live lock but ours): the annotation value that holds it for the
-    roll, in its format - one owner, or ``maxOwners`` entries when kured runs with ``--concurrency`` > 1 or already
-    wrote that format. A DaemonSet whose lock kured holds is left alone (maintainers_at_work refuses the node).
-    Returns [{daemonset, namespace, name, annotation, resource_version, value}]."""
+def kured_lock_claims(daemonsets, kured_setting, now, ttl_seconds, roll_id):
+    """Per kured DaemonSet whose lock is free (readable, and no live entry but this roll's): the annotation value that
+    holds it for roll ``roll_id``, in its format - one owner, or ``maxOwners`` entries when kured runs with
+    ``--concurrency`` > 1 or already wrote that format. A DaemonSet whose lock kured or another roll holds, or whose
+    value neither format has, is left alone (maintainers_at_work refuses the node). Returns [{daemonset, namespace,
+    name, annotation, resource_version, value}]."""
     kureds, error = find_kured(daemonsets, kured_setting)
-    if error:
+    if error or not roll_id:
         return []
     out = []
     for ident, key, ds in kureds:
         text = ((ds.get("metadata") or {}).get("annotations") or {}).get(key)
-        if text is not None and any(not _ours(lock["node"]) for lock in kured_locks(text, now)):
+        shape, current = kured_lock_value(text) if text is not None else ("absent", None)
+        if shape == "unreadable" or any(not _ours(lock["node"], roll_id) for lock in kured_locks(text, now) if text is not None):
             continue
-        try:
-            current = json.loads(text) if text else None
-        except ValueError:
-            current = None
         argv, dummy = _argv(ds)
         try:
-            owners = int(_flag(argv, "--concurrency") or 1)
+            owners = min(max(int(_flag(argv, "--concurrency") or 1), 1), MAX_OWNERS)
         except ValueError:
             owners = 1
-        if isinstance(current, dict) and ("maxOwners" in current or "locks" in current):
-            owners = max(int(current.get("maxOwners") or 1), 1)
-            multi = True
+        if shape == "multi":
+            owners, multi = current["maxOwners"], True
         else:
             multi = owners > 1
 
         def entry(suffix):
-            return {"nodeID": ROLL_LOCK_NODE + suffix, "metadata": {"unschedulable": False}, "created": _rfc3339(now),
+            return {"nodeID": _roll_entry(roll_id) + suffix, "metadata": {"unschedulable": False}, "created": _rfc3339(now),
                     "TTL": int(ttl_seconds) * 10 ** 9}
 
-        value = {"maxOwners": owners, "locks": [entry("-%d" % i) for i in range(1, owners + 1)]} if multi else entry("")
+        value = {"maxOwners": owners, "locks": [entry("/%d" % i) for i in range(1, owners + 1)]} if multi else entry("")
         out.append(_target(ident, key, ds, json.dumps(value, sort_keys=True, separators=(",", ":"))))
     return out
 
 
-def kured_lock_releases(daemonsets, kured_setting):
-    """Per kured DaemonSet whose lock holds entries of ours: the value without them (``value`` None: remove the
-    annotation, as kured's own release does for its one-owner lock). Entries kured wrote are kept."""
+def kured_lock_releases(daemonsets, kured_setting, roll_id):
+    """Per kured DaemonSet whose lock holds entries of roll ``roll_id``: the value without them (``value`` None: remove
+    the annotation, as kured's own release does for its one-owner lock). Entries kured or another roll wrote are
+    kept; a value neither format has is never rewritten."""
     kureds, dummy = find_kured(daemonsets, kured_setting)
     out = []
     for ident, key, ds in kureds:
         text = ((ds.get("metadata") or {}).get("annotations") or {}).get(key)
-        try:
-            current = json.loads(text) if text else None
-        except ValueError:
+        if text is None or not roll_id:
             continue
-        if not isinstance(current, dict):
-            continue
-        if "maxOwners" in current or "locks" in current:
-            locks = [lock for lock in current.get("locks") or [] if isinstance(lock, dict)]
-            rest = [lock for lock in locks if not _ours(lock.get("nodeID"))]
-            if len(rest) != len(locks):
-                value = dict(current, locks=rest)
+        shape, current = kured_lock_value(text)
+        if shape == "multi":
+            rest = [lock for lock in current["locks"] if not _ours(lock.get("nodeID"), roll_id)]
+            if len(rest) != len(current["locks"]):
+                value = dict(json.loads(text), locks=rest)
                 out.append(_target(ident, key, ds, json.dumps(value, sort_keys=True, separators=(",", ":"))))
-        elif _ours(current.get("nodeID")):
+        elif shape == "single" and _ours(current.get("nodeID"), roll_id):
             out.append(_target(ident, key, ds, None))
     return out
 
 
-def maintainers_at_work(node, daemonsets, suc_pods, kured_setting, foreign_annotations, now):
+def maintainers_at_work(node, daemonsets, suc_pods, kured_setting, foreign_annotations, now, roll_id=""):
     """Why the roll must not start this node now (empty: it may). ``node``: the Node object; ``daemonsets``: every
-    DaemonSet; ``suc_pods``: the pods labelled upgrade.cattle.io/node=<this node>; ``now``: epoch seconds."""
+    DaemonSet; ``suc_pods``: the pods labelled upgrade.cattle.io/node=<this node>; ``now``: epoch seconds;
+    ``roll_id``: this roll's (its own kured entries hold nothing against it; another roll's do)."""
     name = (node.get("metadata") or {}).get("name")
     annotations = (node.get("metadata") or {}).get("annotations") or {}
     reasons = []
@@ -223,10 +264,13 @@ def maintainers_at_work(node, daemonsets, suc_pods, kured_setting, foreign_annot
         if text is None:
             continue
         for lock in kured_locks(text, now):
-            if _ours(lock["node"]):
+            if _ours(lock["node"], roll_id):
                 continue   # this roll's own hold on kured's lock
+            other = _roll_of(lock["node"])
             if lock.get("unreadable"):
                 reasons.append("kured's lock on %s (%s) cannot be read; treated as held" % (ident, key))
+            elif other is not None:
+                reasons.append("another roll (%s) holds kured's reboot lock (%s): one roll at a time" % (other or "one before roll ids", ident))
             elif lock["node"] == name:
                 reasons.append("kured holds its reboot lock on it (%s)" % ident)
             else:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 
 def node_markers(reply, cordoned_key, failed_key):
-    """{Node name: {unschedulable, cordoned_by_us, failed}} for every Node of the reply.
+    """{Node name: {unschedulable, cordoned_by_us, roll, failed, stale}} for every Node of the reply.
 
-    ``cordoned_by_us``: our marker is there and the Node is still cordoned (an earlier roll left it so);
+    ``cordoned_by_us``: our marker is there and the Node is still cordoned (an earlier roll left it so); ``roll``: the
+    id of the roll that cordoned it (the marker's value; ``"true"`` from a roll before roll ids);
     ``stale``: one of our markers is there but the Node is schedulable.
     """
     out = {}
@@ -32,6 +33,7 @@ def node_markers(reply, cordoned_key, failed_key):
         out[name] = {
             "unschedulable": unschedulable,
             "cordoned_by_us": marked and unschedulable,
+            "roll": str(annotations.get(cordoned_key)) if marked else None,
             "failed": annotations.get(failed_key),
             "stale": (marked or failed_key in annotations) and not unschedulable,
         }

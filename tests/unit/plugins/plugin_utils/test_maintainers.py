@@ -75,6 +75,12 @@ def test_a_named_kured_that_is_not_there_fails_closed():
     (single("gpu-b"), "kured holds its reboot lock on gpu-b (kube-system/kured): one node out of service at a time"),
     (multi(("gpu-c",), ("gpu-b",)), "kured holds its reboot lock on gpu-c"),
     ("{", "kured's lock on kube-system/kured (weave.works/kured-node-lock) cannot be read; treated as held"),
+    ('{"maxOwners": "two", "locks": []}', "cannot be read; treated as held"),
+    ('{"maxOwners": Infinity, "locks": []}', "cannot be read; treated as held"),
+    ('{"maxOwners": 1000000, "locks": []}', "cannot be read; treated as held"),
+    ('{"nodeID": 7}', "cannot be read; treated as held"),
+    ("{}", "cannot be read; treated as held"),
+    (single("rke2-numa.maitred.io/roll"), "another roll (one before roll ids) holds kured's reboot lock"),
 ])
 def test_any_live_kured_lock_keeps_every_node_waiting(lock, words):
     reasons = maintainers_at_work(node(), [ds("kube-system", "kured", {KEY: lock})], [], "auto", [], NOW)
@@ -107,37 +113,62 @@ def test_autoscaler_karpenter_upgrades_and_foreign_annotations():
 
 def test_a_roll_holds_kureds_lock_in_its_own_format_and_gives_only_its_own_back():
     """One owner (kured's default): our entry, never a Node's name, with a TTL; --concurrency=2: both slots filled
-    (kured takes a free slot while fewer than maxOwners locks are held); kured's own live lock: left alone."""
+    (kured takes a free slot while fewer than maxOwners locks are held); kured's own live lock: left alone; another
+    roll's entries: a held lock, never given back by this roll."""
     plain = ds("kube-system", "kured", image="ghcr.io/kubereboot/kured:1.17.1")
     plain["metadata"]["resourceVersion"] = "41"
-    claim, = kured_lock_claims([plain], "auto", NOW, 5400)
+    claim, = kured_lock_claims([plain], "auto", NOW, 5400, "roll-a")
     assert claim == {"daemonset": "kube-system/kured", "namespace": "kube-system", "name": "kured", "annotation": KEY,
                      "resource_version": "41", "value": claim["value"]}
     value = json.loads(claim["value"])
-    assert value == {"nodeID": "rke2-numa.maitred.io/roll", "metadata": {"unschedulable": False}, "created": "2026-12-01T06:00:00Z",
+    assert value == {"nodeID": "rke2-numa.maitred.io/roll/roll-a", "metadata": {"unschedulable": False}, "created": "2026-12-01T06:00:00Z",
                      "TTL": 5400 * 10 ** 9}
     held = ds("kube-system", "kured", {KEY: claim["value"]}, image="ghcr.io/kubereboot/kured:1.17.1")
-    assert maintainers_at_work(node(), [held], [], "auto", [], NOW + 60) == [], "our own hold does not stop our own roll"
-    assert kured_locks(claim["value"], NOW + 60)[0]["node"] == "rke2-numa.maitred.io/roll", "kured reads it as a live lock"
-    assert kured_lock_releases([held], "auto") == [dict(claim, resource_version="", value=None)], "removed, as kured's release does"
+    assert maintainers_at_work(node(), [held], [], "auto", [], NOW + 60, "roll-a") == [], "our own hold does not stop our own roll"
+    assert maintainers_at_work(node(), [held], [], "auto", [], NOW + 60, "roll-b") == [
+        "another roll (roll-a) holds kured's reboot lock (kube-system/kured): one roll at a time"], "another roll's hold does"
+    assert kured_locks(claim["value"], NOW + 60)[0]["node"] == "rke2-numa.maitred.io/roll/roll-a", "kured reads it as a live lock"
+    assert kured_lock_releases([held], "auto", "roll-b") == [], "another roll's entry is never given back"
+    assert kured_lock_claims([held], "auto", NOW, 600, "roll-b") == [], "nor overwritten"
+    assert kured_lock_releases([held], "auto", "roll-a") == [dict(claim, resource_version="", value=None)], "removed, as kured's release does"
 
     chart = ds("kured", "kured-release", command=["/usr/bin/kured"], args=["--concurrency=2", "--lock-annotation=example.com/lock"])
-    claim, = kured_lock_claims([chart], "auto", NOW, 600)
+    claim, = kured_lock_claims([chart], "auto", NOW, 600, "roll-a")
     assert claim["annotation"] == "example.com/lock"
     value = json.loads(claim["value"])
-    assert value["maxOwners"] == 2 and [lock["nodeID"] for lock in value["locks"]] == ["rke2-numa.maitred.io/roll-1",
-                                                                                       "rke2-numa.maitred.io/roll-2"]
+    assert value["maxOwners"] == 2 and [lock["nodeID"] for lock in value["locks"]] == ["rke2-numa.maitred.io/roll/roll-a/1",
+                                                                                       "rke2-numa.maitred.io/roll/roll-a/2"]
     # kured wrote its multi-owner format with an expired lock: the slots are ours; given back, kured's entry stays
     expired = json.loads(multi(("gpu-b", "2026-12-01T00:00:00Z", HOUR_NS)))
     chart["metadata"]["annotations"] = {"example.com/lock": json.dumps(expired)}
-    value = json.loads(kured_lock_claims([chart], "auto", NOW, 600)[0]["value"])
-    assert len(value["locks"]) == 2 and all(lock["nodeID"].startswith("rke2-numa.maitred.io/roll") for lock in value["locks"])
+    value = json.loads(kured_lock_claims([chart], "auto", NOW, 600, "roll-a")[0]["value"])
+    assert len(value["locks"]) == 2 and all(lock["nodeID"].startswith("rke2-numa.maitred.io/roll/roll-a/") for lock in value["locks"])
     mixed = dict(expired, locks=expired["locks"] + value["locks"])
     chart["metadata"]["annotations"] = {"example.com/lock": json.dumps(mixed)}
-    back = json.loads(kured_lock_releases([chart], "auto")[0]["value"])
+    back = json.loads(kured_lock_releases([chart], "auto", "roll-a")[0]["value"])
     assert back == expired, "only our entries go"
+    # two rolls' entries (a slot each): neither gives back the other's
+    two = {"maxOwners": 2, "locks": [dict(value["locks"][0]), dict(value["locks"][1], nodeID="rke2-numa.maitred.io/roll/roll-b/2")]}
+    chart["metadata"]["annotations"] = {"example.com/lock": json.dumps(two)}
+    assert [lock["nodeID"] for lock in json.loads(kured_lock_releases([chart], "auto", "roll-a")[0]["value"])["locks"]] == [
+        "rke2-numa.maitred.io/roll/roll-b/2"]
+    assert [lock["nodeID"] for lock in json.loads(kured_lock_releases([chart], "auto", "roll-b")[0]["value"])["locks"]] == [
+        "rke2-numa.maitred.io/roll/roll-a/1"]
 
     busy = ds("kube-system", "kured", {KEY: single("gpu-b")}, image="ghcr.io/kubereboot/kured:1.17.1")
-    assert kured_lock_claims([busy], "auto", NOW, 600) == [], "kured holds it: never overwritten"
-    assert kured_lock_releases([busy], "auto") == [], "not ours: kept"
-    assert kured_lock_claims([busy], "", NOW, 600) == [] and kured_lock_claims([], "ops/kured", NOW, 600) == []
+    assert kured_lock_claims([busy], "auto", NOW, 600, "roll-a") == [], "kured holds it: never overwritten"
+    assert kured_lock_releases([busy], "auto", "roll-a") == [], "not ours: kept"
+    assert kured_lock_claims([busy], "", NOW, 600, "roll-a") == [] and kured_lock_claims([], "ops/kured", NOW, 600, "roll-a") == []
+
+
+def test_a_lock_in_neither_format_is_never_claimed_nor_rewritten():
+    """{"maxOwners":2,"locks":{...}} and {"nodeID":...,"locks":null} read as free before: the node was drained and, at
+    release, the other node's entry destroyed."""
+    for text in ('{"maxOwners":2,"locks":{"x":{"nodeID":"other-1","TTL":0}}}', '{"nodeID":"other-1","TTL":0,"locks":null}'):
+        held = ds("kube-system", "kured", {KEY: text})
+        assert kured_lock_claims([held], "auto", NOW, 600, "roll-a") == []
+        assert kured_lock_releases([held], "auto", "roll-a") == []
+        assert "cannot be read; treated as held" in maintainers_at_work(node(), [held], [], "auto", [], NOW, "roll-a")[0]
+    released = ds("kube-system", "kured", {KEY: '{"maxOwners":2,"locks":null}'})   # kured's multi lock after its last release
+    assert maintainers_at_work(node(), [released], [], "auto", [], NOW) == []
+    assert json.loads(kured_lock_claims([released], "auto", NOW, 600, "roll-a")[0]["value"])["maxOwners"] == 2

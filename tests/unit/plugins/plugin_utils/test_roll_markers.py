@@ -18,11 +18,11 @@ def test_our_marker_on_a_cordoned_node_is_an_earlier_roll_and_on_a_schedulable_o
                        node("failed", True, **{C: "true", F: "pending reboot"}), node("stale-failed", False, **{F: "x"}),
                        node("admin", True), node("plain"), {"metadata": {}}]}
     marks = node_markers(reply, C, F)
-    assert marks["left"] == {"unschedulable": True, "cordoned_by_us": True, "failed": None, "stale": False}
-    assert marks["uncordoned"] == {"unschedulable": False, "cordoned_by_us": False, "failed": None, "stale": True}
+    assert marks["left"] == {"unschedulable": True, "cordoned_by_us": True, "roll": "true", "failed": None, "stale": False}
+    assert marks["uncordoned"] == {"unschedulable": False, "cordoned_by_us": False, "roll": "true", "failed": None, "stale": True}
     assert marks["failed"]["cordoned_by_us"] and marks["failed"]["failed"] == "pending reboot"
     assert marks["stale-failed"]["stale"] and not marks["stale-failed"]["cordoned_by_us"]
-    assert marks["admin"] == {"unschedulable": True, "cordoned_by_us": False, "failed": None, "stale": False}
+    assert marks["admin"] == {"unschedulable": True, "cordoned_by_us": False, "roll": None, "failed": None, "stale": False}
     assert not marks["plain"]["stale"] and sorted(marks) == ["admin", "failed", "left", "plain", "stale-failed", "uncordoned"]
 
 
