@@ -109,27 +109,88 @@ def free_capacity(nodes, pods, exclude, gpu_resource):
     return free
 
 
-def capacity_check(node_name, batch, nodes, pods, gpu_resource):
-    """Would draining ``node_name`` (with the rest of ``batch`` out too) leave GPU pods Pending?
+EXACT_PODS = 12      # up to this many GPU pods to move, every placement is searched: a refusal is certain
+EXACT_STEPS = 200000  # and the search is bounded (a placement search is exponential in the worst case)
 
-    Returns {pending: [ns/name (N GPUs)], moving: int, free_gpus: int, ok: bool, msg: str or None}."""
-    moving = sorted(gpu_pods(node_name, pods, gpu_resource), key=lambda p: (-p[1], -p[2], p[0]))
-    free = free_capacity(nodes, pods, set(batch) | {node_name}, gpu_resource)
-    total = sum(max(gpus, 0) for gpus, dummy in free.values())
-    pending = []
-    for name, gpus, cpus in moving:   # first fit, largest first
+
+def _fits(pods, free, steps):
+    """A placement of every pod (largest first) on ``free`` ({node: [gpus, cpus]}): True, False (none exists), or
+    None when the search ran out of ``steps`` (a list with one counter). Nodes with the same free capacity are
+    tried once (they are interchangeable)."""
+    if not pods:
+        return True
+    name, gpus, cpus = pods[0]
+    seen = set()
+    for node in sorted(free):
+        room = tuple(free[node])
+        if room in seen or room[0] < gpus or room[1] < cpus:
+            continue
+        seen.add(room)
+        steps[0] -= 1
+        if steps[0] < 0:
+            return None
+        free[node][0] -= gpus
+        free[node][1] -= cpus
+        found = _fits(pods[1:], free, steps)
+        free[node][0] += gpus
+        free[node][1] += cpus
+        if found is not False:
+            return found
+    return False
+
+
+def _first_fit(pods, free):
+    """Largest first, each on the first Node by name with room: the pods left over."""
+    left = []
+    for name, gpus, cpus in pods:
         target = next((n for n in sorted(free) if free[n][0] >= gpus and free[n][1] >= cpus), None)
         if target is None:
-            pending.append("%s (%d GPU%s)" % (name, gpus, "" if gpus == 1 else "s"))
+            left.append((name, gpus, cpus))
         else:
             free[target][0] -= gpus
             free[target][1] -= cpus
-    msg = None
-    if pending:
-        msg = ("draining %s would leave %d GPU pod%s Pending: %s - the rest of the fleet has %d %s free on Ready, schedulable "
-               "Nodes; not drained (rke2_numa_allow_pending_pods=true drains it anyway)"
-               % (node_name, len(pending), "" if len(pending) == 1 else "s", ", ".join(pending), total, gpu_resource))
-    return {"pending": pending, "moving": len(moving), "free_gpus": total, "ok": not pending, "msg": msg}
+    return left
+
+
+def _label(pod):
+    return "%s (%d GPU%s)" % (pod[0], pod[1], "" if pod[1] == 1 else "s")
+
+
+def capacity_check(node_name, batch, nodes, pods, gpu_resource):
+    """Would draining ``node_name`` leave GPU pods Pending, with the nodes of ``batch`` before it (in batch order)
+    drained too? Their evicted pods and this node's must fit together on the rest of the fleet (Ready, schedulable
+    Nodes outside the batch): each node of a batch is not judged as if the free GPUs were its alone.
+
+    Up to EXACT_PODS pods every placement is searched (first fit can miss one: a 2-GPU/5-CPU pod and a 1-GPU/50-CPU
+    one fit on 2 GPU/10 CPU and 2 GPU/60 CPU only one way), and a refusal says "would leave ... Pending"; beyond
+    that, first fit decides and a refusal says "may leave ... Pending" (no placement was found, not proven none).
+    Returns {pending: [ns/name (N GPUs)], moving: int, free_gpus: int, ok: bool, certain: bool, msg: str or None}."""
+    batch = list(batch or [])
+    before = batch[:batch.index(node_name)] if node_name in batch else [n for n in batch if n != node_name]
+    own = gpu_pods(node_name, pods, gpu_resource)
+    earlier = [p for n in before for p in gpu_pods(n, pods, gpu_resource)]
+    moving = sorted(earlier + own, key=lambda p: (-p[1], -p[2], p[0]))
+    free = free_capacity(nodes, pods, set(batch) | {node_name}, gpu_resource)
+    total = sum(max(gpus, 0) for gpus, dummy in free.values())
+    certain = len(moving) <= EXACT_PODS
+    found = _fits(moving, {n: list(v) for n, v in free.items()}, [EXACT_STEPS]) if certain else None
+    certain = found is not None
+    if found:
+        return {"pending": [], "moving": len(own), "free_gpus": total, "ok": True, "certain": True, "msg": None}
+    # no placement (or none found): name what first fit leaves over, the earlier nodes' pods placed first
+    left = _first_fit(sorted(earlier, key=lambda p: (-p[1], -p[2], p[0])), free)
+    left += _first_fit(sorted(own, key=lambda p: (-p[1], -p[2], p[0])), free)
+    if not left and not certain:
+        return {"pending": [], "moving": len(own), "free_gpus": total, "ok": True, "certain": False, "msg": None}
+    if not left:   # first fit placed every pod, so a placement exists: the search cannot have proven none
+        left = list(own)
+    pending = [_label(p) for p in left]
+    with_batch = (" with %s drained in the same batch" % ", ".join(before)) if before else ""
+    msg = ("draining %s%s %s leave %d GPU pod%s Pending: %s - the rest of the fleet has %d %s free on Ready, schedulable "
+           "Nodes%s; not drained (rke2_numa_allow_pending_pods=true drains it anyway)"
+           % (node_name, with_batch, "would" if certain else "may", len(pending), "" if len(pending) == 1 else "s", ", ".join(pending),
+              total, gpu_resource, "" if certain else " (no placement found among too many pods to try them all)"))
+    return {"pending": pending, "moving": len(own), "free_gpus": total, "ok": False, "certain": certain, "msg": msg}
 
 
 def roll_order(candidates, pods, gpu_resource, order="idle_first"):

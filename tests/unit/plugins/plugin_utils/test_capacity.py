@@ -26,7 +26,7 @@ def test_pods_that_fit_elsewhere_let_the_drain_go():
     nodes = [node("a"), node("b"), node("c")]
     pods = [pod("vllm-0", "a", gpus=4, cpu="16"), pod("vllm-1", "b", gpus=4, cpu="16"), pod("dcgm", "a", gpus=0, kind="DaemonSet")]
     out = capacity_check("a", ["a"], nodes, pods, GPU)
-    assert out == {"pending": [], "moving": 1, "free_gpus": 12, "ok": True, "msg": None}
+    assert out == {"pending": [], "moving": 1, "free_gpus": 12, "ok": True, "certain": True, "msg": None}
     assert not is_idle("a", pods, GPU) and is_idle("c", pods, GPU)
 
 
@@ -45,6 +45,38 @@ def test_the_rest_of_the_batch_is_out_too_and_exclusive_cpus_count():
     assert capacity_check("a", ["a"], nodes, pods, GPU)["ok"]
     burstable = [pod("vllm-0", "a", gpus=1, cpu="16", qos="Burstable")]
     assert capacity_check("a", ["a", "b"], nodes, burstable, GPU)["ok"], "no exclusive CPUs for a Burstable pod"
+
+
+def test_the_nodes_of_one_batch_do_not_count_the_same_free_gpus_twice():
+    """serial 2: a and b each run a 2-GPU pod, c has 2 GPUs free. Each passed alone before (both counted c's GPUs);
+    now a goes (its pod fits on c) and b, drained with a in the same batch, is refused."""
+    nodes = [node("a", gpus=2), node("b", gpus=2), node("c", gpus=2)]
+    pods = [pod("vllm-a", "a", gpus=2, cpu="4"), pod("vllm-b", "b", gpus=2, cpu="4")]
+    assert capacity_check("a", ["a", "b"], nodes, pods, GPU)["ok"]
+    out = capacity_check("b", ["a", "b"], nodes, pods, GPU)
+    assert not out["ok"] and out["certain"] and out["pending"] == ["ml/vllm-b (2 GPUs)"]
+    assert out["msg"].startswith("draining b with a drained in the same batch would leave 1 GPU pod Pending: ml/vllm-b (2 GPUs)")
+
+
+def test_a_placement_first_fit_misses_is_found_and_a_refusal_is_certain_only_when_none_exists():
+    """x (2 GPUs, 5 CPUs) and y (1 GPU, 50 CPUs) on n; other-a has 2 GPUs and 60 CPUs free, other-b 2 GPUs and 10 CPUs:
+    first fit puts x on other-a and finds no room for y - but x on other-b, y on other-a fits."""
+    nodes = [node("n"), node("other-a", gpus=2, cpus="60"), node("other-b", gpus=2, cpus="10")]
+    pods = [pod("x", "n", gpus=2, cpu="5"), pod("y", "n", gpus=1, cpu="50")]
+    out = capacity_check("n", ["n"], nodes, pods, GPU)
+    assert out["ok"] and out["certain"], out
+    pods.append(pod("z", "n", gpus=2, cpu="8"))   # 5 GPUs to place on 4: none exists
+    out = capacity_check("n", ["n"], nodes, pods, GPU)
+    assert not out["ok"] and out["certain"] and " would leave " in out["msg"]
+
+
+def test_beyond_the_exact_search_a_refusal_says_may():
+    nodes = [node("n", gpus=16)] + [node("o%02d" % i, gpus=1, cpus="4") for i in range(13)]
+    pods = [pod("p%02d" % i, "n", gpus=1, cpu="2") for i in range(14)]   # 14 pods, 13 GPUs elsewhere
+    out = capacity_check("n", ["n"], nodes, pods, GPU)
+    assert not out["ok"] and not out["certain"] and out["pending"] == ["ml/p13 (1 GPU)"]
+    assert "draining n may leave 1 GPU pod Pending" in out["msg"] and "too many pods to try them all" in out["msg"]
+    assert capacity_check("n", ["n"], nodes, pods[:13], GPU)["ok"], "13 pods on 13 GPUs: first fit places them"
 
 
 def test_ended_pods_daemonsets_and_limits_only_pods():
