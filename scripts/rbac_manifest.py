@@ -60,7 +60,9 @@ here, when a rule is needed by no call, or when this page or `files/rbac/rke2-nu
 The identity: the ServiceAccount `{ns}/{name}` (`playbooks/access.yml` applies it and writes a kubeconfig with a
 bound token). *cluster*: the ClusterRole `{name}`; *probe*: the Role `{name}-probe` in the probe namespace
 (`{probe}` by default; restricted Pod Security); *kured*: the Role `{name}-kured-lock` on kured's DaemonSet alone
-(`kube-system/kured` by default). Every authenticated user may also create SelfSubjectAccessReviews
+(`kube-system/kured` by default); *lease*: the Role `{name}-roll-lease` in the roll Lease's namespace (`{lease_ns}`: create
+Leases - RBAC cannot narrow a create to a name -, get and update the Lease `{lease}` alone, get that namespace alone).
+Every authenticated user may also create SelfSubjectAccessReviews
 (`system:basic-user`): the playbooks ask with them what their kubeconfig may do, before their first change.
 
 | where | API group | resource | verb | playbooks | why | the calls that need it |
@@ -76,9 +78,12 @@ def render_doc():
             calls = uses[(rule.scope, rule.group, rule.resource, verb)]
             where = "<br>".join("`%s` %s (kubectl %s)" % (c.file, c.task, rbac.kubectl_command(c.words)) for c in calls)
             resource = rule.resource + (" (`kured` only)" if rule.scope == rbac.KURED else "")
+            if rule.scope == rbac.LEASE and verb in rbac.LEASE_NAMED_VERBS:
+                resource += " (`%s` only)" % (rbac.LEASE_DEFAULT[0] if rule.resource == "namespaces" else rbac.LEASE_DEFAULT[1])
             cells = (rule.scope, rule.group or "core", resource, verb, ", ".join(playbooks), rule.why, where)
             rows.append("| %s |" % " | ".join(cells))
-    head = DOC_HEAD.format(ns=rbac.IDENTITY_NAMESPACE, name=rbac.NAME, probe=rbac.PROBE_NAMESPACE)
+    head = DOC_HEAD.format(ns=rbac.IDENTITY_NAMESPACE, name=rbac.NAME, probe=rbac.PROBE_NAMESPACE, lease_ns=rbac.LEASE_DEFAULT[0],
+                           lease=rbac.LEASE_DEFAULT[1])
     return head + "\n".join(rows) + "\n"
 
 

@@ -35,7 +35,8 @@ class ActionModule(ActionBase):
         dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         reply, kubeconfig, playbook = args["reply"], args["kubeconfig"], args["playbook"]
         found = access_findings(_parsed(str(reply.get("stdout") or "")) if reply.get("rc", 1) == 0 else {}, playbook,
-                                args["probe_namespace"], args["kured_daemonset"], args["prove"], args["labels_via"])
+                                args["probe_namespace"], args["kured_daemonset"], args["prove"], args["labels_via"],
+                                args["lease"])
         warnings = []
         if found["everything"]:
             warnings.append("the kubeconfig %s may do everything in the cluster (cluster-admin), more than %s needs: a mistake or a "

@@ -33,10 +33,13 @@ def _objects(value, what):
         raise AnsibleFilterError("%s: not kubectl's JSON: %s" % (what, str(value)[:200])) from None
 
 
-def rbac_manifest(namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO):
+LEASE = "/".join(rbac.LEASE_DEFAULT)
+
+
+def rbac_manifest(namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, lease=LEASE):
     """The objects that give the ServiceAccount exactly the rights the playbooks use."""
     try:
-        return rbac.manifest(namespace, probe_namespace, kured_daemonset)
+        return rbac.manifest(namespace, probe_namespace, kured_daemonset, lease)
     except ValueError as e:
         raise AnsibleFilterError("rbac_manifest: %s" % e) from None
 
@@ -69,18 +72,18 @@ def token_request(duration):
     return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": seconds}}
 
 
-def access_reviews(playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True, labels_via="kubectl"):
+def access_reviews(playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True, labels_via="kubectl", lease=LEASE):
     """The SelfSubjectAccessReviews to send (one kubectl create): everything, then each right the playbook needs."""
-    return rbac.access_reviews(playbook, probe_namespace, kured_daemonset, bool(prove), labels_via)
+    return rbac.access_reviews(playbook, probe_namespace, kured_daemonset, bool(prove), labels_via, lease)
 
 
-def access_findings(reply, playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True):
+def access_findings(reply, playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True, lease=LEASE):
     """{everything, missing, optional_missing, unreadable} from the API server's answers."""
     try:
         parsed = _objects(reply, "access_findings")
     except AnsibleFilterError:
         parsed = {}
-    return rbac.access_findings(parsed, playbook, probe_namespace, kured_daemonset, bool(prove))
+    return rbac.access_findings(parsed, playbook, probe_namespace, kured_daemonset, bool(prove), lease=lease)
 
 
 class FilterModule:

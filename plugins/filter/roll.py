@@ -5,11 +5,15 @@
 
 from __future__ import annotations
 
+import json
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import capacity_check, roll_order
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure_message, evicted_pods, pods_left
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_lock_claims, kured_lock_releases, maintainers_at_work
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
+    LEASE_STRETCH, LeaseError, default_roll_id, lease_from_reply, lease_seconds, lease_step, roll_in_progress)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers, stale_nodes
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, failure_reason, roll_outcome, roll_progress
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
@@ -45,19 +49,73 @@ def _blocked(hostvars, host):
     return list(compliance.get("blocked") or []) if isinstance(compliance, dict) else []
 
 
-def maintainers(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations, now):
+def maintainers(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations, now, roll_id=""):
     """Why another maintainer keeps the roll off ``node`` now (plugin_utils/maintainers.py); [] when none does."""
-    return maintainers_at_work(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations or [], float(now))
+    return maintainers_at_work(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations or [], float(now), str(roll_id or ""))
 
 
-def kured_claims(reply, kured_daemonset, now, ttl_seconds):
+def kured_claims(reply, kured_daemonset, now, ttl_seconds, roll_id):
     """What holds kured's lock for the roll (plugin_utils/maintainers.py); ``reply``: ``kubectl get daemonsets -A -o json``."""
-    return kured_lock_claims((reply or {}).get("items") or [], kured_daemonset, float(now), int(ttl_seconds))
+    return kured_lock_claims((reply or {}).get("items") or [], kured_daemonset, float(now), int(ttl_seconds), str(roll_id))
 
 
-def kured_releases(reply, kured_daemonset):
-    """What gives kured's lock back after the roll: our entries removed, kured's kept."""
-    return kured_lock_releases((reply or {}).get("items") or [], kured_daemonset)
+def kured_releases(reply, kured_daemonset, roll_id):
+    """What gives kured's lock back after the roll: this roll's entries removed, kured's and other rolls' kept."""
+    return kured_lock_releases((reply or {}).get("items") or [], kured_daemonset, str(roll_id))
+
+
+LEASE_VARIABLES = tuple(name for name, dummy in LEASE_STRETCH)
+
+
+def _node_objects(reply):
+    """The Nodes of ``kubectl get nodes[,pods] -o json`` (parsed), or of a list of Node objects."""
+    items = reply if isinstance(reply, list) else (reply or {}).get("items") or []
+    return [i for i in items if isinstance(i, dict) and i.get("kind", "Node") == "Node"]
+
+
+def _lease(text, name):
+    try:
+        return lease_from_reply(text, name)
+    except LeaseError as e:
+        raise AnsibleFilterError("could not read the roll's Lease %s: %s; nothing was changed" % (name, e))
+
+
+def roll_settings(hostvars, host, hosts, now, token=""):
+    """{id, lease_seconds, nodes} of this run: ``rke2_numa_roll_id`` or a default (AWX's workflow or job id, else a
+    fresh one), the Lease's duration (``rke2_numa_roll_lease_seconds`` or the longest stretch between renewals), both
+    as ``host``'s variables set them (what the inventory and -e set), and the Node names of the run's ``hosts``."""
+    variables = hostvars[host]
+    roll_id = variables.get("rke2_numa_roll_id") or default_roll_id(
+        variables.get("awx_workflow_job_id"), variables.get("awx_job_id"), float(now), token)
+    seconds = variables.get("rke2_numa_roll_lease_seconds") or lease_seconds({k: variables.get(k) for k in LEASE_VARIABLES if k in variables})
+    # the roll play's batch size: the value the inputs check validated, wherever the operator set it (group_vars
+    # too, which a play's serial keyword does not see); one roll has one batch size
+    serials = {json.dumps(hostvars[h].get("rke2_numa_serial", 1), sort_keys=True) for h in hosts or [host]}
+    if len(serials) > 1:
+        raise AnsibleFilterError("rke2_numa_serial differs between the hosts of the roll (%s): a roll has one batch size; set it "
+                                 "once for the run (group_vars/all, or -e)" % ", ".join(sorted(serials)))
+    return {"id": str(roll_id), "lease_seconds": int(seconds), "nodes": sorted(_node(hostvars, h) for h in hosts or []),
+            "serial": json.loads(serials.pop())}
+
+
+def lease(text, mode, roll_id, now, duration, namespace, name, nodes_reply=None, cordoned_key="", own_nodes=()):
+    """What to do with the roll's Lease (plugin_utils/roll_lease.py lease_step); ``text``: what
+    ``kubectl get lease NAME --ignore-not-found -o json`` printed."""
+    try:
+        return lease_step(mode, _lease(text, name), str(roll_id), float(now), int(duration), namespace, name,
+                          _node_objects(nodes_reply), cordoned_key, list(own_nodes or ()))
+    except ValueError as e:
+        raise AnsibleFilterError(str(e))
+
+
+def in_progress(text, name, nodes_reply, cordoned_key, now, roll_id=""):
+    """{busy, holder, since, nodes, msg}: is another roll at work (a live Lease)? For the read-only runs; an answer that
+    is not a Lease read is not known (busy None, msg says why) - a roll reads it again and stops there."""
+    try:
+        current = lease_from_reply(text, name)
+    except LeaseError as e:
+        return {"busy": None, "holder": "", "since": "", "nodes": [], "msg": "could not read the roll's Lease %s: %s" % (name, e)}
+    return roll_in_progress(current, _node_objects(nodes_reply), cordoned_key, float(now), str(roll_id or ""))
 
 
 def _rolled(hostvars, hosts):
@@ -119,7 +177,9 @@ def order(hostvars, hosts, markers, pods_reply, gpu_resource, how="idle_first"):
         if (not _compliant(hostvars, host) and not _in_place(hostvars, host)) or (markers or {}).get(node, {}).get("cordoned_by_us"):
             candidates.append({"host": host, "node": node})
     pods = [i for i in (pods_reply or {}).get("items") or [] if i.get("kind", "Pod") == "Pod"]
-    return roll_order(candidates, pods, gpu_resource, how)
+    # the nodes an earlier roll (a dead one: this roll holds the Lease now) left cordoned first: they are out already
+    left = [c for c in candidates if (markers or {}).get(c["node"], {}).get("cordoned_by_us")]
+    return roll_order(left, pods, gpu_resource, how) + roll_order([c for c in candidates if c not in left], pods, gpu_resource, how)
 
 
 def stale_marked(hostvars, hosts, markers):
@@ -160,4 +220,5 @@ class FilterModule(object):
                 "drain_evicted": drain_evicted, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
                 "roll_capacity": capacity, "roll_order": order, "roll_stale_markers": stale_marked,
-                "roll_in_place": in_place, "roll_blocked": blocked_hosts, "roll_groups": groups}
+                "roll_in_place": in_place, "roll_blocked": blocked_hosts, "roll_groups": groups,
+                "roll_settings": roll_settings, "roll_lease": lease, "roll_in_progress": in_progress}

@@ -64,6 +64,10 @@ options:
     description: How labels are published, as given to the reviews.
     type: str
     default: kubectl
+  lease:
+    description: The roll's Lease (C(namespace/name)), as given to the reviews.
+    type: str
+    default: rke2-numa-system/rke2-numa-roll
   strict:
     description: Fail when a right is missing or the API gave no answer (the check only warns).
     type: bool

@@ -116,6 +116,21 @@ options:
       rke2_numa_roll_order:
         description: The order of a roll - C(idle_first) or C(sorted).
         type: raw
+      rke2_numa_roll_id:
+        description: The roll's id - empty, or lowercase letters, digits, C(-) and C(.), at most 63.
+        type: raw
+      rke2_numa_roll_lease_namespace:
+        description: The roll Lease's namespace - an RFC 1123 label.
+        type: raw
+      rke2_numa_roll_lease_name:
+        description: The roll Lease's name - an RFC 1123 subdomain.
+        type: raw
+      rke2_numa_roll_lock_wait:
+        description: Seconds to wait for another roll's Lease - 0 to 43200.
+        type: raw
+      rke2_numa_roll_lease_seconds:
+        description: The Lease's duration - 0 (computed) or 120 to 28800.
+        type: raw
       rke2_numa_allow_pending_pods:
         description: Whether a roll may drain a node whose GPU pods fit nowhere else - a boolean.
         type: raw

@@ -27,6 +27,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names impor
     qualified_name_errors,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import roll_lease
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, parse_iso8601
 
 # Upper bounds: long enough for any real fleet, short enough that a typo does not hold a node for a day.
@@ -226,6 +227,19 @@ def input_errors(playbook, inputs, groups, hosts, now):
         errors += window_errors(get("rke2_numa_window_end"), now, rolling)
     if "rke2_numa_roll_order" in inputs and get("rke2_numa_roll_order") not in ("idle_first", "sorted"):
         errors.append("rke2_numa_roll_order %s must be idle_first or sorted" % _show(get("rke2_numa_roll_order")))
+    if get("rke2_numa_roll_id") not in (None, ""):
+        errors += _named("rke2_numa_roll_id", get("rke2_numa_roll_id"), roll_lease.roll_id_errors(get("rke2_numa_roll_id")), "a roll id")
+    if "rke2_numa_roll_lease_namespace" in inputs:
+        errors += _named("rke2_numa_roll_lease_namespace", get("rke2_numa_roll_lease_namespace"),
+                         dns1123_label_errors(get("rke2_numa_roll_lease_namespace")), "a namespace")
+    if "rke2_numa_roll_lease_name" in inputs:
+        errors += _named("rke2_numa_roll_lease_name", get("rke2_numa_roll_lease_name"),
+                         dns1123_subdomain_errors(get("rke2_numa_roll_lease_name")), "a Lease name")
+    if "rke2_numa_roll_lock_wait" in inputs:
+        errors += _bounded("rke2_numa_roll_lock_wait", get("rke2_numa_roll_lock_wait"), 0, roll_lease.LOCK_WAIT_MAX, " s")
+    if "rke2_numa_roll_lease_seconds" in inputs and _int(get("rke2_numa_roll_lease_seconds")) != 0:
+        errors += _bounded("rke2_numa_roll_lease_seconds", get("rke2_numa_roll_lease_seconds"), roll_lease.LEASE_SECONDS_MIN,
+                           roll_lease.LEASE_SECONDS_MAX, " s (or 0: computed from the timeouts)")
     if "rke2_numa_labels_via" in inputs and get("rke2_numa_labels_via") not in LABELS_VIA:
         errors.append("rke2_numa_labels_via %s must be one of %s" % (_show(get("rke2_numa_labels_via")), ", ".join(LABELS_VIA)))
     if "rke2_numa_labels_timeout" in inputs:

@@ -50,7 +50,8 @@ TOKEN_SECONDS_MAX = 7 * 24 * 3600        # ours: a bound token for a maintenance
 ADMIN_KUBECONFIG = "/etc/rancher/rke2/rke2.yaml"   # RKE2's admin kubeconfig on a server (cluster-admin)
 _DURATION = re.compile(r"(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?")
 
-CLUSTER, PROBE, KURED = "cluster", "probe", "kured"
+CLUSTER, PROBE, KURED, LEASE = "cluster", "probe", "kured", "lease"
+LEASE_DEFAULT = (IDENTITY_NAMESPACE, "rke2-numa-roll")   # the roll's Lease (plugin_utils/roll_lease.py), namespace/name
 CHECK, ROLLING, LABELS, PROVE = "check", "rolling", "labels", "prove"
 
 
@@ -80,13 +81,20 @@ RULES = (
          "read what each probe printed"),
     Rule(KURED, "apps", "daemonsets", (("patch", (ROLLING,)),),
          "hold and give back kured's reboot lock (its DaemonSet only)"),
+    # create cannot be narrowed to a name (RBAC: a create request has none); get and update only on the roll's Lease
+    Rule(LEASE, "coordination.k8s.io", "leases", (("create", (ROLLING,)), ("get", _ALL), ("update", (ROLLING,))),
+         "take, renew and give back the roll's Lease (one roll at a time), and see which roll holds it"),
+    Rule(LEASE, "", "namespaces", (("get", _ALL),),
+         "kubectl get --ignore-not-found looks up the Lease's namespace when there is no Lease yet (its own namespace only)"),
 )
+LEASE_NAMED_VERBS = ("get", "update")
 
 # kubectl's resource arguments, as our calls write them
 _RESOURCES = {"node": ("", "nodes"), "nodes": ("", "nodes"), "no": ("", "nodes"),
               "pod": ("", "pods"), "pods": ("", "pods"), "po": ("", "pods"),
               "daemonset": ("apps", "daemonsets"), "daemonsets": ("apps", "daemonsets"), "ds": ("apps", "daemonsets"),
               "selfsubjectaccessreview": ("authorization.k8s.io", "selfsubjectaccessreviews"),
+              "lease": ("coordination.k8s.io", "leases"), "leases": ("coordination.k8s.io", "leases"),
               "selfsubjectaccessreviews": ("authorization.k8s.io", "selfsubjectaccessreviews")}
 # global flags that take a value (the value is the next word unless written --flag=value)
 _VALUE_FLAGS = ("--kubeconfig", "--namespace", "-n", "--context", "--cache-dir", "-o", "--output", "-f", "--filename",
@@ -159,6 +167,9 @@ def kubectl_requests(argv, created=("", "pods")):
     if command == "get":
         for group, resource, named in _targets(args):
             out.append(req("get" if named else "list", group, resource, named))
+            if named and flags.get("--ignore-not-found") and namespace not in (None, "*") and resource != "nodes":
+                # after a 404, kubectl looks up the namespace (a missing namespace is not ignored)
+                out.append(req("get", "", "namespaces", True))
     elif command in ("annotate", "label"):
         # the builder GETs the object, then a patch of what changes
         for group, resource, named in _targets(args[:1]):
@@ -187,6 +198,11 @@ def kubectl_requests(argv, created=("", "pods")):
         if "-f" not in flags and "--filename" not in flags:
             raise KubectlCallError("kubectl create without -f")
         out.append(req("create", created[0], created[1]))
+    elif command == "replace":
+        # the object read from -f carries its metadata.resourceVersion: one PUT (without it kubectl would GET first)
+        if "-f" not in flags and "--filename" not in flags:
+            raise KubectlCallError("kubectl replace without -f")
+        out.append(req("update", created[0], created[1], True))
     elif command == "logs":
         out += [req("get", "", "pods", True), req("get", "", "pods/log", True)]
     else:
@@ -227,7 +243,15 @@ def kured_target(setting):
     return namespace, name
 
 
-def manifest_errors(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured=AUTO):
+def lease_target(lease):
+    """(namespace, name) of the roll's Lease from ``namespace/name`` (or a pair)."""
+    if isinstance(lease, (list, tuple)):
+        return tuple(lease)
+    namespace, _sep, name = str(lease or "").partition("/")
+    return namespace, name
+
+
+def manifest_errors(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured=AUTO, lease=LEASE_DEFAULT):
     """What is wrong with the names the identity would get (empty: fine), in the API server's words."""
     errors = []
     for what, value in (("rke2_numa_access_namespace", namespace), ("rke2_numa_probe_namespace", probe_namespace)):
@@ -242,14 +266,21 @@ def manifest_errors(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPAC
         ns, name = target
         if dns1123_label_errors(ns) or dns1123_subdomain_errors(name):
             errors.append("rke2_numa_kured_daemonset %r is not namespace/name, auto or empty" % (kured,))
+    lease_ns, lease_name = lease_target(lease)
+    if dns1123_label_errors(lease_ns) or dns1123_subdomain_errors(lease_name):
+        errors.append("the roll's Lease %r is not namespace/name (rke2_numa_roll_lease_namespace, rke2_numa_roll_lease_name)" % ("/".join(
+            lease_target(lease)),))
+    elif lease_ns == probe_namespace:
+        errors.append("rke2_numa_roll_lease_namespace must not be the probe namespace (%r)" % probe_namespace)
     return errors
 
 
-def manifest(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured=AUTO):
+def manifest(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured=AUTO, lease=LEASE_DEFAULT):
     """The objects that give the ServiceAccount ``namespace``/rke2-numa exactly ``RULES``, in the order to apply them:
     its Namespace, the ServiceAccount, the ClusterRole and its binding, the probe Namespace (restricted Pod Security)
-    with its Role and RoleBinding, and (kured checked) a Role on kured's DaemonSet alone with its RoleBinding."""
-    errors = manifest_errors(namespace, probe_namespace, kured)
+    with its Role and RoleBinding, the roll's Lease rights (create in its namespace; get and update on its name)
+    with their RoleBinding, and (kured checked) a Role on kured's DaemonSet alone with its RoleBinding."""
+    errors = manifest_errors(namespace, probe_namespace, kured, lease)
     if errors:
         raise ValueError("; ".join(errors))
     cluster = [_rule(r) for r in RULES if r.scope == CLUSTER]
@@ -263,6 +294,22 @@ def manifest(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kure
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(NAME + "-probe", probe_namespace),
          "rules": probe},
         _binding("RoleBinding", NAME + "-probe", probe_namespace, "Role", NAME + "-probe", namespace, NAME),
+    ]
+    lease_ns, lease_name = lease_target(lease)
+    if lease_ns not in (namespace, probe_namespace):
+        objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(lease_ns)})
+    lease_rules = []
+    for rule in (r for r in RULES if r.scope == LEASE):
+        unnamed = tuple(v for v in rule.verbs if v not in LEASE_NAMED_VERBS)
+        named = tuple(v for v in rule.verbs if v in LEASE_NAMED_VERBS)
+        if unnamed:
+            lease_rules.append({"apiGroups": [rule.group], "resources": [rule.resource], "verbs": list(unnamed)})
+        if named:
+            lease_rules.append({"apiGroups": [rule.group], "resources": [rule.resource], "verbs": list(named),
+                                "resourceNames": [_rule_name(rule, named[0], None, (lease_ns, lease_name))]})
+    objects += [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(NAME + "-roll-lease", lease_ns), "rules": lease_rules},
+        _binding("RoleBinding", NAME + "-roll-lease", lease_ns, "Role", NAME + "-roll-lease", namespace, NAME),
     ]
     target = kured_target(kured)
     if target is not None:
@@ -349,15 +396,25 @@ def allowed(objects, user, verb, group, resource, namespace=None, name=None):
 
 # ---------------------------------------------------------------- what a kubeconfig may do
 
-def _rule_namespace(rule, probe_namespace, kured):
+def _rule_namespace(rule, probe_namespace, kured, lease):
     if rule.scope == PROBE:
         return probe_namespace
     if rule.scope == KURED:
         return kured[0]
+    if rule.scope == LEASE:
+        return lease[0]
     return None
 
 
-def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl"):
+def _rule_name(rule, verb, kured, lease):
+    if rule.scope == KURED:
+        return kured[1]
+    if rule.scope == LEASE and verb in LEASE_NAMED_VERBS:
+        return lease[0] if rule.resource == "namespaces" else lease[1]
+    return None
+
+
+def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl", lease=LEASE_DEFAULT):
     """[{verb, group, resource, subresource, namespace, name, why, required}] the playbook's calls need (a roll
     without probes, ``prove`` false, needs no probe rights; labels.yml without ``kubectl`` labels only reads).
     kured's lock is not required: without it the roll still refuses a node while kured holds its lock."""
@@ -370,9 +427,9 @@ def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=
         for verb, playbooks in rule.uses:
             if playbook not in playbooks or (playbook == LABELS and labels_via != "kubectl" and verb != "list"):
                 continue
-            out.append({"verb": verb, "group": rule.group, "resource": resource, "subresource": sub,
-                        "namespace": _rule_namespace(rule, probe_namespace, kured),
-                        "name": kured[1] if rule.scope == KURED else None, "why": rule.why,
+            out.append({"verb": verb, "group": rule.group, "resource": resource, "subresource": sub, "scope": rule.scope,
+                        "namespace": _rule_namespace(rule, probe_namespace, kured, lease_target(lease)),
+                        "name": _rule_name(rule, verb, kured, lease_target(lease)), "why": rule.why,
                         "required": rule.scope != KURED})
     return out
 
@@ -389,11 +446,11 @@ def _review(need):
     return {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": {"resourceAttributes": attributes}}
 
 
-def access_reviews(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl"):
+def access_reviews(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl", lease=LEASE_DEFAULT):
     """A v1 List of SelfSubjectAccessReviews (``kubectl create -f - -o json``): everything first (does the
     kubeconfig hold cluster-admin?), then one per right the playbook needs."""
     return {"apiVersion": "v1", "kind": "List",
-            "items": [_review(n) for n in [EVERYTHING] + needed(playbook, probe_namespace, kured_setting, prove, labels_via)]}
+            "items": [_review(n) for n in [EVERYTHING] + needed(playbook, probe_namespace, kured_setting, prove, labels_via, lease)]}
 
 
 def _describe(need):
@@ -425,11 +482,12 @@ def kubectl_objects(text):
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
 
-def access_findings(reply, playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl"):
+def access_findings(reply, playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl",
+                    lease=LEASE_DEFAULT):
     """{everything, missing, optional_missing, unreadable}: from the reply to ``access_reviews`` (the created
     reviews, a List or one object). ``missing`` names each required right the API refused, with what needs it."""
     items = (reply or {}).get("items") if isinstance(reply, dict) and "items" in reply else [reply] if reply else []
-    needs = [EVERYTHING] + needed(playbook, probe_namespace, kured_setting, prove, labels_via)
+    needs = [EVERYTHING] + needed(playbook, probe_namespace, kured_setting, prove, labels_via, lease)
     if len(items) != len(needs) or any(not isinstance(i, dict) or "status" not in i for i in items):
         return {"everything": False, "missing": [], "optional_missing": [], "unreadable": True}
     answers = [bool((i.get("status") or {}).get("allowed")) for i in items]

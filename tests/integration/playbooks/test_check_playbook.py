@@ -33,6 +33,11 @@ ACCESS_ANSWERS = ('case "$*" in *"create --validate=false -o json -f -") exec %s
                   % sys.executable)
 
 
+# The roll's Lease: none yet (kubectl get --ignore-not-found prints nothing); a create or replace answers the object.
+NO_LEASE = '*" get lease rke2-numa-roll --namespace rke2-numa-system --ignore-not-found -o json") exit 0 ;; *"-o json -f -") cat ;;'
+LEASE_READ = "--kubeconfig /etc/rancher/rke2/rke2.yaml get lease rke2-numa-roll --namespace rke2-numa-system --ignore-not-found -o json"
+
+
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
     base = tmp_path_factory.mktemp("fleet")
@@ -51,8 +56,8 @@ def fleet(tmp_path_factory):
             {"name": "vllm", "resources": {"requests": {"cpu": "4"}, "limits": {"nvidia.com/gpu": "1"}}}]},
          "status": {"phase": "Running", "qosClass": "Burstable"}}]}))
     kubectl = base / "kubectl"
-    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\n%scase "$*" in *"get pods --all-namespaces -o json") cat %s ;; *) exit 1 ;; esac\n'
-                       % (base / "kubectl.calls", ACCESS_ANSWERS, base / "pods.json"))
+    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\n%scase "$*" in *"get pods --all-namespaces -o json") cat %s ;; %s *) exit 1 ;; esac\n'
+                       % (base / "kubectl.calls", ACCESS_ANSWERS, base / "pods.json", NO_LEASE))
     kubectl.chmod(0o755)
     inv = {"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                             "rke2_numa_kubectl": str(kubectl)}, "hosts": hosts}}
@@ -88,7 +93,9 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
     assert "NOT PINNED: " + unpinned in out.stdout
     assert reports["gpu-b"]["actions"] == ["drain", "boot_params", "reboot", "rke2_config", "reset", "verify", "uncordon", "label"]
     assert reports["gpu-c"]["actions"] == ["drain", "reboot", "verify", "uncordon", "label"]
-    assert json.loads((tmp_path / "fleet.json").read_text()) == {
+    fleet_json = json.loads((tmp_path / "fleet.json").read_text())
+    assert fleet_json.pop("roll_in_progress")["busy"] is False, "no roll holds the Lease"
+    assert fleet_json == {
         "hosts": 3, "compliant": ["gpu-a"], "not_compliant": ["gpu-b", "gpu-c"], "blocked": [], "not_checked": [], "reboot": ["gpu-b", "gpu-c"],
         "unpinned_gpu_pods": [unpinned], "topology_errors": [], "pods_not_audited": []}
     assert ("1 of 3 compliant; to reconfigure: gpu-b, gpu-c (2 need a reboot); blocked (fix by hand first, never rolled): none; "
@@ -127,8 +134,8 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
     kubectl = tmp_path / "kubectl"
     calls = tmp_path / "kubectl.calls"
     # A kubectl that can only list Nodes (none of them cordoned by an earlier roll): any other call fails.
-    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\n%scase "$*" in *" -o json") echo \'{"items": []}\' ;; *) exit 1 ;; esac\n'
-                       % (calls, ACCESS_ANSWERS))
+    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\n%scase "$*" in %s *" -o json") echo \'{"items": []}\' ;; *) exit 1 ;; esac\n'
+                       % (calls, ACCESS_ANSWERS, NO_LEASE))
     kubectl.chmod(0o755)
     hosts = {name: {"rke2_numa_sysfs_root": str(root), "rke2_numa_boot_root": str(root),
                     "rke2_numa_kubelet_dir": str(root / "var/lib/kubelet"),
@@ -161,7 +168,11 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
     assert stat.S_IMODE(config.stat().st_mode) == 0o600 and config.read_text() == text
     assert (features / "rke2-numa").read_text() == wanted
     assert [open(b).read() for b in glob.glob(str(tmp_path / "backup" / "*~"))] == [text]
-    assert calls.read_text().splitlines() == [ASKED, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json"]
+    # fixing in place writes the nodes' files: the roll takes the Lease first (one roll at a time), and gives it back
+    lines = calls.read_text().splitlines()
+    assert lines[:5] == [ASKED, LEASE_READ, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json", LEASE_READ,
+                         "--kubeconfig /etc/rancher/rke2/rke2.yaml create --namespace rke2-numa-system --validate=false -o json -f -"], lines
+    assert lines[5:] == ["--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes -o json", LEASE_READ], lines
     calls.unlink()
     shutil.rmtree(str(tmp_path / "backup"))
 
@@ -170,8 +181,8 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
     assert out.returncode == 0, out.stdout + out.stderr
     assert "changed=1" not in out.stdout
     # the pod audit's read returns the Nodes too: the pick play finds its markers there
-    assert calls.read_text().splitlines() == [ASKED, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json"], \
-        "one question (what may this kubeconfig do), one read, no change"
+    assert calls.read_text().splitlines() == [ASKED, LEASE_READ, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json"], \
+        "one question (what may this kubeconfig do), the Lease's read (a roll in progress?), one read, no change"
     assert {name: tree(root) for name, root in nodes.items()} == before
     assert "skipping: no hosts matched" in out.stdout
     assert '"compliant (skipped): gpu-a, gpu-b",' in out.stdout and '"reconfigured: none",' in out.stdout, out.stdout

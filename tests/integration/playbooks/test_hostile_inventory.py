@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -33,7 +34,7 @@ pytestmark = needs_kubectl
 @pytest.fixture
 def cluster(tmp_path):
     """gpu-a (the inventory's node) and two GPU Nodes outside the inventory, all labelled gpu=true."""
-    api = Cluster(tmp_path)
+    api = Cluster(tmp_path, lease_namespace=True)
     for name in ("gpu-a", "other-1", "other-2"):
         api.add_node(name, ready=True, labels={"gpu": "true", "kubernetes.io/hostname": name})
     yield api
@@ -41,10 +42,26 @@ def cluster(tmp_path):
     assert [c for c in api.calls() if c["code"] >= 500] == []
 
 
+LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/rke2-numa-system/leases"
+
+
 def is_write(call):
-    """A call that changes something: not a read, and not a SelfSubjectAccessReview (the playbooks ask the API what their
-    kubeconfig may do before anything changes: a question, not a write)."""
-    return call["method"] != "GET" and "selfsubjectaccessreviews" not in call["path"]
+    """A call that changes the fleet: not a read, not a SelfSubjectAccessReview (the playbooks ask the API what their
+    kubeconfig may do before anything changes: a question, not a write), and not the roll's Lease (a roll that may
+    write takes it first and gives it back at its end: lease_given_back checks that)."""
+    return call["method"] != "GET" and "selfsubjectaccessreviews" not in call["path"] and not call["path"].startswith(LEASE_PATH)
+
+
+def lease_writes(cluster):
+    """The roll Lease's writes, in order: [(verb, code)]."""
+    return [(c["summary"]["verb"], c["code"]) for c in sorted(cluster.calls(), key=lambda c: c["time"])
+            if c["method"] != "GET" and c["path"].startswith(LEASE_PATH)]
+
+
+def lease_given_back(cluster):
+    """The roll took the Lease and gave it back: an empty holder now."""
+    got = cluster.kubectl("get", "lease", "rke2-numa-roll", "-n", "rke2-numa-system", "-o", "json")
+    return got.returncode == 0 and json.loads(got.stdout)["spec"].get("holderIdentity", "") == "" and lease_writes(cluster)[-1] == ("update", 200)
 
 
 def run(cluster, tmp_path, playbook, hosts, *extra, **common):
@@ -214,7 +231,9 @@ def test_a_roll_holds_kureds_lock_while_it_works_and_gives_it_back(cluster, tmp_
     ds_writes = [w for w in writes if w.get("daemonset") == "kube-system/kured"]
     assert len(ds_writes) == 2, (writes, text[-3000:])
     held = json.loads(ds_writes[0]["annotations"]["weave.works/kured-node-lock"])
-    assert held["nodeID"] == "rke2-numa.maitred.io/roll" and held["TTL"] == (30 * 60 + 600) * 10 ** 9, held
+    roll = re.search(r"roll (roll-[0-9]{8}-[0-9]{6}-[0-9a-f]{8}) took the Lease", text).group(1)
+    assert held["nodeID"] == "rke2-numa.maitred.io/roll/" + roll and held["TTL"] == (30 * 60 + 600) * 10 ** 9, held
+    assert "roll %s:" % roll in text, "the summary names the roll"
     assert ds_writes[1]["annotations"] == {"weave.works/kured-node-lock": None}, "given back"
     assert writes.index(ds_writes[0]) == 0 and writes.index(ds_writes[1]) == len(writes) - 1, writes
     assert "annotations" not in json.loads(declared.read_text())[0]
@@ -231,6 +250,7 @@ def test_a_roll_the_window_stops_is_not_a_success(cluster, tmp_path):
     assert "stopping: the maintenance window ends in" in text
     assert "the roll stopped: 1 node not rolled: gpu-a (the maintenance window)" in text and "remaining: gpu-a" in text
     assert [c for c in cluster.calls() if is_write(c)] == [] and tree(root) == before
+    assert lease_given_back(cluster), lease_writes(cluster)
 
 
 def test_a_node_the_apply_chain_would_refuse_is_not_drained(cluster, tmp_path):
@@ -319,6 +339,8 @@ def test_a_drain_that_would_leave_gpu_pods_pending_is_not_started(cluster, tmp_p
     if free == 1:
         assert words in text and "failed: gpu-a" in text
         assert [c for c in cluster.calls() if is_write(c)] == [] and not cluster.node("gpu-a")["unschedulable"]
+        assert lease_writes(cluster) == [("create", 201), ("update", 200), ("update", 200)], "taken, renewed for the batch, given back"
+        assert lease_given_back(cluster)
     else:
         assert "draining gpu-a would leave" not in text and "TASK [maitred.rke2_numa.kubelet_reset : " in text
 

@@ -116,7 +116,7 @@ def test_nfd_feature_file_check_run_rerun_none(tmp_path, plan):
 
 @pytest.fixture
 def cluster(tmp_path):
-    api = Cluster(tmp_path)
+    api = Cluster(tmp_path, lease_namespace=True)
     api.add_node("n1", ready=True, labels={"kubernetes.io/hostname": "n1", P + "team": "ml",
                                            P + "hugepages-2mi-per-node": "512", P + "plan": "old"})
     api.add_node("n2", ready=True)

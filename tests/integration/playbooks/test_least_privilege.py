@@ -28,7 +28,7 @@ SA_USER = rbac.identity()
 @pytest.fixture
 def api(tmp_path):
     """gpu-a (the inventory's node) and another GPU Node; kured's DaemonSet where auto finds it."""
-    server = Cluster(tmp_path)
+    server = Cluster(tmp_path, lease_namespace=True)
     for name in ("gpu-a", "other-1"):
         server.add_node(name, ready=True, labels={"gpu": "true", "kubernetes.io/hostname": name})
     yield server

@@ -56,7 +56,7 @@ def test_discovery(cluster):
     assert groups["kind"] == "APIGroupList"
     assert [(g["name"], g["preferredVersion"]["groupVersion"]) for g in groups["groups"]] == [
         ("apps", "apps/v1"), ("authentication.k8s.io", "authentication.k8s.io/v1"), ("authorization.k8s.io", "authorization.k8s.io/v1"),
-        ("policy", "policy/v1"), ("rbac.authorization.k8s.io", "rbac.authorization.k8s.io/v1")]
+        ("coordination.k8s.io", "coordination.k8s.io/v1"), ("policy", "policy/v1"), ("rbac.authorization.k8s.io", "rbac.authorization.k8s.io/v1")]
     core = {r["name"]: r for r in cluster.request("GET", "/api/v1")[1]["resources"]}
     assert (core["nodes"]["kind"], core["nodes"]["namespaced"], core["nodes"]["shortNames"]) == ("Node", False, ["no"])
     assert {"get", "list", "watch", "patch"} <= set(core["nodes"]["verbs"])

@@ -42,13 +42,29 @@ def test_one_nodes_and_pods_read_gives_the_markers_the_order_and_the_stale_nodes
     markers = F["node_markers"](REPLY, C, FAILED)
     assert sorted(markers) == ["a", "c", "d", "e", "f", "g", "h", "node-b"], "the pod is not a Node"
     hosts = sorted(HOSTVARS)
-    assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu") == ["b", "d", "g", "a"], "idle first, by name"
-    assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu", "sorted") == ["a", "b", "d", "g"]
+    # the nodes an earlier (dead) roll left cordoned first - they are out already -, then idle first, each by name
+    assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu") == ["d", "g", "b", "a"]
+    assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu", "sorted") == ["d", "g", "a", "b"]
     assert F["roll_in_place"](HOSTVARS, hosts, markers) == ["f", "i"], "only its mode or labels to fix: never drained"
     assert F["roll_blocked"](HOSTVARS, hosts) == ["h"], "blocked: never rolled, even when an earlier roll left it cordoned"
     assert F["roll_stale_markers"](HOSTVARS, hosts, markers) == ["c", "f"]
     assert F["roll_stale_markers"](HOSTVARS, ["a", "b", "e"], markers) == []
     # the pick play's one add_host task: the three groups, the hosts to roll first and in their order
     assert F["roll_groups"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu") == (
-        [{"host": h, "group": "rke2_numa_to_roll"} for h in ("b", "d", "g", "a")]
+        [{"host": h, "group": "rke2_numa_to_roll"} for h in ("d", "g", "b", "a")]
         + [{"host": h, "group": "rke2_numa_to_fix"} for h in ("f", "i")] + [{"host": "h", "group": "rke2_numa_blocked"}])
+
+
+def test_roll_settings_read_the_runs_own_values_wherever_the_operator_set_them():
+    hostvars = {"a": {"rke2_numa_serial": 2, "rke2_numa_drain_timeout": 60, "awx_workflow_job_id": 42},
+                "b": {"rke2_numa_serial": 2, "rke2_numa_node_name": "node-b"}}
+    got = F["roll_settings"](hostvars, "a", ["a", "b"], 1796112000, "ab12")
+    assert got == {"id": "awx-workflow-42", "lease_seconds": 60 + 1800 + 180 + 300 + 120 + 180 + 120, "nodes": ["a", "node-b"], "serial": 2}
+    assert F["roll_settings"]({"a": {"rke2_numa_roll_id": "mine"}}, "a", ["a"], 0)["serial"] == 1
+    hostvars["b"]["rke2_numa_serial"] = "50%"
+    try:
+        F["roll_settings"](hostvars, "a", ["a", "b"], 0)
+    except Exception as e:   # AnsibleFilterError
+        assert "rke2_numa_serial differs between the hosts of the roll" in str(e)
+    else:
+        raise AssertionError("two batch sizes in one roll")

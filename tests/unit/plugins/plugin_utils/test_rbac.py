@@ -162,7 +162,12 @@ def test_the_reviews_ask_for_everything_first_then_each_right_the_playbook_needs
     assert {"verb": "patch", "group": "apps", "resource": "daemonsets", "namespace": "kube-system", "name": "kured"} in attrs
     assert {"verb": "create", "group": "", "resource": "pods", "namespace": "rke2-numa-probe"} in attrs
     check = [i["spec"]["resourceAttributes"] for i in rbac.access_reviews("check")["items"][1:]]
-    assert sorted((a["verb"], a["resource"]) for a in check) == [("list", "nodes"), ("list", "pods")], "check.yml only reads"
+    assert sorted((a["verb"], a["resource"]) for a in check) == [("get", "leases"), ("get", "namespaces"), ("list", "nodes"), ("list", "pods")], \
+        "check.yml only reads (the roll's Lease: is a roll in progress? and its namespace, which kubectl reads when there is none)"
+    assert [a for a in check if a["resource"] == "namespaces"] == [
+        {"verb": "get", "group": "", "resource": "namespaces", "namespace": "rke2-numa-system", "name": "rke2-numa-system"}]
+    lease = [a for a in check if a["resource"] == "leases"]
+    assert lease == [{"verb": "get", "group": "coordination.k8s.io", "resource": "leases", "namespace": "rke2-numa-system", "name": "rke2-numa-roll"}]
 
 
 def test_findings_name_the_missing_right_and_what_needs_it():
@@ -186,7 +191,7 @@ def test_each_playbook_asks_the_api_for_exactly_what_its_calls_need(playbook):
     calls = {kc.rule_key(r) for c in CALLS if c.file in files for r in requests_of(c) if not kc.granted_by_default(r)}
     asked = set()
     for need in rbac.needed(playbook):
-        scope = rbac.PROBE if need["namespace"] == rbac.PROBE_NAMESPACE else rbac.KURED if need["name"] else rbac.CLUSTER
+        scope = need["scope"]
         asked.add((scope, need["group"], need["resource"] + ("/" + need["subresource"] if need["subresource"] else ""), need["verb"]))
     assert (sorted(calls - asked), sorted(asked - calls)) == ([], []), "(needed but not asked for, asked for but not needed)"
     assert "playbooks/tasks/access_check.yml" in files, "the playbook asks before its first change"

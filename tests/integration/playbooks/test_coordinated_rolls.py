@@ -1,0 +1,228 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Many hands, one fleet: the roll's Lease through the real kubectl against the API stand-in (which stores Leases as
+the API server does: AlreadyExists, 409 on a stale resourceVersion, RBAC), node copies (ansible_connection=local).
+
+A roll in these tests cannot get past the kubelet_reset preflight (the test host has no systemd: the Molecule
+``rolling`` scenario rolls real nodes); what another roll leaves in the cluster while it works - its Lease, its
+marker on a cordoned Node - is written here through the API as that roll writes it, or left by a real roll that
+was killed with SIGKILL."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, Cluster, needs_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import make_node, tree
+from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import (
+    CORDONED, PLAYBOOKS, REPO, SPEC, is_write, lease_writes, node_vars)
+
+pytestmark = needs_kubectl
+NS, NAME = rbac.LEASE_DEFAULT
+SA_USER = rbac.identity()
+
+
+@pytest.fixture
+def api(tmp_path):
+    server = Cluster(tmp_path, lease_namespace=True)
+    for name in ("gpu-a", "gpu-b", "other-1"):
+        server.add_node(name, ready=True, labels={"gpu": "true", "kubernetes.io/hostname": name})
+    yield server
+    assert server.stop() == 0
+    assert [c for c in server.calls() if c["code"] >= 500] == []
+
+
+def stamp(seconds_ago=0.0):
+    moment = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=seconds_ago)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def hold(api, holder, seconds_ago=5.0, duration=600, cordon=()):
+    """The cluster as a live roll ``holder`` leaves it while it works: its Lease, and its marker on the Nodes it has out."""
+    got = api.kubectl("get", "lease", NAME, "-n", NS, "--ignore-not-found", "-o", "json")
+    spec = {"holderIdentity": holder, "leaseDurationSeconds": duration, "acquireTime": stamp(seconds_ago + 60),
+            "renewTime": stamp(seconds_ago), "leaseTransitions": 0}
+    body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": NAME, "namespace": NS}, "spec": spec}
+    if got.stdout.strip():
+        body["metadata"]["resourceVersion"] = json.loads(got.stdout)["metadata"]["resourceVersion"]
+    done = api.kubectl("replace" if got.stdout.strip() else "create", "--validate=false", "-f", "-", stdin=json.dumps(body))
+    assert done.returncode == 0, done.stderr
+    for name in cordon:
+        with api.edit(name) as node:
+            node["unschedulable"] = True
+            node["annotations"] = {CORDONED: holder}
+
+
+def lease(api):
+    got = api.kubectl("get", "lease", NAME, "-n", NS, "-o", "json")
+    return json.loads(got.stdout) if got.returncode == 0 else None
+
+
+def inventory(api, tmp_path, hosts, kubectl=None, **common):
+    inv = {"gpu": {"vars": dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                                 "rke2_numa_kubectl": kubectl or KUBECTL, "rke2_numa_kubeconfig": api.kubeconfig,
+                                 "rke2_numa_prove": False}, **common), "hosts": hosts}}
+    path = tmp_path / ("inventory-%d.yml" % time.monotonic_ns())
+    path.write_text(yaml.safe_dump(inv))
+    return str(path)
+
+
+def command(api, inventory_path, playbook, *extra):
+    env = dict(api.env, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
+    return [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory_path,
+            os.path.join(PLAYBOOKS, playbook)] + list(extra), env
+
+
+def run(api, tmp_path, playbook, hosts, *extra, **common):
+    argv, env = command(api, inventory(api, tmp_path, hosts, **common), playbook, *extra)
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    return out.returncode, " ".join((out.stdout + out.stderr).split())
+
+
+def writes(api, since=0):
+    return [c for c in api.calls()[since:] if is_write(c)]
+
+
+def test_a_second_roll_refuses_before_any_write_naming_the_roll_at_work_and_the_check_names_it(api, tmp_path):
+    """Another roll holds the Lease and has gpu-b out: this roll writes nothing (no Lease write, no Node, no file),
+    fails, and names it - its id, since when, its Node. check.yml and rolling.yml --check read the Lease only and say
+    a roll is in progress."""
+    root = make_node(tmp_path / "gpu-a", **SPEC)   # not compliant: it would be rolled
+    hold(api, "roll-other-engineer", cordon=["gpu-b"])
+    before, since = tree(root), len(api.calls())
+    code, text = run(api, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)})
+    assert code != 0, text[-3000:]
+    assert re.search(r"another roll holds the Lease rke2-numa-system/rke2-numa-roll: roll-other-engineer since \S+ \(renewed \S+, "
+                     r"expires in 5[0-9][0-9] s\), on gpu-b; nothing was changed", text), text[-3000:]
+    assert "a roll is in progress: roll-other-engineer since" in text, "the check before it says so"
+    assert writes(api, since) == [] and lease_writes(api) == [("create", 201)], "only the other roll's own create, by hand"
+    assert not api.node("gpu-a")["unschedulable"] and tree(root) == before
+    assert lease(api)["spec"]["holderIdentity"] == "roll-other-engineer"
+
+    for playbook, extra in (("check.yml", ["-e", "rke2_numa_report_dir=%s" % (tmp_path / "report")]), ("rolling.yml", ["--check"])):
+        since = len(api.calls())
+        code, text = run(api, tmp_path, playbook, {"gpu-a": node_vars(root)}, *extra)
+        assert "a roll is in progress: roll-other-engineer since" in text and ", on gpu-b" in text, (playbook, text[-3000:])
+        assert [c for c in api.calls()[since:] if c["method"] != "GET" and "selfsubject" not in c["path"]] == [], "read-only: no Lease write"
+    fleet = json.loads((tmp_path / "report" / "fleet.json").read_text())
+    assert fleet["roll_in_progress"]["busy"] and fleet["roll_in_progress"]["holder"] == "roll-other-engineer"
+    assert fleet["roll_in_progress"]["nodes"] == ["gpu-b"]
+
+
+def test_a_roll_told_to_wait_takes_the_lease_once_the_other_roll_gives_it_back(api, tmp_path):
+    root = make_node(tmp_path / "gpu-a", **SPEC)
+    hold(api, "roll-scheduled", cordon=["gpu-b"])
+    argv, env = command(api, inventory(api, tmp_path, {"gpu-a": node_vars(root)}, rke2_numa_roll_lock_wait=120,
+                                       rke2_numa_roll_id="roll-manual"), "rolling.yml")
+    waiting = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 90
+    while time.time() < deadline and len([c for c in api.calls() if c["path"].endswith("/leases/" + NAME) and c["method"] == "GET"]) < 3:
+        time.sleep(0.5)   # the hold's own read, the check's, then the roll's first attempt
+    assert waiting.poll() is None, "it waits"
+    assert lease(api)["spec"]["holderIdentity"] == "roll-scheduled"
+    # the other roll ends: gpu-b back in service, its marker gone, the Lease given back (an empty holder)
+    with api.edit("gpu-b") as node:
+        node["unschedulable"] = False
+        node["annotations"] = {}
+    hold(api, "", duration=1)
+    out, dummy = waiting.communicate(timeout=300)
+    text = " ".join(out.split())
+    assert "roll roll-manual took the Lease rke2-numa-system/rke2-numa-roll (free)" in text, text[-3000:]
+    assert "roll roll-manual: held the Lease rke2-numa-system/rke2-numa-roll" in text
+    assert lease(api)["spec"]["holderIdentity"] == "", "given back at the end"
+    assert lease(api)["spec"]["leaseTransitions"] == 1
+
+
+def test_a_killed_roll_holds_until_its_lease_expires_then_the_next_roll_takes_over_and_starts_with_its_nodes(api, tmp_path):
+    """A roll killed with SIGKILL while it holds the Lease: before expiry the next roll refuses; after it (renewTime +
+    leaseDurationSeconds in the past), the next roll takes the Lease over from the dead roll and starts with the
+    Node the dead roll left cordoned (its marker), before any other."""
+    roots = {name: make_node(tmp_path / name, **SPEC) for name in ("gpu-a", "gpu-b")}
+    hosts = {name: node_vars(root) for name, root in roots.items()}
+    # a kubectl whose capacity read (the roll play's, after the Lease is taken) hangs: the roll is killed there
+    slow = tmp_path / "slow-kubectl"
+    count = tmp_path / "reads"
+    slow.write_text('#!/bin/sh\ncase "$*" in *"get nodes,pods --all-namespaces -o json")\n  echo x >> %s\n'
+                    '  if [ "$(wc -l < %s)" -ge 2 ]; then sleep 600; fi ;;\nesac\nexec %s "$@"\n' % (count, count, KUBECTL))
+    slow.chmod(0o755)
+    argv, env = command(api, inventory(api, tmp_path, hosts, kubectl=str(slow), rke2_numa_roll_id="roll-dies"), "rolling.yml")
+    dying = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (count.exists() and len(count.read_text().split()) >= 2):
+        time.sleep(0.5)
+    assert count.exists() and len(count.read_text().split()) >= 2, "the roll reached its capacity read"
+    os.killpg(dying.pid, signal.SIGKILL)
+    dying.wait()
+    assert lease(api)["spec"]["holderIdentity"] == "roll-dies", "a dead roll gives nothing back"
+    # what it had out: gpu-b, cordoned with its marker
+    with api.edit("gpu-b") as node:
+        node["unschedulable"] = True
+        node["annotations"] = {CORDONED: "roll-dies"}
+
+    since = len(api.calls())
+    code, text = run(api, tmp_path, "rolling.yml", hosts, rke2_numa_roll_id="roll-next")
+    assert code != 0 and "another roll holds the Lease rke2-numa-system/rke2-numa-roll: roll-dies since" in text, text[-3000:]
+    assert ", on gpu-b; nothing was changed" in text and writes(api, since) == []
+
+    # its Lease expires (renewed long ago): the next roll takes it over and starts with the dead roll's node
+    spec = lease(api)["spec"]
+    hold(api, "roll-dies", seconds_ago=spec["leaseDurationSeconds"] + 5, duration=spec["leaseDurationSeconds"])
+    code, text = run(api, tmp_path, "rolling.yml", hosts, rke2_numa_roll_id="roll-next")
+    assert "roll roll-next took the Lease rke2-numa-system/rke2-numa-roll from the dead roll roll-dies (expired " in text, text[-3000:]
+    started = re.findall(r"(gpu-[ab]): (?:starting|resuming)", text)
+    assert started and started[0] == "gpu-b", text[-3000:]
+    assert lease(api)["spec"]["leaseTransitions"] == 1 and lease(api)["spec"]["holderIdentity"] == ""
+
+
+def test_a_roll_that_lost_its_lease_stops_before_its_next_batch(api, tmp_path):
+    """The Lease taken away while a batch works (another holder written by hand): before the next batch's cordon the
+    renewal sees it, the roll stops there and says so, writes nothing more, and leaves kured and the Lease alone."""
+    roots = {name: make_node(tmp_path / name, **SPEC) for name in ("gpu-a", "gpu-b")}
+    hosts = {name: node_vars(root) for name, root in roots.items()}
+    # gpu-a's batch stalls in its capacity read until the Lease is taken away, then goes on (and fails at the preflight)
+    gate = tmp_path / "gate"
+    count = tmp_path / "reads"
+    slow = tmp_path / "slow-kubectl"
+    slow.write_text('#!/bin/sh\ncase "$*" in *"get nodes,pods --all-namespaces -o json")\n  echo x >> %s\n'
+                    '  if [ "$(wc -l < %s)" -eq 2 ]; then while [ ! -e %s ]; do sleep 0.2; done; fi ;;\nesac\nexec %s "$@"\n'
+                    % (count, count, gate, KUBECTL))
+    slow.chmod(0o755)
+    argv, env = command(api, inventory(api, tmp_path, hosts, kubectl=str(slow), rke2_numa_roll_id="roll-loser",
+                                       rke2_numa_max_fail_percentage=100, rke2_numa_roll_order="sorted"), "rolling.yml")
+    rolling = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (count.exists() and len(count.read_text().split()) >= 2):
+        time.sleep(0.5)
+    hold(api, "roll-thief")
+    gate.write_text("go")
+    out, dummy = rolling.communicate(timeout=300)
+    text = " ".join(out.split())
+    assert rolling.returncode != 0
+    assert "roll roll-loser lost the Lease rke2-numa-system/rke2-numa-roll to roll-thief since" in text, text[-3000:]
+    assert "the roll stops before its next write" in text
+    assert "gpu-b: starting" not in text and not api.node("gpu-b")["unschedulable"], "the next batch never started"
+    assert lease(api)["spec"]["holderIdentity"] == "roll-thief", "never given back: it is not ours"
+
+
+def test_the_batch_size_set_in_group_vars_is_the_one_the_roll_uses(api, tmp_path):
+    """rke2_numa_serial: 2 in the inventory's group vars: validated by the inputs check and used by the roll play (its
+    serial keyword alone does not see group vars: the batch was 1) - both nodes start in the first batch."""
+    roots = {name: make_node(tmp_path / name, **SPEC) for name in ("gpu-a", "gpu-b")}
+    code, text = run(api, tmp_path, "rolling.yml", {name: node_vars(root) for name, root in roots.items()}, rke2_numa_serial=2)
+    assert code != 0   # both stop at the preflight: no systemd here
+    assert "gpu-a: starting - " in text and "gpu-b: starting - " in text, text[-3000:]
+    code, text = run(api, tmp_path, "rolling.yml", {name: node_vars(root) for name, root in roots.items()})
+    assert "gpu-a: starting - " in text and "gpu-b: starting - " not in text, "serial 1: the first failure stops the roll"
