@@ -226,3 +226,30 @@ def test_the_batch_size_set_in_group_vars_is_the_one_the_roll_uses(api, tmp_path
     assert "gpu-a: starting - " in text and "gpu-b: starting - " in text, text[-3000:]
     code, text = run(api, tmp_path, "rolling.yml", {name: node_vars(root) for name, root in roots.items()})
     assert "gpu-a: starting - " in text and "gpu-b: starting - " not in text, "serial 1: the first failure stops the roll"
+
+
+def test_a_write_a_sibling_run_beat_is_tried_again_not_a_stop(api, tmp_path):
+    """Runs that share a roll id (AWX slices) renew one Lease: another run's write between this run's read and its write
+    makes the write a 409 Conflict; the run reads again and writes again instead of stopping."""
+    from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+    from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply
+    root = make_node(tmp_path / "gpu-a", **SPEC)
+    comply(root, make_plan(read_topology(str(root))))
+    with api.edit("gpu-a") as node:
+        node["annotations"] = {CORDONED: "roll-shared"}   # schedulable: a stale marker, cleared (a write: the Lease first)
+    hold(api, "roll-shared")
+    flag = tmp_path / "sibling-wrote"
+    racing = tmp_path / "racing-kubectl"
+    racing.write_text('#!/bin/sh\ncase "$*" in *" replace "*)\n  if [ ! -e %s ]; then touch %s; %s --kubeconfig %s annotate lease %s -n %s '
+                      '--overwrite sibling=renewed >/dev/null; fi ;;\nesac\nexec %s "$@"\n'
+                      % (flag, flag, KUBECTL, api.kubeconfig, NAME, NS, KUBECTL))
+    racing.chmod(0o755)
+    argv, env = command(api, inventory(api, tmp_path, {"gpu-a": node_vars(root)}, kubectl=str(racing), rke2_numa_roll_id="roll-shared"),
+                        "rolling.yml")
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    code, text = out.returncode, " ".join((out.stdout + out.stderr).split())
+    assert code == 0, text[-3000:]
+    assert flag.exists() and ("update", 409) in lease_writes(api), "the sibling's write made ours a conflict"
+    assert lease_writes(api)[-1] == ("update", 200) and lease(api)["spec"]["holderIdentity"] == "", "taken again, then given back"
+    assert api.node("gpu-a")["annotations"] == {}
