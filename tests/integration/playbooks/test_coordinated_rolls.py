@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
-from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, Cluster, needs_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, gpu_fleet, needs_kubectl
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import make_node, tree
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import (
     CORDONED, PLAYBOOKS, REPO, SPEC, is_write, lease_writes, node_vars)
@@ -36,12 +36,8 @@ SA_USER = rbac.identity()
 
 @pytest.fixture
 def api(tmp_path):
-    server = Cluster(tmp_path, lease_namespace=True)
-    for name in ("gpu-a", "gpu-b", "other-1"):
-        server.add_node(name, ready=True, labels={"gpu": "true", "kubernetes.io/hostname": name})
-    yield server
-    assert server.stop() == 0
-    assert [c for c in server.calls() if c["code"] >= 500] == []
+    with gpu_fleet(tmp_path, ("gpu-a", "gpu-b", "other-1")) as server:
+        yield server
 
 
 def stamp(seconds_ago=0.0):

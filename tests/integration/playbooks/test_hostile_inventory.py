@@ -20,7 +20,7 @@ import yaml
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import numa_labels
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
-from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, Cluster, needs_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, gpu_fleet, needs_kubectl
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node, tree
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -34,12 +34,8 @@ pytestmark = needs_kubectl
 @pytest.fixture
 def cluster(tmp_path):
     """gpu-a (the inventory's node) and two GPU Nodes outside the inventory, all labelled gpu=true."""
-    api = Cluster(tmp_path, lease_namespace=True)
-    for name in ("gpu-a", "other-1", "other-2"):
-        api.add_node(name, ready=True, labels={"gpu": "true", "kubernetes.io/hostname": name})
-    yield api
-    assert api.stop() == 0
-    assert [c for c in api.calls() if c["code"] >= 500] == []
+    with gpu_fleet(tmp_path, ("gpu-a", "other-1", "other-2")) as api:
+        yield api
 
 
 LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/rke2-numa-system/leases"

@@ -17,7 +17,7 @@ import yaml
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
-from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import Cluster, needs_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import gpu_fleet, needs_kubectl
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node, tree
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import SPEC, is_write, node_vars, run
 
@@ -28,12 +28,8 @@ SA_USER = rbac.identity()
 @pytest.fixture
 def api(tmp_path):
     """gpu-a (the inventory's node) and another GPU Node; kured's DaemonSet where auto finds it."""
-    server = Cluster(tmp_path, lease_namespace=True)
-    for name in ("gpu-a", "other-1"):
-        server.add_node(name, ready=True, labels={"gpu": "true", "kubernetes.io/hostname": name})
-    yield server
-    assert server.stop() == 0
-    assert [c for c in server.calls() if c["code"] >= 500] == []
+    with gpu_fleet(tmp_path, ("gpu-a", "other-1")) as server:
+        yield server
 
 
 def access(api, tmp_path, *extra, **variables):
