@@ -52,6 +52,10 @@ options:
     description: The report's title.
     type: str
     default: RKE2 NUMA fleet report
+  notice:
+    description: A line said under the summary, in bold (the check says so when another roll holds the roll's Lease).
+    type: str
+    default: ""
 """
 
 EXAMPLES = r"""
@@ -109,14 +113,14 @@ def host_entry(host, variables):
     return entry
 
 
-def fleet_report(hosts, hostvars, output="html", mode="plan", title="RKE2 NUMA fleet report"):
+def fleet_report(hosts, hostvars, output="html", mode="plan", title="RKE2 NUMA fleet report", notice=""):
     """The page (output=html) or the summary (output=markdown) of the run's ``hosts``."""
     if output not in ("html", "markdown"):
         raise AnsibleFilterError("fleet_report: output must be html or markdown, got %r" % (output,))
     try:
         entries = [host_entry(str(host), hostvars[host] if host in hostvars else {}) for host in hosts]
         render = render_html if output == "html" else render_markdown
-        return render(entries, mode, title)
+        return render(entries, mode, title, notice or "")
     except ReportError as e:
         raise AnsibleFilterError("fleet_report: %s" % e)
 

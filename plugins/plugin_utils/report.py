@@ -366,8 +366,9 @@ def filter_text(row):
     return " ".join((row["host"], row["label"], row["fingerprint"])).lower()
 
 
-def page_view(entries, mode="plan", title="RKE2 NUMA fleet report"):
-    """What the page shows, as data: the summary, a row per host, each host's details and map."""
+def page_view(entries, mode="plan", title="RKE2 NUMA fleet report", notice=""):
+    """What the page shows, as data: the summary (and ``notice``: a roll in progress), a row per host, each host's
+    details and map."""
     rows = summarize(entries, mode)
     is_open = len(rows) <= OPEN_HOSTS
     hosts = []
@@ -381,7 +382,7 @@ def page_view(entries, mode="plan", title="RKE2 NUMA fleet report"):
             legend={"reserved": cpus_cell(plan.get("reserved_cpus", "")) or "none", "isolated": cpus_cell(plan.get("isolated_cpus", "")) or "none",
                     "offline": cpus_cell(plan["offline_cpus"]) if plan.get("offline_cpus") else ""} if plan else None))
     return {
-        "title": title, "summary": summary_line(rows, mode), "source": "check.yml" if mode == "check" else "plan.yml",
+        "title": title, "summary": summary_line(rows, mode), "source": "check.yml" if mode == "check" else "plan.yml", "notice": notice or "",
         "rows": [dict(row, filter=filter_text(row), pod="%s (node %s)" % (row["pod"], row["pod_node"]) if row["pod"] else "")
                  for row in rows],
         "hosts": hosts,
@@ -401,9 +402,9 @@ def _page_template():
     return env.from_string(source)
 
 
-def render_html(entries, mode="plan", title="RKE2 NUMA fleet report"):
+def render_html(entries, mode="plan", title="RKE2 NUMA fleet report", notice=""):
     """The whole page for the run: summary, filter box, fleet table, then each host's details and map."""
-    return _page_template().render(page_view(entries, mode, title))
+    return _page_template().render(page_view(entries, mode, title, notice))
 
 
 # ----------------------------------------------------------------- Markdown
@@ -425,13 +426,16 @@ def md_cell(text):
     return "".join("\\" + c if c in _MD_INLINE else c for c in flat)
 
 
-def render_markdown(entries, mode="plan", title="RKE2 NUMA fleet report"):
-    """The summary beside the page: the summary line, the fleet table, the warnings (capped)."""
+def render_markdown(entries, mode="plan", title="RKE2 NUMA fleet report", notice=""):
+    """The summary beside the page: the summary line (and ``notice``: a roll in progress), the fleet table, the
+    warnings (capped)."""
     rows = summarize(entries, mode)
     playbook = "check.yml" if mode == "check" else "plan.yml"
-    lines = ["# %s" % md_cell(title), "", "%s (%s)." % (md_cell(summary_line(rows, mode)), playbook), "",
-             "| host | status | plan | biggest single-NUMA pod (cpu / memory / hugepages / GPUs) | pod shapes: copies | warnings |",
-             "|---|---|---|---|---|---|"]
+    lines = ["# %s" % md_cell(title), "", "%s (%s)." % (md_cell(summary_line(rows, mode)), playbook), ""]
+    if notice:
+        lines += ["**%s**" % md_cell(notice), ""]
+    lines += ["| host | status | plan | biggest single-NUMA pod (cpu / memory / hugepages / GPUs) | pod shapes: copies | warnings |",
+              "|---|---|---|---|---|---|"]
     for row in rows:
         lines.append("| %s | %s | %s | %s | %s | %d |" % (
             md_cell(row["host"]), md_cell(row["label"] + (": " + row["detail"] if row["detail"] else "")),

@@ -116,6 +116,9 @@ def test_a_second_roll_refuses_before_any_write_naming_the_roll_at_work_and_the_
     fleet = json.loads((tmp_path / "report" / "fleet.json").read_text())
     assert fleet["roll_in_progress"]["busy"] and fleet["roll_in_progress"]["holder"] == "roll-other-engineer"
     assert fleet["roll_in_progress"]["nodes"] == ["gpu-b"]
+    page, summary = (tmp_path / "report" / "index.html").read_text(), (tmp_path / "report" / "summary.md").read_text()
+    assert '<p class="notice" id="roll-in-progress"><b>a roll is in progress: roll-other-engineer since ' in page
+    assert "**a roll is in progress: roll-other-engineer since " in summary
 
 
 def test_a_roll_told_to_wait_takes_the_lease_once_the_other_roll_gives_it_back(api, tmp_path):
