@@ -36,8 +36,7 @@ SA_USER = rbac.identity()
 
 @pytest.fixture
 def api(tmp_path):
-    with gpu_fleet(tmp_path, ("gpu-a", "gpu-b", "other-1")) as server:
-        yield server
+    yield from gpu_fleet(tmp_path, ("gpu-a", "gpu-b", "other-1"))
 
 
 def stamp(seconds_ago=0.0):

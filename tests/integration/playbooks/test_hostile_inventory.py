@@ -34,8 +34,7 @@ pytestmark = needs_kubectl
 @pytest.fixture
 def cluster(tmp_path):
     """gpu-a (the inventory's node) and two GPU Nodes outside the inventory, all labelled gpu=true."""
-    with gpu_fleet(tmp_path, ("gpu-a", "other-1", "other-2")) as api:
-        yield api
+    yield from gpu_fleet(tmp_path, ("gpu-a", "other-1", "other-2"))
 
 
 LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/rke2-numa-system/leases"

@@ -28,8 +28,7 @@ SA_USER = rbac.identity()
 @pytest.fixture
 def api(tmp_path):
     """gpu-a (the inventory's node) and another GPU Node; kured's DaemonSet where auto finds it."""
-    with gpu_fleet(tmp_path, ("gpu-a", "other-1")) as server:
-        yield server
+    yield from gpu_fleet(tmp_path, ("gpu-a", "other-1"))
 
 
 def access(api, tmp_path, *extra, **variables):
