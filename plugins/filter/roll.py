@@ -13,7 +13,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure_message, evicted_pods, pods_left
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_lock_claims, kured_lock_releases, maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
-    LEASE_STRETCH, LeaseError, default_roll_id, lease_from_reply, lease_seconds, lease_step, roll_in_progress)
+    LeaseError, default_roll_id, lease_from_reply, lease_seconds, lease_step, roll_in_progress)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers, stale_nodes
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, failure_reason, roll_outcome, roll_progress
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
@@ -64,9 +64,6 @@ def kured_releases(reply, kured_daemonset, roll_id):
     return kured_lock_releases((reply or {}).get("items") or [], kured_daemonset, str(roll_id))
 
 
-LEASE_VARIABLES = tuple(name for name, dummy in LEASE_STRETCH)
-
-
 def _node_objects(reply):
     """The Nodes of ``kubectl get nodes[,pods] -o json`` (parsed), or of a list of Node objects."""
     items = reply if isinstance(reply, list) else (reply or {}).get("items") or []
@@ -87,7 +84,7 @@ def roll_settings(hostvars, host, hosts, now, token=""):
     variables = hostvars[host]
     roll_id = variables.get("rke2_numa_roll_id") or default_roll_id(
         variables.get("awx_workflow_job_id"), variables.get("awx_job_id"), float(now), token)
-    seconds = variables.get("rke2_numa_roll_lease_seconds") or lease_seconds({k: variables.get(k) for k in LEASE_VARIABLES if k in variables})
+    seconds = variables.get("rke2_numa_roll_lease_seconds") or lease_seconds(variables)
     # the roll play's batch size: the value the inputs check validated, wherever the operator set it (group_vars
     # too, which a play's serial keyword does not see); one roll has one batch size
     serials = {json.dumps(hostvars[h].get("rke2_numa_serial", 1), sort_keys=True) for h in hosts or [host]}
