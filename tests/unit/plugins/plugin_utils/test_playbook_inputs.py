@@ -20,7 +20,8 @@ GOOD = {
     "rke2_numa_serial": "20%", "rke2_numa_max_fail_percentage": "0", "rke2_numa_node_minutes": "7.5",
     "rke2_numa_window_end": "2026-12-01T08:00:00+01:00", "rke2_numa_reboot_ok": "true", "rke2_numa_audit_pods": False,
     "rke2_numa_prove": True, "rke2_numa_labels_via": "kubectl", "rke2_numa_nfd_features_dir": "/etc/kubernetes/node-feature-discovery/features.d",
-    "rke2_numa_labels_timeout": "180",
+    "rke2_numa_labels_timeout": "180", "rke2_numa_roll_id": "awx-workflow-42", "rke2_numa_roll_lease_namespace": "rke2-numa-system",
+    "rke2_numa_roll_lease_name": "rke2-numa-roll", "rke2_numa_roll_lock_wait": "600", "rke2_numa_roll_lease_seconds": 0,
 }
 
 
@@ -79,6 +80,15 @@ def test_batch_sizes(serial):
     ("rke2_numa_nfd_features_dir", "features.d", "must be an absolute path"),
     ("rke2_numa_labels_timeout", 0, "must be"),
     ("rke2_numa_labels_timeout", 86400, "must be"),
+    ("rke2_numa_roll_id", "-lgpu=true", "is not a roll id"),
+    ("rke2_numa_roll_id", "Roll/1", "is not a roll id"),
+    ("rke2_numa_roll_id", "true", "is not a roll id"),
+    ("rke2_numa_roll_lease_namespace", "--all-namespaces", "is not a namespace"),
+    ("rke2_numa_roll_lease_name", "-x", "is not a Lease name"),
+    ("rke2_numa_roll_lock_wait", -1, "from 0 to 43200"),
+    ("rke2_numa_roll_lock_wait", 10 ** 6, "from 0 to 43200"),
+    ("rke2_numa_roll_lease_seconds", 5, "from 120 to 28800"),
+    ("rke2_numa_roll_lease_seconds", "forever", "from 120 to 28800"),
 ])
 def test_bounds_and_forms(name, value, words):
     found = errors(**{name: value})
