@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from ansible.errors import AnsibleFilterError
 
@@ -13,7 +14,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure_message, evicted_pods, pods_left
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_lock_claims, kured_lock_releases, maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
-    LeaseError, default_roll_id, lease_from_reply, lease_seconds, lease_step, roll_in_progress)
+    LEASE_MARGIN, LeaseError, default_max_unavailable, default_roll_id, lease_from_reply, lease_seconds, lease_step, max_unavailable_errors, roll_in_progress)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers, stale_nodes
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, failure_reason, roll_outcome, roll_progress
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
@@ -78,9 +79,11 @@ def _lease(text, name):
 
 
 def roll_settings(hostvars, host, hosts, now, token=""):
-    """{id, lease_seconds, nodes} of this run: ``rke2_numa_roll_id`` or a default (AWX's workflow or job id, else a
-    fresh one), the Lease's duration (``rke2_numa_roll_lease_seconds`` or the longest stretch between renewals), both
-    as ``host``'s variables set them (what the inventory and -e set), and the Node names of the run's ``hosts``."""
+    """{id, run, lease_seconds, max_unavailable, nodes, serial} of this run: ``rke2_numa_roll_id`` or a default (AWX's
+    workflow or job id, else a fresh one), this run's own token (the runs of one roll tell their slot claims apart by
+    it), the Lease's duration (``rke2_numa_roll_lease_seconds`` or the longest stretch between renewals), the cap on
+    Nodes out across the roll's runs (``rke2_numa_max_unavailable``, default the batch size), all as ``host``'s
+    variables set them (what the inventory and -e set), and the Node names of the run's ``hosts``."""
     variables = hostvars[host]
     roll_id = variables.get("rke2_numa_roll_id") or default_roll_id(
         variables.get("awx_workflow_job_id"), variables.get("awx_job_id"), float(now), token)
@@ -91,18 +94,26 @@ def roll_settings(hostvars, host, hosts, now, token=""):
     if len(serials) > 1:
         raise AnsibleFilterError("rke2_numa_serial differs between the hosts of the roll (%s): a roll has one batch size; set it "
                                  "once for the run (group_vars/all, or -e)" % ", ".join(sorted(serials)))
-    return {"id": str(roll_id), "lease_seconds": int(seconds), "nodes": sorted(_node(hostvars, h) for h in hosts or []),
-            "serial": json.loads(serials.pop())}
+    serial = json.loads(serials.pop())
+    cap = variables.get("rke2_numa_max_unavailable") or default_max_unavailable(serial)
+    if max_unavailable_errors(cap):
+        raise AnsibleFilterError("; ".join(max_unavailable_errors(cap)))
+    cap = cap.strip() if isinstance(cap, str) and cap.strip().endswith("%") else int(cap)
+    if isinstance(cap, int) and isinstance(serial, int) and serial > cap:
+        serial = cap   # a batch larger than the cap would leave its last nodes without a slot, every batch
+    return {"id": str(roll_id), "run": re.sub(r"[^0-9a-f]", "", str(token).lower())[:8] or "0", "lease_seconds": int(seconds),
+            "slot_wait": max(0, int(seconds) - LEASE_MARGIN),
+            "max_unavailable": cap, "nodes": sorted(_node(hostvars, h) for h in hosts or []), "serial": serial}
 
 
-def lease(text, mode, roll_id, now, duration, namespace, name, nodes_reply=None, cordoned_key="", own_nodes=()):
+def lease(text, mode, roll, now, nodes_reply=None, claim=None):
     """What to do with the roll's Lease (plugin_utils/roll_lease.py lease_step); ``text``: what
-    ``kubectl get lease NAME --ignore-not-found -o json`` printed."""
+    ``kubectl get lease NAME --ignore-not-found -o json`` printed; ``roll``: the rke2_numa_roll fact."""
     try:
-        return lease_step(mode, _lease(text, name), str(roll_id), float(now), int(duration), namespace, name,
-                          _node_objects(nodes_reply), cordoned_key, list(own_nodes or ()))
-    except ValueError as e:
-        raise AnsibleFilterError(str(e))
+        return lease_step(mode, _lease(text, roll["name"]), roll, float(now), _node_objects(nodes_reply),
+                          None if claim is None else [str(n) for n in claim])
+    except (KeyError, TypeError, ValueError) as e:
+        raise AnsibleFilterError("could not decide what to write to the roll's Lease: %s" % e)
 
 
 def in_progress(text, name, nodes_reply, cordoned_key, now, roll_id=""):
@@ -124,7 +135,7 @@ def _rolled(hostvars, hosts):
         rolled.append({"host": host, "result": facts.get("rke2_numa_roll_result"), "reason": facts.get("rke2_numa_roll_reason"),
                        "seconds": facts.get("rke2_numa_roll_seconds"),
                        "unproven": list(proof.get("inconclusive") or []) + list(proof.get("warnings") or []),
-                       "labels_note": facts.get("rke2_numa_labels_note") or None})
+                       "labels_note": facts.get("rke2_numa_labels_note") or None, "note": facts.get("rke2_numa_roll_note") or None})
     return rolled
 
 

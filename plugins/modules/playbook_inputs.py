@@ -131,6 +131,9 @@ options:
       rke2_numa_roll_lease_seconds:
         description: The Lease's duration - 0 (computed) or 120 to 28800.
         type: raw
+      rke2_numa_max_unavailable:
+        description: The most Nodes a roll's runs have out together - empty, 1 to 10000, or 1% to 100%.
+        type: raw
       rke2_numa_allow_pending_pods:
         description: Whether a roll may drain a node whose GPU pods fit nowhere else - a boolean.
         type: raw

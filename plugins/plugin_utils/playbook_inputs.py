@@ -240,6 +240,8 @@ def input_errors(playbook, inputs, groups, hosts, now):
     if "rke2_numa_roll_lease_seconds" in inputs and _int(get("rke2_numa_roll_lease_seconds")) != 0:
         errors += _bounded("rke2_numa_roll_lease_seconds", get("rke2_numa_roll_lease_seconds"), roll_lease.LEASE_SECONDS_MIN,
                            roll_lease.LEASE_SECONDS_MAX, " s (or 0: computed from the timeouts)")
+    if get("rke2_numa_max_unavailable") not in (None, ""):
+        errors += roll_lease.max_unavailable_errors(get("rke2_numa_max_unavailable"))
     if "rke2_numa_labels_via" in inputs and get("rke2_numa_labels_via") not in LABELS_VIA:
         errors.append("rke2_numa_labels_via %s must be one of %s" % (_show(get("rke2_numa_labels_via")), ", ".join(LABELS_VIA)))
     if "rke2_numa_labels_timeout" in inputs:

@@ -42,6 +42,8 @@ LOCK_WAIT_MAX = 12 * 3600             # s: rke2_numa_roll_lock_wait
 LOCK_POLL_SECONDS = 10                # s: how often a waiting roll reads the Lease again
 MANAGED_BY = {"app.kubernetes.io/name": "rke2-numa", "app.kubernetes.io/managed-by": "maitred.rke2_numa"}
 MODES = ("take", "renew", "release")
+SLOTS_ANNOTATION = "rke2-numa.maitred.io/slots"   # on the Lease: {"roll": id, "claims": {node: {run, since, until}}}
+MAX_UNAVAILABLE_MAX = 10000           # nodes: rke2_numa_max_unavailable
 
 
 class LeaseError(ValueError):
@@ -183,10 +185,23 @@ def lease_state(lease, now):
             "resource_version": str((lease.get("metadata") or {}).get("resourceVersion") or "")}
 
 
-def _body(namespace, name, spec, resource_version=None):
-    meta = {"name": name, "namespace": namespace, "labels": dict(MANAGED_BY)}
-    if resource_version:
-        meta["resourceVersion"] = resource_version
+def _spec(holder, duration, acquired, renewed, transitions):
+    return {"holderIdentity": holder, "leaseDurationSeconds": int(duration), "acquireTime": acquired, "renewTime": renewed,
+            "leaseTransitions": transitions}
+
+
+def _body(roll, spec, current=None, slots=None):
+    """The Lease to write: our labels, the annotations it had (ours replaced by ``slots``: None drops them) and the
+    resourceVersion read (none for a create)."""
+    meta = {"name": roll["name"], "namespace": roll["namespace"], "labels": dict(MANAGED_BY)}
+    current_meta = (current or {}).get("metadata") or {}
+    annotations = {k: v for k, v in (current_meta.get("annotations") or {}).items() if k != SLOTS_ANNOTATION}
+    if slots is not None:
+        annotations[SLOTS_ANNOTATION] = slots
+    if annotations:
+        meta["annotations"] = annotations
+    if current_meta.get("resourceVersion"):
+        meta["resourceVersion"] = str(current_meta["resourceVersion"])
     return {"apiVersion": LEASE_API_VERSION, "kind": "Lease", "metadata": meta, "spec": spec}
 
 
@@ -224,60 +239,206 @@ def roll_in_progress(lease, nodes, cordoned_key, now, roll_id=""):
             "msg": "a roll is in progress: " + describe_holder(state, held, now)}
 
 
-def lease_step(mode, lease, roll_id, now, duration, namespace, name, nodes=(), cordoned_key="", own_nodes=()):
-    """What to do with the Lease now: {action, object, msg, holder}.
+# ---------------------------------------------------------------- slots: the cap on nodes out across the runs of a roll
 
-    ``mode``: ``take`` (before the roll's first write), ``renew`` (each batch, before each cordon and uncordon),
-    ``release`` (the end of the run). ``action``: ``create`` / ``update`` (write ``object``: kubectl create /
-    replace, the latter carrying the resourceVersion read), ``none`` (nothing to write), ``refuse`` (take: another
-    roll holds it), ``lost`` (renew: another roll took it). ``nodes``: the Node objects (to name what a holder
-    has out, and for a release: another run of this roll with Nodes out keeps it); ``own_nodes``: this run's Node
-    names.
+def max_unavailable_errors(value):
+    """What is wrong with ``rke2_numa_max_unavailable`` (an int >= 1, or a percentage 1%-100% of the cluster's Nodes)."""
+    if isinstance(value, bool):
+        return ["rke2_numa_max_unavailable must be a number of nodes >= 1 or a percentage from 1% to 100%"]
+    if isinstance(value, int) and 1 <= value <= MAX_UNAVAILABLE_MAX:
+        return []
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isdigit() and len(text) <= 6 and 1 <= int(text) <= MAX_UNAVAILABLE_MAX:
+            return []
+        if text.endswith("%") and text[:-1].isdigit() and len(text) <= 4 and 1 <= int(text[:-1]) <= 100:
+            return []
+    try:
+        shown = repr(value)[:40]
+    except ValueError:   # an int beyond Python's 4300 digits for str()
+        shown = "(a number that long)"
+    return ["rke2_numa_max_unavailable %s must be a number of nodes from 1 to %d or a percentage from 1%% to 100%% of the cluster's "
+            "Nodes" % (shown, MAX_UNAVAILABLE_MAX)]
+
+
+def default_max_unavailable(serial):
+    """``rke2_numa_max_unavailable`` when unset: the batch size (a list of batch sizes: its last, the size Ansible
+    keeps for the rest of the run)."""
+    if isinstance(serial, list):
+        serial = serial[-1] if serial else 1
+    return serial if not max_unavailable_errors(serial) else 1
+
+
+def unavailable_cap(max_unavailable, node_count):
+    """The number of Nodes a roll may have out: the int, or the percentage of ``node_count`` rounded down, at least 1
+    (as a Deployment's or an MCO pool's maxUnavailable)."""
+    if isinstance(max_unavailable, str) and max_unavailable.strip().endswith("%"):
+        return max(1, int(max_unavailable.strip()[:-1]) * int(node_count) // 100)
+    return int(max_unavailable)
+
+
+def _claims(lease, roll_id):
+    """This roll's slot claims on the Lease: ({node: {run, since, until}}, readable). Another roll's (a dead one whose
+    Lease we took) are not ours: none."""
+    text = (((lease or {}).get("metadata") or {}).get("annotations") or {}).get(SLOTS_ANNOTATION)
+    if text is None:
+        return {}, True
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}, False
+    if not isinstance(value, dict) or not isinstance(value.get("claims"), dict):
+        return {}, False
+    if value.get("roll") != roll_id:
+        return {}, True
+    claims = {}
+    for node, claim in value["claims"].items():
+        if not isinstance(claim, dict) or not isinstance(claim.get("run"), str) or parse_time(claim.get("until")) is None:
+            return {}, False
+        claims[str(node)] = {"run": claim["run"], "since": str(claim.get("since") or ""), "until": claim["until"]}
+    return claims, True
+
+
+def nodes_out(nodes, cordoned_key, failed_key):
+    """{node: why} of the Nodes our rolls have out: cordoned with our marker (any roll's), or left cordoned marked
+    failed."""
+    out = {}
+    for node in nodes or []:
+        meta = node.get("metadata") or {}
+        annotations = meta.get("annotations") or {}
+        if not (node.get("spec") or {}).get("unschedulable"):
+            continue
+        if failed_key and failed_key in annotations:
+            out[str(meta.get("name"))] = "left cordoned, failed"
+        elif cordoned_key and annotations.get(cordoned_key):
+            out[str(meta.get("name"))] = "cordoned by roll %s" % annotations[cordoned_key]
+    return out
+
+
+def _slots(lease, roll, now, nodes, claim):
+    """The slot claims to write and what each asked-for Node got: {claims (None: unreadable, keep them as they are),
+    granted, waiting, busy, msg}. ``claim`` None: keep this run's claims (renewed); a list: this run's claims become
+    the Nodes of the list that get a slot (the others of this run are freed)."""
+    claims, readable = _claims(lease, roll["id"])
+    none = {"claims": None, "granted": [], "waiting": [], "busy": [], "msg": ""}
+    if not readable:
+        return dict(none, waiting=list(claim or []),
+                    msg="the Lease's %s annotation cannot be read: no Node gets a slot until an admin fixes or removes it "
+                        "(README: Rolling reconfiguration)" % SLOTS_ANNOTATION)
+    live = {n: c for n, c in claims.items() if parse_time(c["until"]) > now}
+    others = {n: c for n, c in live.items() if c["run"] != roll["run"]}
+    own = {n: c for n, c in live.items() if c["run"] == roll["run"]}
+    until = micro_time(now + int(roll["lease_seconds"]))
+    if claim is None:
+        kept = {n: dict(c, until=until) for n, c in own.items()}
+        return dict(none, claims=dict(others, **kept), granted=sorted(kept))
+    cap = unavailable_cap(roll["max_unavailable"], len(nodes or []))
+    out = nodes_out(nodes, roll["marker"], roll["failed"])
+    for node, other in others.items():
+        out.setdefault(node, "claimed by run %s of roll %s since %s" % (other["run"], roll["id"], other["since"]))
+    granted, waiting, busy = [], [], []
+    for node in claim:
+        if node in others:
+            busy.append(node)
+        elif node in out or len(out) < cap:
+            granted.append(node)
+            out.setdefault(node, "claimed by this run")
+        else:
+            waiting.append(node)
+    mine = {n: {"run": roll["run"], "since": (own.get(n) or {}).get("since") or micro_time(now), "until": until} for n in granted}
+    notes = []
+    if waiting:
+        held = sorted(out)
+        notes.append("no slot for %s: rke2_numa_max_unavailable %s allows %d Node%s out and %s %s out (%s)" % (
+            ", ".join(waiting), roll["max_unavailable"], cap, "" if cap == 1 else "s", len(held), "is" if len(held) == 1 else "are",
+            "; ".join("%s %s" % (n, out[n]) for n in held)))
+    if busy:
+        notes.append("%s: another run of roll %s is rolling %s" % (", ".join(busy), roll["id"], "it" if len(busy) == 1 else "them"))
+    return {"claims": dict(others, **mine), "granted": granted, "waiting": waiting, "busy": busy, "msg": "; ".join(notes)}
+
+
+def _slots_text(roll, claims):
+    return None if not claims else json.dumps({"roll": roll["id"], "claims": claims}, sort_keys=True, separators=(",", ":"))
+
+
+def lease_step(mode, lease, roll, now, nodes=(), claim=None):
+    """What to do with the Lease now: {action, object, msg, holder, granted, waiting, busy, wait, waits, slots_msg}.
+
+    ``roll``: {id, run (this run's token), lease_seconds, namespace, name, marker and failed (our Node annotations),
+    max_unavailable, nodes (this run's Node names)}. ``mode``: ``take`` (before the roll's first write), ``renew``
+    (each batch, before its cordons and before its uncordons), ``release`` (the end of the run). ``action``:
+    ``create`` / ``update`` (write ``object``: kubectl create / replace, the latter carrying the resourceVersion
+    read), ``none`` (nothing to write), ``refuse`` (take: another roll holds it), ``lost`` (renew: another roll took
+    it). ``nodes``: the Node objects (to name what a holder has out, to count what is out, and for a release: another
+    run of this roll with Nodes out keeps it). ``claim`` (renew): the Nodes of the batch, each given a slot while the
+    roll has fewer than max_unavailable Nodes out across its runs (``granted``); ``waiting`` got none, ``busy`` are
+    another run's; ``wait``: none got a slot, but one may free up; ``waits``: a run told to wait would wait (``wait``,
+    or another roll's Lease to take).
     """
+    out = _lease_step(mode, lease, roll, now, nodes, claim)
+    out["waits"] = out["action"] == "refuse" or out["wait"]
+    return out
+
+
+def _lease_step(mode, lease, roll, now, nodes, claim):
     if mode not in MODES:
         raise ValueError("mode must be one of %s" % ", ".join(MODES))
     state = lease_state(lease, now)
-    where = "%s/%s" % (namespace, name)
-    stamp = micro_time(now)
+    roll_id, where, stamp = roll["id"], "%s/%s" % (roll["namespace"], roll["name"]), micro_time(now)
     ours = state["holder"] == roll_id
+    quiet = {"granted": [], "waiting": [], "busy": [], "wait": False, "slots_msg": ""}
     if mode == "release":
         if not state["exists"] or not ours:
-            return {"action": "none", "object": None, "holder": state["holder"],
-                    "msg": "the Lease %s is not held by %s: nothing to give back" % (where, roll_id)}
-        others = [n for n in held_nodes(nodes, cordoned_key, roll_id) if n not in set(own_nodes or ())]
-        if others:
-            return {"action": "none", "object": None, "holder": roll_id,
-                    "msg": "the Lease %s is kept: another run of roll %s still has %s out" % (where, roll_id, ", ".join(others))}
-        spec = {"holderIdentity": "", "leaseDurationSeconds": 1, "acquireTime": stamp, "renewTime": stamp,
-                "leaseTransitions": state["transitions"]}
-        return {"action": "update", "object": _body(namespace, name, spec, state["resource_version"]), "holder": "",
-                "msg": "roll %s gave the Lease %s back" % (roll_id, where)}
+            return dict(quiet, action="none", object=None, holder=state["holder"],
+                        msg="the Lease %s is not held by %s: nothing to give back" % (where, roll_id))
+        slots = _slots(lease, roll, now, nodes, [])
+        others = [n for n in held_nodes(nodes, roll["marker"], roll_id) if n not in set(roll.get("nodes") or ())]
+        others += sorted(n for n in slots["claims"] or {} if n not in others)
+        if others or slots["claims"] is None:
+            kept = (_slots_text(roll, slots["claims"]) if slots["claims"] is not None
+                    else lease["metadata"]["annotations"][SLOTS_ANNOTATION])
+            changed = kept != ((lease.get("metadata") or {}).get("annotations") or {}).get(SLOTS_ANNOTATION)
+            return dict(quiet, action="update" if changed else "none", holder=roll_id,
+                        object=_body(roll, dict(lease["spec"]), lease, kept) if changed else None,
+                        msg="the Lease %s is kept: %s" % (where, ("another run of roll %s still has %s out" % (roll_id, ", ".join(others)))
+                                                          if others else slots["msg"]))
+        spec = _spec("", 1, stamp, stamp, state["transitions"])
+        return dict(quiet, action="update", object=_body(roll, spec, lease), holder="", msg="roll %s gave the Lease %s back" % (roll_id, where))
     if not state["exists"]:
         if mode == "renew":
-            return {"action": "lost", "object": None, "holder": "",
-                    "msg": "roll %s lost the Lease %s: it is gone (deleted by hand?); the roll stops before its next write" % (roll_id, where)}
-        spec = {"holderIdentity": roll_id, "leaseDurationSeconds": int(duration), "acquireTime": stamp, "renewTime": stamp,
-                "leaseTransitions": 0}
-        return {"action": "create", "object": _body(namespace, name, spec), "holder": roll_id,
-                "msg": "roll %s took the Lease %s" % (roll_id, where)}
+            return dict(quiet, action="lost", object=None, holder="",
+                        msg="roll %s lost the Lease %s: it is gone (deleted by hand?); the roll stops before its next write" % (roll_id, where))
+        return dict(quiet, action="create", object=_body(roll, _spec(roll_id, roll["lease_seconds"], stamp, stamp, 0)), holder=roll_id,
+                    msg="roll %s took the Lease %s" % (roll_id, where))
     if ours:
-        spec = {"holderIdentity": roll_id, "leaseDurationSeconds": int(duration), "acquireTime": lease["spec"].get("acquireTime") or stamp,
-                "renewTime": stamp, "leaseTransitions": state["transitions"]}
-        return {"action": "update", "object": _body(namespace, name, spec, state["resource_version"]), "holder": roll_id,
-                "msg": "roll %s renewed the Lease %s" % (roll_id, where)}
+        spec = _spec(roll_id, roll["lease_seconds"], lease["spec"].get("acquireTime") or stamp, stamp, state["transitions"])
+        return _holding(mode, lease, roll, now, nodes, claim, spec, {"msg": "roll %s renewed the Lease %s" % (roll_id, where)})
     if state["live"]:
-        held = held_nodes(nodes, cordoned_key, state["holder"])
+        held = held_nodes(nodes, roll["marker"], state["holder"])
         if mode == "renew":
-            return {"action": "lost", "object": None, "holder": state["holder"],
-                    "msg": "roll %s lost the Lease %s to %s; the roll stops before its next write" % (
-                        roll_id, where, describe_holder(state, held, now))}
-        return {"action": "refuse", "object": None, "holder": state["holder"],
-                "msg": "another roll holds the Lease %s: %s; nothing was changed. Wait for it (rke2_numa_roll_lock_wait), or if "
-                       "that roll is dead and its Lease will not expire, see the README (Rolling reconfiguration: a dead roll)" % (
-                           where, describe_holder(state, held, now))}
-    # released (empty holder) or expired (its roll died): taken, as client-go takes an expired lease
-    spec = {"holderIdentity": roll_id, "leaseDurationSeconds": int(duration), "acquireTime": stamp, "renewTime": stamp,
-            "leaseTransitions": state["transitions"] + 1}
+            return dict(quiet, action="lost", object=None, holder=state["holder"],
+                        msg="roll %s lost the Lease %s to %s; the roll stops before its next write" % (
+                            roll_id, where, describe_holder(state, held, now)))
+        return dict(quiet, action="refuse", object=None, holder=state["holder"],
+                    msg="another roll holds the Lease %s: %s; nothing was changed. Wait for it (rke2_numa_roll_lock_wait), or if "
+                        "that roll is dead and its Lease will not expire, see the README (Rolling reconfiguration: a dead roll)" % (
+                            where, describe_holder(state, held, now)))
+    # released (empty holder: given back, by another run of this roll too) or expired (its roll died): taken, as
+    # client-go takes an expired lease - a renewal too, when no other roll took it in between; a dead roll's slots were
+    # that roll's (its Nodes still out count through their markers)
+    spec = _spec(roll_id, roll["lease_seconds"], stamp, stamp, state["transitions"] + 1)
     before = ("from the dead roll %s (expired %s)" % (state["holder"], micro_time(state["expires_at"]))) if state["holder"] else "(free)"
-    return {"action": "update", "object": _body(namespace, name, spec, state["resource_version"]), "holder": roll_id,
-            "previous": state["holder"], "msg": "roll %s took the Lease %s %s" % (roll_id, where, before)}
+    return _holding(mode, lease, roll, now, nodes, claim, spec, {"previous": state["holder"],
+                                                                 "msg": "roll %s took the Lease %s %s" % (roll_id, where, before)})
+
+
+def _holding(mode, lease, roll, now, nodes, claim, spec, extra):
+    """The update of a Lease this roll holds from now on, with its slot claims (a renewal's ``claim`` granted)."""
+    asked = claim is not None and mode == "renew"
+    slots = _slots(lease, roll, now, nodes, claim if asked else None)
+    kept = (_slots_text(roll, slots["claims"]) if slots["claims"] is not None
+            else lease["metadata"]["annotations"][SLOTS_ANNOTATION])
+    return dict(extra, action="update", object=_body(roll, spec, lease, kept), holder=roll["id"],
+                granted=slots["granted"] if asked else [], waiting=slots["waiting"], busy=slots["busy"],
+                wait=asked and not slots["granted"] and bool(slots["waiting"]) and slots["claims"] is not None,
+                slots_msg=slots["msg"])

@@ -5,7 +5,8 @@
 
 Each rolled host ends with ``rke2_numa_roll_result``: ``fixed_in_place`` (config.yaml's mode only, no drain),
 ``reconfigured``, ``rebooted``, ``pending_reboot``,
-``failed``, ``window`` (the maintenance-window guard stopped before it) or none (the roll ended before its
+``failed``, ``window`` (the maintenance-window guard stopped before it), ``no_slot`` (the roll's other runs had
+rke2_numa_max_unavailable Nodes out: left for the next run, ``note`` says why) or none (the roll ended before its
 batch). A roll succeeds only when every node it meant to roll is done: a node failed, waiting for its reboot,
 left for a later window, or blocked (the apply chain would refuse it: never rolled) makes the run fail, saying
 which and why, so that a scheduler or an on-call engineer never reads "ok" over nodes still to do. In check mode the results are what the roll would do.
@@ -13,6 +14,7 @@ which and why, so that a scheduler or an on-call engineer never reads "ok" over 
 
 from __future__ import annotations
 
+REMAINING = ("window", "no_slot", "started", None)   # not rolled: the node is as it was
 # summary line -> the results it lists, in the order shown
 _LINES = (
     ("fixed in place (no drain)", ("fixed_in_place",)),
@@ -20,13 +22,13 @@ _LINES = (
     ("rebooted", ("rebooted",)),
     ("pending reboot", ("pending_reboot",)),
     ("failed", ("failed",)),
-    ("remaining", ("window", "started", None)),
+    ("remaining", REMAINING),
 )
 
 
 def roll_outcome(fleet, rolled, check_mode=False):
     """``fleet``: [{host, compliant (bool, or None when not checked), blocked ([reasons]: the apply chain would refuse
-    the node, so it was not rolled)}]; ``rolled``: [{host, result, reason, seconds, unproven}]
+    the node, so it was not rolled)}]; ``rolled``: [{host, result, reason, seconds, unproven, note}]
     (hosts the roll picked, any order; ``unproven``: what the probes of a node returned to service could not
     prove - inconclusive probes, misalignment the Topology Manager policy allows - and ``labels_note``: its
     labels did not reach the Node in time; both listed in the summary, not a failure). Returns {summary: [str], failed: bool, msg: str or None}."""
@@ -49,13 +51,15 @@ def roll_outcome(fleet, rolled, check_mode=False):
     summary += ["labels not on the Node (back in service): %s: %s" % (i["host"], i["labels_note"])
                 for i in in_service if i.get("labels_note")]
     stopped = [i for i in sorted(rolled, key=lambda i: i["host"]) if i.get("reason")]
-    remaining = sorted(i["host"] for r in ("window", "started", None) for i in by_result.get(r, []))
+    remaining = sorted(i["host"] for r in REMAINING for i in by_result.get(r, []))
     parts = ["%s: %s" % (i["host"], i["reason"]) for i in stopped]
+    notes = sorted({i["note"] for i in by_result.get("no_slot", []) if i.get("note")})
     parts += ["%s: blocked - %s" % (f["host"], "; ".join(f["blocked"])) for f in blocked]
     if remaining:
         parts.append("%d node%s not rolled: %s%s" % (
             len(remaining), "" if len(remaining) == 1 else "s", ", ".join(remaining),
             " (the maintenance window)" if by_result.get("window") else ""))
+    parts += notes
     msg = ("the roll stopped: " + "; ".join(parts)) if parts else None
     return {"summary": summary, "failed": bool(parts), "msg": msg}
 

@@ -59,8 +59,15 @@ def test_roll_settings_read_the_runs_own_values_wherever_the_operator_set_them()
     hostvars = {"a": {"rke2_numa_serial": 2, "rke2_numa_drain_timeout": 60, "awx_workflow_job_id": 42},
                 "b": {"rke2_numa_serial": 2, "rke2_numa_node_name": "node-b"}}
     got = F["roll_settings"](hostvars, "a", ["a", "b"], 1796112000, "ab12")
-    assert got == {"id": "awx-workflow-42", "lease_seconds": 60 + 1800 + 180 + 300 + 120 + 180 + 120, "nodes": ["a", "node-b"], "serial": 2}
+    seconds = 60 + 1800 + 180 + 300 + 120 + 180 + 120
+    assert got == {"id": "awx-workflow-42", "run": "ab12", "lease_seconds": seconds, "slot_wait": seconds - 120, "max_unavailable": 2,
+                   "nodes": ["a", "node-b"], "serial": 2}
     assert F["roll_settings"]({"a": {"rke2_numa_roll_id": "mine"}}, "a", ["a"], 0)["serial"] == 1
+    # the fleet-wide cap: its own value, a percentage, and never a batch larger than a number of nodes
+    capped = F["roll_settings"]({"a": {"rke2_numa_serial": 4, "rke2_numa_max_unavailable": "2"}}, "a", ["a"], 0, "cd")
+    assert (capped["serial"], capped["max_unavailable"]) == (2, 2)
+    share = F["roll_settings"]({"a": {"rke2_numa_serial": "50%", "rke2_numa_max_unavailable": "10%"}}, "a", ["a"], 0, "cd")
+    assert (share["serial"], share["max_unavailable"]) == ("50%", "10%")
     hostvars["b"]["rke2_numa_serial"] = "50%"
     try:
         F["roll_settings"](hostvars, "a", ["a", "b"], 0)

@@ -25,13 +25,35 @@ def lease(holder, renewed=NOW - 10, duration=600, rv="7", transitions=3, acquire
             "spec": spec}
 
 
-def node(name, roll=None, cordoned=True):
-    meta = {"name": name, "annotations": {KEY: roll} if roll else {}}
+FAILED = "rke2-numa.maitred.io/failed"
+
+
+def node(name, roll=None, cordoned=True, failed=False):
+    meta = {"name": name, "annotations": dict({KEY: roll} if roll else {}, **({FAILED: "why"} if failed else {}))}
     return {"kind": "Node", "metadata": meta, "spec": {"unschedulable": cordoned}}
 
 
-def step(mode, current, roll="roll-b", nodes=(), own=()):
-    return rl.lease_step(mode, current, roll, NOW, 900, NS, NAME, list(nodes), KEY, list(own))
+def settings(roll="roll-b", run="aaaa", cap=1, own=()):
+    return {"id": roll, "run": run, "lease_seconds": 900, "namespace": NS, "name": NAME, "marker": KEY, "failed": FAILED,
+            "max_unavailable": cap, "nodes": list(own)}
+
+
+def step(mode, current, roll="roll-b", nodes=(), own=(), run="aaaa", cap=1, claim=None):
+    return rl.lease_step(mode, current, settings(roll, run, cap, own), NOW, list(nodes), claim)
+
+
+def with_slots(current, claims, roll="roll-b"):
+    current["metadata"]["annotations"] = {rl.SLOTS_ANNOTATION: json.dumps({"roll": roll, "claims": claims}), "someone/else": "kept"}
+    return current
+
+
+def slots_of(out):
+    text = out["object"]["metadata"].get("annotations", {}).get(rl.SLOTS_ANNOTATION)
+    return None if text is None else json.loads(text)["claims"]
+
+
+def claim(run, until=NOW + 100):
+    return {"run": run, "since": rl.micro_time(NOW - 50), "until": rl.micro_time(until)}
 
 
 def test_no_lease_is_created_and_a_concurrent_create_would_be_alreadyexists():
@@ -128,3 +150,78 @@ def test_the_lease_covers_the_longest_stretch_and_its_table_matches_the_roles_de
         with open(os.path.join(REPO, "roles", role, "defaults", "main.yml")) as handle:
             defaults.update(yaml.safe_load(handle) or {})
     assert {name: defaults.get(name) for name, dummy in rl.LEASE_STRETCH} == dict(rl.LEASE_STRETCH)
+
+
+def test_a_batch_claims_slots_up_to_the_cap_across_the_runs_of_a_roll():
+    current = with_slots(lease("roll-b"), {"gpu-1": claim("bbbb")})
+    out = step("renew", current, claim=["gpu-2", "gpu-3"], cap=2)
+    assert out["action"] == "update" and out["granted"] == ["gpu-2"] and out["waiting"] == ["gpu-3"] and not out["wait"]
+    assert sorted(slots_of(out)) == ["gpu-1", "gpu-2"] and slots_of(out)["gpu-2"]["run"] == "aaaa"
+    assert slots_of(out)["gpu-2"]["until"] == rl.micro_time(NOW + 900)
+    assert out["object"]["metadata"]["annotations"]["someone/else"] == "kept", "annotations we do not manage are kept"
+    assert "no slot for gpu-3: rke2_numa_max_unavailable 2 allows 2 Nodes out and 2 are out" in out["slots_msg"]
+    full = step("renew", current, claim=["gpu-2"], cap=1)
+    assert full["granted"] == [] and full["wait"] and full["waits"], "the sibling's node holds the only slot: wait for it"
+    assert "gpu-1 claimed by run bbbb of roll roll-b" in full["slots_msg"]
+
+
+def test_nodes_out_count_whoever_claimed_them_a_failed_or_a_dead_rolls_node_holds_a_slot():
+    nodes = [node("gpu-7", "roll-a"), node("gpu-8", failed=True), node("gpu-9", "roll-a", cordoned=False)]
+    out = step("renew", lease("roll-b"), nodes=nodes, claim=["gpu-2"], cap=2)
+    assert out["granted"] == [] and out["waiting"] == ["gpu-2"], "gpu-7 (a dead roll's, cordoned) and gpu-8 (failed) are out"
+    resumed = step("renew", lease("roll-b"), nodes=nodes, claim=["gpu-7"], cap=2)
+    assert resumed["granted"] == ["gpu-7"], "a node already out takes no further slot"
+    pct = step("renew", lease("roll-b"), nodes=nodes + [node("n%d" % i, cordoned=False) for i in range(37)], claim=["gpu-2"], cap="10%")
+    assert pct["granted"] == ["gpu-2"], "10% of 40 Nodes: 4"
+
+
+def test_a_node_another_run_claimed_is_never_claimed_twice_and_expired_claims_are_free():
+    current = with_slots(lease("roll-b"), {"gpu-1": claim("bbbb"), "gpu-2": claim("cccc", until=NOW - 1)})
+    out = step("renew", current, claim=["gpu-1", "gpu-2"], cap=5)
+    assert out["busy"] == ["gpu-1"] and out["granted"] == ["gpu-2"]
+    assert "gpu-1: another run of roll roll-b is rolling it" in out["slots_msg"]
+    assert slots_of(out)["gpu-2"]["run"] == "aaaa" and slots_of(out)["gpu-1"]["run"] == "bbbb"
+
+
+def test_renewals_keep_or_free_this_runs_slots():
+    current = with_slots(lease("roll-b"), {"gpu-1": claim("aaaa"), "gpu-5": claim("bbbb")})
+    kept = step("renew", current)
+    assert sorted(slots_of(kept)) == ["gpu-1", "gpu-5"] and slots_of(kept)["gpu-1"]["until"] == rl.micro_time(NOW + 900)
+    assert slots_of(kept)["gpu-5"] == claim("bbbb"), "another run's claim is not ours to renew"
+    freed = step("renew", current, claim=[])
+    assert sorted(slots_of(freed)) == ["gpu-5"]
+    # the release frees ours and keeps the Lease while another run has a slot
+    out = step("release", current)
+    assert out["action"] == "update" and out["object"]["spec"]["holderIdentity"] == "roll-b" and sorted(slots_of(out)) == ["gpu-5"]
+    assert "is kept: another run of roll roll-b still has gpu-5 out" in out["msg"]
+    last = step("release", with_slots(lease("roll-b"), {"gpu-1": claim("aaaa")}))
+    assert last["object"]["spec"]["holderIdentity"] == "" and slots_of(last) is None
+
+
+@pytest.mark.parametrize("broken", ["{", '{"roll": "roll-b", "claims": {"gpu-1": {"run": "bbbb"}}}', '[]'])
+def test_slots_that_cannot_be_read_give_no_slot_and_are_never_rewritten(broken):
+    current = lease("roll-b")
+    current["metadata"]["annotations"] = {rl.SLOTS_ANNOTATION: broken}
+    out = step("renew", current, claim=["gpu-2"], cap=9)
+    assert out["granted"] == [] and out["waiting"] == ["gpu-2"] and not out["wait"] and "cannot be read" in out["slots_msg"]
+    assert out["object"]["metadata"]["annotations"][rl.SLOTS_ANNOTATION] == broken
+    assert step("release", current)["action"] == "none"
+
+
+def test_another_rolls_slots_are_not_ours_when_its_lease_is_taken_over():
+    current = with_slots(lease("roll-a", renewed=NOW - 2000), {"gpu-1": claim("zzzz")}, roll="roll-a")
+    out = step("take", current)
+    assert out["action"] == "update" and slots_of(out) is None
+
+
+@pytest.mark.parametrize("value, ok", [(1, True), ("3", True), ("25%", True), ("100%", True), (0, False), ("0%", False),
+                                       ("101%", False), (True, False), ("-1", False), ([2], False)])
+def test_max_unavailable_is_bounded(value, ok):
+    assert (rl.max_unavailable_errors(value) == []) is ok
+    assert rl.default_max_unavailable([1, 5, "20%"]) == "20%" and rl.default_max_unavailable(3) == 3
+
+
+def test_a_number_too_long_to_print_is_refused_by_name():
+    assert rl.max_unavailable_errors(10 ** 5000) == [
+        "rke2_numa_max_unavailable (a number that long) must be a number of nodes from 1 to 10000 or a percentage from 1% to 100% of "
+        "the cluster's Nodes"]
