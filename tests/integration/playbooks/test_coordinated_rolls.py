@@ -251,3 +251,89 @@ def test_a_write_a_sibling_run_beat_is_tried_again_not_a_stop(api, tmp_path):
     assert flag.exists() and ("update", 409) in lease_writes(api), "the sibling's write made ours a conflict"
     assert lease_writes(api)[-1] == ("update", 200) and lease(api)["spec"]["holderIdentity"] == "", "taken again, then given back"
     assert api.node("gpu-a")["annotations"] == {}
+
+
+def test_two_limit_halves_of_one_roll_never_have_two_nodes_out(api, tmp_path):
+    """Two runs of one roll id started by hand with --limit (no localhost in it: their summaries still run) and
+    rke2_numa_max_unavailable 1: while the first has gpu-a's slot (stalled after its claim), the second's gpu-b waits
+    for a slot; once the first ends (its slot freed, the Lease given back) the second takes the Lease again and gpu-b
+    gets the slot. Every Lease write the API accepted holds at most one slot; both runs start their node; the Lease
+    is given back at the end."""
+    roots = {name: make_node(tmp_path / name, **SPEC) for name in ("gpu-a", "gpu-b")}
+    hosts = {name: node_vars(root) for name, root in roots.items()}
+    path = inventory(api, tmp_path, hosts, rke2_numa_roll_id="roll-halves", rke2_numa_max_unavailable=1)
+    writes_log, gate = tmp_path / "lease-writes", tmp_path / "gate"
+
+    def wrapper(name, stall):
+        count = tmp_path / (name + ".reads")
+        script = tmp_path / name
+        script.write_text(
+            '#!/bin/sh\ncase "$*" in\n'
+            '  *" replace "*) body=$(cat); printf "%%s" "$body" | %(k)s "$@"; rc=$?\n'
+            '    printf "%%s\\t%%s\\n" "$rc" "$(printf "%%s" "$body" | tr -d "\\n")" >> %(log)s; exit $rc ;;\n'
+            '  *"get nodes,pods --all-namespaces -o json") echo x >> %(count)s\n'
+            '    if [ %(stall)s = yes ] && [ "$(wc -l < %(count)s)" -eq 2 ]; then while [ ! -e %(gate)s ]; do sleep 0.2; done; fi ;;\n'
+            'esac\nexec %(k)s "$@"\n' % {"k": KUBECTL, "log": writes_log, "count": count, "stall": "yes" if stall else "no", "gate": gate})
+        script.chmod(0o755)
+        return str(script), count
+
+    first_kubectl, first_reads = wrapper("first-kubectl", True)
+    second_kubectl, dummy = wrapper("second-kubectl", False)
+    outputs = {}
+    procs = {}
+    for half, kubectl in (("gpu-a", first_kubectl), ("gpu-b", second_kubectl)):
+        argv, env = command(api, path, "rolling.yml", "--limit", half, "-e", "rke2_numa_kubectl=%s" % kubectl)
+        outputs[half] = open(tmp_path / (half + ".out"), "w")
+        procs[half] = subprocess.Popen(argv, env=env, stdout=outputs[half], stderr=subprocess.STDOUT, text=True)
+        if half == "gpu-a":   # the first run claims gpu-a's slot and stalls in its capacity read
+            deadline = time.time() + 120
+            while time.time() < deadline and not (first_reads.exists() and len(first_reads.read_text().split()) >= 2):
+                time.sleep(0.5)
+            assert first_reads.exists() and len(first_reads.read_text().split()) >= 2, "the first run reached its capacity read"
+    deadline = time.time() + 180
+    while time.time() < deadline and "RETRYING" not in (tmp_path / "gpu-b.out").read_text():
+        time.sleep(0.5)
+    waiting = " ".join((tmp_path / "gpu-b.out").read_text().split())
+    assert "Read the Lease until it is free, or a slot is" in waiting, waiting[-3000:]
+    slots = json.loads(lease(api)["metadata"]["annotations"]["rke2-numa.maitred.io/slots"])
+    assert slots["roll"] == "roll-halves" and list(slots["claims"]) == ["gpu-a"], "gpu-b waits: one slot, gpu-a's"
+    assert not api.node("gpu-b")["unschedulable"]
+    gate.write_text("go")
+    for half, proc in procs.items():
+        proc.wait(timeout=400)
+        outputs[half].close()
+    texts = {half: " ".join((tmp_path / (half + ".out")).read_text().split()) for half in procs}
+    assert "gpu-a: starting - " in texts["gpu-a"] and "gpu-b: starting - " in texts["gpu-b"], texts["gpu-b"][-3000:]
+    for half, text in texts.items():
+        assert "roll roll-halves: held the Lease rke2-numa-system/rke2-numa-roll" in text, (half, text[-3000:])
+    accepted = [json.loads(line.split("\t", 1)[1]) for line in writes_log.read_text().splitlines() if line.startswith("0\t")]
+    claimed = [sorted(json.loads((w["metadata"].get("annotations") or {}).get("rke2-numa.maitred.io/slots", '{"claims": {}}'))["claims"])
+               for w in accepted]
+    assert ["gpu-a"] in claimed and ["gpu-b"] in claimed and max(len(c) for c in claimed) == 1, claimed
+    assert claimed.index(["gpu-b"]) > claimed.index(["gpu-a"])
+    assert lease(api)["spec"]["holderIdentity"] == "" and not (lease(api)["metadata"].get("annotations") or {}).get("rke2-numa.maitred.io/slots")
+
+
+def test_labels_and_prove_refuse_to_write_on_a_node_a_live_roll_holds(api, tmp_path):
+    """Another roll holds the Lease and has gpu-a out (its marker, cordoned): labels.yml and prove.yml write nothing on
+    gpu-a (no label, no probe pod) and fail naming the roll; gpu-b, which no roll holds, is labelled."""
+    from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+    from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply
+    roots = {name: make_node(tmp_path / name, **SPEC) for name in ("gpu-a", "gpu-b")}
+    for root in roots.values():
+        comply(root, make_plan(read_topology(str(root))))
+    hosts = {name: node_vars(root) for name, root in roots.items()}
+    hold(api, "roll-at-work", cordon=["gpu-a"])
+    since = len(api.calls())
+    code, text = run(api, tmp_path, "labels.yml", hosts, rke2_numa_labels_via="kubectl")
+    assert code != 0, text[-3000:]
+    assert "gpu-a: not labelled, nothing written on it - a roll is in progress: roll-at-work since" in text, text[-3000:]
+    node_writes = [c for c in writes(api, since) if "/nodes/" in c["path"]]
+    assert node_writes and all("/nodes/gpu-b" in c["path"] for c in node_writes), node_writes
+    assert "rke2-numa.maitred.io/plan" in api.node("gpu-b")["labels"] and "rke2-numa.maitred.io/plan" not in api.node("gpu-a")["labels"]
+
+    since = len(api.calls())
+    code, text = run(api, tmp_path, "prove.yml", {"gpu-a": hosts["gpu-a"]}, rke2_numa_prove=True)
+    assert code != 0 and "gpu-a: not probed, nothing written - a roll is in progress: roll-at-work since" in text, text[-3000:]
+    assert writes(api, since) == [], "no probe pod"
