@@ -9,6 +9,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import (
     LabelError,
+    kubectl_leftovers,
     label_changes,
     labels_by_node,
     labels_missing,
@@ -39,9 +40,18 @@ def rke2_numa_node_label_changes(current, wanted):
     return label_changes(current, wanted)
 
 
-def rke2_numa_node_labels_by_name(reply):
-    """{Node name: labels} from a ``kubectl get nodes[,pods] -o json`` reply."""
-    return labels_by_node((reply or {}).get("items"))
+def rke2_numa_node_labels_by_name(reply, kubectl_only=False):
+    """{Node name: labels} from a ``kubectl get nodes[,pods] -o json`` reply (``kubectl_only``: only our labels NFD does
+    not track - kubectl wrote them)."""
+    return labels_by_node((reply or {}).get("items"), bool(kubectl_only))
+
+
+def rke2_numa_kubectl_label_leftovers(reply, wanted):
+    """``key-`` for each of our labels kubectl wrote on the Node (``kubectl get nodes -o json`` of that one Node) that
+    ``wanted`` does not hold: what a run with rke2_numa_labels_via nfd or none removes."""
+    items = [i for i in (reply or {}).get("items") or [] if isinstance(i, dict)]
+    meta = (items[0].get("metadata") or {}) if items else {}
+    return kubectl_leftovers(meta.get("labels"), meta.get("annotations"), wanted or {})
 
 
 def rke2_numa_nfd_held_labels(annotations):
@@ -60,4 +70,5 @@ class FilterModule(object):
     def filters(self):
         return {"numa_labels": rke2_numa_numa_labels, "nfd_features": rke2_numa_nfd_features,
                 "node_label_changes": rke2_numa_node_label_changes, "node_labels_by_name": rke2_numa_node_labels_by_name,
-                "nfd_held_labels": rke2_numa_nfd_held_labels, "node_labels_missing": rke2_numa_node_labels_missing}
+                "nfd_held_labels": rke2_numa_nfd_held_labels, "node_labels_missing": rke2_numa_node_labels_missing,
+                "kubectl_label_leftovers": rke2_numa_kubectl_label_leftovers}

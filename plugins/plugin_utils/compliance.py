@@ -181,17 +181,23 @@ def label_findings(plan, state, labels_via="nfd", node_labels=None):
     file holds other labels (another plan, another capacity) or another mode; it is still there although
     ``labels_via`` is not nfd (the role removes it); with kubectl, the Node (``node_labels``: its labels from the
     API, None when not read) carries some of our labels with other values. Labels that lie send pods where they
-    do not fit.
+    do not fit. With nfd or none, ``node_labels`` are our labels kubectl wrote (NFD does not track them): those the
+    plan does not publish that way stay on the Node until the labels role removes them - a reason.
     Neither - the node carries none of our labels (never labelled, or withdrawn, or labels are not used): pods that
     select them only miss this node, and labels.yml labels it. Warnings: only a plan that cannot be published."""
     found = state.get("nfd_features")
     present = bool(found and found["exists"])
-    if labels_via == "none" and not present:
-        return [], []
     try:
-        wanted = numa_labels(plan)
+        wanted = numa_labels(plan) if labels_via != "none" else {}
     except LabelError as e:  # the labels role refuses the same way, naming the label
         return [], ["the plan cannot be published as labels: %s" % e]
+    # with nfd or none, ``node_labels`` are our labels kubectl wrote (NFD does not track them): nothing removes them
+    # but the labels role
+    leftovers = sorted(k for k in node_labels or {} if labels_via != "kubectl" and owned_label(k) and k not in wanted)
+    left = ["the Node carries NUMA labels kubectl wrote (an earlier rke2_numa_labels_via=kubectl) that "
+            "rke2_numa_labels_via=%s does not publish: %s - labels.yml removes them" % (labels_via, ", ".join(leftovers))] if leftovers else []
+    if labels_via == "none" and not present:
+        return left, []
     if found and found.get("error"):
         return ["NFD feature file: %s" % found["error"]], []
     reasons = []
@@ -208,7 +214,7 @@ def label_findings(plan, state, labels_via="nfd", node_labels=None):
         if changes:
             reasons.append("the Node's NUMA labels differ from this plan's: %s"
                            % ", ".join(sorted(c.split("=")[0].rstrip("-") for c in changes)))
-    return reasons, []
+    return reasons + left, []
 
 
 REWRITTEN = ("%s was rewritten without this collection's kubelet args after they were applied (the kubelet's "

@@ -189,11 +189,27 @@ def labels_missing(current, wanted):
     return sorted(key for key, value in (wanted or {}).items() if current.get(key) != value)
 
 
-def labels_by_node(items):
-    """``{Node name: its labels}`` from the items of a ``kubectl get nodes[,pods] -o json`` reply (other kinds skipped)."""
+def kubectl_written(labels, annotations):
+    """Our labels on a Node that Node Feature Discovery does not track: kubectl wrote them (an earlier run with
+    rke2_numa_labels_via=kubectl), and nothing but kubectl removes them. {key: value}."""
+    tracked = nfd_tracked_labels(annotations)
+    return {key: value for key, value in (labels or {}).items() if owned_label(key) and key not in tracked}
+
+
+def kubectl_leftovers(labels, annotations, wanted):
+    """The ``kubectl label`` arguments (``key-``) that remove what kubectl wrote and ``wanted`` (what NFD will publish
+    now; {} with rke2_numa_labels_via none, or labels withdrawn) does not hold. NFD's own labels are NFD's: they go
+    when our feature file goes. Sorted."""
+    return ["%s-" % key for key in sorted(kubectl_written(labels, annotations)) if key not in (wanted or {})]
+
+
+def labels_by_node(items, kubectl_only=False):
+    """``{Node name: its labels}`` from the items of a ``kubectl get nodes[,pods] -o json`` reply (other kinds skipped);
+    ``kubectl_only``: only our labels NFD does not track (kubectl_written)."""
     out = {}
     for item in items or []:
         if isinstance(item, dict) and item.get("kind") == "Node":
             meta = item.get("metadata") or {}
-            out[str(meta.get("name"))] = dict(meta.get("labels") or {})
+            labels = dict(meta.get("labels") or {})
+            out[str(meta.get("name"))] = kubectl_written(labels, meta.get("annotations")) if kubectl_only else labels
     return out

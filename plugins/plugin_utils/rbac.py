@@ -64,10 +64,11 @@ class Rule(collections.namedtuple("Rule", "scope group resource uses why")):
 
 
 _ALL = (CHECK, ROLLING, LABELS)   # labels and rolling import check.yml
+_READERS = _ALL + (PROVE,)         # prove.yml reads the Lease too: no probe on a Node a roll in progress holds
 # Every right the collection uses (kubectl_requests() says which command needs which; rolling runs the drain,
 # labels and prove roles; the test collects the calls each playbook reaches).
 RULES = (
-    Rule(CLUSTER, "", "nodes", (("get", (ROLLING, LABELS)), ("list", _ALL), ("watch", (ROLLING,)), ("patch", (ROLLING, LABELS))),
+    Rule(CLUSTER, "", "nodes", (("get", (ROLLING, LABELS)), ("list", _READERS), ("watch", (ROLLING,)), ("patch", (ROLLING, LABELS))),
          "read the Nodes; cordon, uncordon, drain, label and annotate them; wait for Ready"),
     Rule(CLUSTER, "", "pods", (("get", (ROLLING,)), ("list", _ALL)),
          "audit the pods, plan the capacity, see the upgrades and the pods a drain leaves"),
@@ -82,9 +83,9 @@ RULES = (
     Rule(KURED, "apps", "daemonsets", (("patch", (ROLLING,)),),
          "hold and give back kured's reboot lock (its DaemonSet only)"),
     # create cannot be narrowed to a name (RBAC: a create request has none); get and update only on the roll's Lease
-    Rule(LEASE, "coordination.k8s.io", "leases", (("create", (ROLLING,)), ("get", _ALL), ("update", (ROLLING,))),
+    Rule(LEASE, "coordination.k8s.io", "leases", (("create", (ROLLING,)), ("get", _READERS), ("update", (ROLLING,))),
          "take, renew and give back the roll's Lease (one roll at a time), and see which roll holds it"),
-    Rule(LEASE, "", "namespaces", (("get", _ALL),),
+    Rule(LEASE, "", "namespaces", (("get", _READERS),),
          "kubectl get --ignore-not-found looks up the Lease's namespace when there is no Lease yet (its own namespace only)"),
 )
 LEASE_NAMED_VERBS = ("get", "update")
@@ -416,7 +417,8 @@ def _rule_name(rule, verb, kured, lease):
 
 def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl", lease=LEASE_DEFAULT):
     """[{verb, group, resource, subresource, namespace, name, why, required}] the playbook's calls need (a roll
-    without probes, ``prove`` false, needs no probe rights; labels.yml without ``kubectl`` labels only reads).
+    without probes, ``prove`` false, needs no probe rights; labels.yml without ``kubectl`` labels gets no Node by name:
+    it lists them, and patches one only to remove what an earlier run wrote with kubectl).
     kured's lock is not required: without it the roll still refuses a node while kured holds its lock."""
     out = []
     kured = kured_target(kured_setting)
@@ -425,7 +427,7 @@ def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=
             continue
         resource, _sep, sub = rule.resource.partition("/")
         for verb, playbooks in rule.uses:
-            if playbook not in playbooks or (playbook == LABELS and labels_via != "kubectl" and verb != "list"):
+            if playbook not in playbooks or (playbook == LABELS and labels_via != "kubectl" and (rule.scope, verb) == (CLUSTER, "get")):
                 continue
             out.append({"verb": verb, "group": rule.group, "resource": resource, "subresource": sub, "scope": rule.scope,
                         "namespace": _rule_namespace(rule, probe_namespace, kured, lease_target(lease)),

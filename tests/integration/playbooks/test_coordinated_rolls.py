@@ -337,3 +337,33 @@ def test_labels_and_prove_refuse_to_write_on_a_node_a_live_roll_holds(api, tmp_p
     code, text = run(api, tmp_path, "prove.yml", {"gpu-a": hosts["gpu-a"]}, rke2_numa_prove=True)
     assert code != 0 and "gpu-a: not probed, nothing written - a roll is in progress: roll-at-work since" in text, text[-3000:]
     assert writes(api, since) == [], "no probe pod"
+
+
+def test_labels_kubectl_wrote_are_withdrawn_whichever_way_labels_go_now_and_the_check_flags_them(api, tmp_path):
+    """gpu-a (runs its plan) and gpu-b (does not) carry our labels kubectl wrote. With rke2_numa_labels_via none (or
+    nfd) check.yml flags them; labels.yml removes them from both (gpu-b's are withdrawn: it does not run its plan;
+    gpu-a's: none publishes nothing) and keeps every label that is not ours; the check is then clean of them."""
+    from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+    from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply
+    roots = {name: make_node(tmp_path / name, **SPEC) for name in ("gpu-a", "gpu-b")}
+    comply(roots["gpu-a"], make_plan(read_topology(str(roots["gpu-a"]))))
+    hosts = {name: node_vars(root) for name, root in roots.items()}
+    code, text = run(api, tmp_path, "labels.yml", {"gpu-a": hosts["gpu-a"]}, rke2_numa_labels_via="kubectl")
+    assert code == 0 and "rke2-numa.maitred.io/plan" in api.node("gpu-a")["labels"], text[-3000:]
+    ours = {k: v for k, v in api.node("gpu-a")["labels"].items() if k.startswith("rke2-numa.maitred.io/")}
+    with api.edit("gpu-b") as node:   # an earlier plan's labels, written with kubectl
+        node["labels"] = dict(node.get("labels") or {}, **ours, team="ml")
+    report = tmp_path / "report"
+    code, text = run(api, tmp_path, "check.yml", hosts, "-e", "rke2_numa_report_dir=%s" % report, rke2_numa_labels_via="none")
+    assert "the Node carries NUMA labels kubectl wrote (an earlier rke2_numa_labels_via=kubectl) that rke2_numa_labels_via=none does not " \
+           "publish: rke2-numa.maitred.io/" in text, text[-3000:]
+    assert "gpu-a: compliant" not in text
+
+    code, text = run(api, tmp_path, "labels.yml", hosts, rke2_numa_labels_via="none")
+    assert code == 0, text[-3000:]
+    for name in ("gpu-a", "gpu-b"):
+        assert not [k for k in api.node(name)["labels"] if k.startswith("rke2-numa.maitred.io/")], name
+    assert api.node("gpu-b")["labels"]["team"] == "ml"
+    code, text = run(api, tmp_path, "check.yml", hosts, rke2_numa_labels_via="none")
+    assert "gpu-a: compliant" in text and "kubectl wrote" not in text, text[-3000:]

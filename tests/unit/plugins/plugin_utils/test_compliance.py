@@ -372,3 +372,22 @@ def test_the_hugepages_unit_is_part_of_compliance(node):
     left = assess(none, state())
     assert any(r.startswith("the hugepages unit rke2-numa-hugepages.service of an earlier plan is still installed")
                for r in left["reasons"]) and "hugepages" in left["actions"], left
+
+
+def test_labels_kubectl_wrote_are_a_finding_when_labels_go_another_way_now(node):
+    """With rke2_numa_labels_via none or nfd, our labels kubectl wrote (NFD does not track them) stay on the Node: a
+    finding fixed in place (the labels role removes them). The old check said nothing: it read no labels then."""
+    root, plan, state = node
+    comply(root, plan)
+    wanted = numa_labels(plan)
+    written = dict(wanted)   # what check.yml passes with nfd or none: our labels NFD does not track
+    result = assess(plan, state(), labels_via="none", node_labels=written)
+    assert not result["compliant"] and result["runs_plan"] and result["actions"] == ["label"], result
+    assert result["reasons"][0].startswith("the Node carries NUMA labels kubectl wrote (an earlier rke2_numa_labels_via=kubectl) that "
+                                           "rke2_numa_labels_via=none does not publish: ")
+    # nfd publishes the same keys (it takes them over): only a key it will not publish is one
+    assert assess(plan, state(), labels_via="nfd", node_labels=written)["reasons"] == []
+    stale = dict(written, **{"rke2-numa.maitred.io/hugepages-1gi-per-node": "4"})
+    assert assess(plan, state(), labels_via="nfd", node_labels=stale)["reasons"][0].endswith(
+        "does not publish: rke2-numa.maitred.io/hugepages-1gi-per-node - labels.yml removes them")
+    assert assess(plan, state(), labels_via="none", node_labels={})["compliant"]

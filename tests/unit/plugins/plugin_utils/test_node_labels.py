@@ -345,3 +345,13 @@ def test_labels_missing_names_what_the_node_lacks_or_holds_otherwise():
     wanted = {P + "plan": "a", P + "max-pod-gpus": "8", P + "numa-nodes": "2"}
     assert labels_missing(node, wanted) == [P + "max-pod-gpus", P + "numa-nodes"]
     assert labels_missing(None, {}) == []
+
+
+def test_the_labels_kubectl_wrote_are_ours_nfd_does_not_track_and_those_not_published_now_go():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import kubectl_leftovers, kubectl_written
+    labels = {P + "plan": "a", P + "max-pod-gpus": "4", P + "numa0-gpus": "2", "team": "ml"}
+    annotations = {"nfd.node.kubernetes.io/feature-labels": "%snuma0-gpus" % P}
+    assert kubectl_written(labels, annotations) == {P + "plan": "a", P + "max-pod-gpus": "4"}, "NFD's own and not ours: kept out"
+    assert kubectl_leftovers(labels, annotations, {}) == [P + "max-pod-gpus-", P + "plan-"]
+    assert kubectl_leftovers(labels, annotations, {P + "plan": "b"}) == [P + "max-pod-gpus-"], "nfd publishes plan now: its key is NFD's"
+    assert kubectl_leftovers({}, None, {}) == []

@@ -257,8 +257,9 @@ def test_kubectl_objects_reads_one_a_list_or_several_documents():
         rbac.kubectl_objects("error: the server doesn't have a resource type")
 
 
-def test_labels_through_nfd_only_read_and_a_roll_without_probes_asks_for_no_probe_right():
-    assert sorted((n["verb"], n["resource"]) for n in rbac.needed("labels", labels_via="nfd")) == [("list", "nodes"), ("list", "pods")]
+def test_labels_through_nfd_read_and_remove_kubectls_labels_and_a_roll_without_probes_asks_for_no_probe_right():
+    assert sorted((n["verb"], n["resource"]) for n in rbac.needed("labels", labels_via="nfd")) == [
+        ("get", "leases"), ("get", "namespaces"), ("list", "nodes"), ("list", "pods"), ("patch", "nodes")], "the Lease: a roll in progress"
     assert ("patch", "nodes") in [(n["verb"], n["resource"]) for n in rbac.needed("labels")]
     assert not [n for n in rbac.needed("rolling", prove=False) if n["namespace"] == rbac.PROBE_NAMESPACE]
     assert [n for n in rbac.needed("rolling", labels_via="nfd") if (n["verb"], n["resource"]) == ("patch", "nodes")], "the cordon"
