@@ -50,13 +50,13 @@ def fleet(tmp_path_factory):
     hosts = {name: {"rke2_numa_sysfs_root": str(root), "rke2_numa_boot_root": str(root),
                     "rke2_numa_kubelet_dir": str(root / "var/lib/kubelet"),
                     "rke2_numa_config_path": str(root / "etc/rancher/rke2/config.yaml")} for name, root in nodes.items()}
-    # The cluster's pods, as `kubectl get pods -A -o json` lists them: a Burstable GPU pod on gpu-b.
+    # The cluster's pods, as `kubectl get nodes,pods -A -o json` lists them: a Burstable GPU pod on gpu-b.
     (base / "pods.json").write_text(json.dumps({"items": [
         {"metadata": {"namespace": "ml", "name": "vllm-0"}, "spec": {"nodeName": "gpu-b", "containers": [
             {"name": "vllm", "resources": {"requests": {"cpu": "4"}, "limits": {"nvidia.com/gpu": "1"}}}]},
          "status": {"phase": "Running", "qosClass": "Burstable"}}]}))
     kubectl = base / "kubectl"
-    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\n%scase "$*" in *"get pods --all-namespaces -o json") cat %s ;; %s *) exit 1 ;; esac\n'
+    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\n%scase "$*" in *"get nodes,pods --all-namespaces -o json") cat %s ;; %s *) exit 1 ;; esac\n'
                        % (base / "kubectl.calls", ACCESS_ANSWERS, base / "pods.json", NO_LEASE))
     kubectl.chmod(0o755)
     inv = {"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
@@ -102,7 +102,7 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
             "not checked (unreachable or failed): none; "
             "GPU pods that cannot be pinned: 1; pods refused with TopologyAffinityError: 0") in out.stdout
     with open(os.path.join(os.path.dirname(inventory), "kubectl.calls")) as calls:
-        assert "--kubeconfig /etc/rancher/rke2/rke2.yaml get pods --all-namespaces -o json\n" in calls.readlines()
+        assert "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json\n" in calls.readlines()
     # the fleet report beside the JSON (its page is tested in a browser by test_report_browser)
     page, summary = (tmp_path / "index.html").read_text(), (tmp_path / "summary.md").read_text()
     assert "3 hosts: 1 compliant, 2 NOT compliant, 0 blocked, 0 not checked; warnings on 1 host (check.yml)" in page
@@ -172,7 +172,8 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
     lines = calls.read_text().splitlines()
     assert lines[:5] == [ASKED, LEASE_READ, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json", LEASE_READ,
                          "--kubeconfig /etc/rancher/rke2/rke2.yaml create --namespace rke2-numa-system --validate=false -o json -f -"], lines
-    assert lines[5:] == ["--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes -o json", LEASE_READ], lines
+    # the give-back reads the Lease, then the Nodes (what another run of the roll has out: counted after the Lease)
+    assert lines[5:] == [LEASE_READ, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes -o json"], lines
     calls.unlink()
     shutil.rmtree(str(tmp_path / "backup"))
 
