@@ -357,8 +357,11 @@ def _slots(lease, roll, now, nodes, claim):
     return {"claims": dict(others, **mine), "granted": granted, "waiting": waiting, "busy": busy, "msg": "; ".join(notes)}
 
 
-def _slots_text(roll, claims):
-    return None if not claims else json.dumps({"roll": roll["id"], "claims": claims}, sort_keys=True, separators=(",", ":"))
+def _slots_text(roll, slots, lease):
+    """The slots annotation to write: the claims decided, none when there are none, or - unreadable - as it was."""
+    if slots["claims"] is None:
+        return lease["metadata"]["annotations"][SLOTS_ANNOTATION]
+    return json.dumps({"roll": roll["id"], "claims": slots["claims"]}, sort_keys=True, separators=(",", ":")) if slots["claims"] else None
 
 
 def lease_step(mode, lease, roll, now, nodes=(), claim=None):
@@ -395,8 +398,7 @@ def _lease_step(mode, lease, roll, now, nodes, claim):
         others = [n for n in held_nodes(nodes, roll["marker"], roll_id) if n not in set(roll.get("nodes") or ())]
         others += sorted(n for n in slots["claims"] or {} if n not in others)
         if others or slots["claims"] is None:
-            kept = (_slots_text(roll, slots["claims"]) if slots["claims"] is not None
-                    else lease["metadata"]["annotations"][SLOTS_ANNOTATION])
+            kept = _slots_text(roll, slots, lease)
             changed = kept != ((lease.get("metadata") or {}).get("annotations") or {}).get(SLOTS_ANNOTATION)
             return dict(quiet, action="update" if changed else "none", holder=roll_id,
                         object=_body(roll, dict(lease["spec"]), lease, kept) if changed else None,
@@ -436,8 +438,7 @@ def _holding(mode, lease, roll, now, nodes, claim, spec, extra):
     """The update of a Lease this roll holds from now on, with its slot claims (a renewal's ``claim`` granted)."""
     asked = claim is not None and mode == "renew"
     slots = _slots(lease, roll, now, nodes, claim if asked else None)
-    kept = (_slots_text(roll, slots["claims"]) if slots["claims"] is not None
-            else lease["metadata"]["annotations"][SLOTS_ANNOTATION])
+    kept = _slots_text(roll, slots, lease)
     return dict(extra, action="update", object=_body(roll, spec, lease, kept), holder=roll["id"],
                 granted=slots["granted"] if asked else [], waiting=slots["waiting"], busy=slots["busy"],
                 wait=asked and not slots["granted"] and bool(slots["waiting"]) and slots["claims"] is not None,
