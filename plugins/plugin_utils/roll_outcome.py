@@ -31,7 +31,9 @@ def roll_outcome(fleet, rolled, check_mode=False):
     the node, so it was not rolled)}]; ``rolled``: [{host, result, reason, seconds, unproven, note}]
     (hosts the roll picked, any order; ``unproven``: what the probes of a node returned to service could not
     prove - inconclusive probes, misalignment the Topology Manager policy allows - and ``labels_note``: its
-    labels did not reach the Node in time; both listed in the summary, not a failure). Returns {summary: [str], failed: bool, msg: str or None}."""
+    labels did not reach the Node in time; both listed in the summary, not a failure). Returns {summary: [str], failed: bool,
+    msg: str or None, hosts: {result: [host]}} (hosts: what fleet.json keeps, each result's hosts sorted; ``remaining``
+    for the nodes not rolled, ``blocked`` for those never rolled)."""
     by_result = {}
     for item in sorted(rolled, key=lambda i: i["host"]):
         by_result.setdefault(item.get("result"), []).append(item)
@@ -61,7 +63,9 @@ def roll_outcome(fleet, rolled, check_mode=False):
             " (the maintenance window)" if by_result.get("window") else ""))
     parts += notes
     msg = ("the roll stopped: " + "; ".join(parts)) if parts else None
-    return {"summary": summary, "failed": bool(parts), "msg": msg}
+    hosts = {r: sorted(i["host"] for i in by_result[r]) for r in by_result if r not in REMAINING}
+    hosts.update(remaining=remaining, blocked=[f["host"] for f in blocked])
+    return {"summary": summary, "failed": bool(parts), "msg": msg, "hosts": hosts}
 
 
 ANNOTATION_REASON_MAX = 300

@@ -124,7 +124,7 @@ def test_a_roll_told_to_wait_takes_the_lease_once_the_other_roll_gives_it_back(a
     root = make_node(tmp_path / "gpu-a", **SPEC)
     hold(api, "roll-scheduled", cordon=["gpu-b"])
     argv, env = command(api, inventory(api, tmp_path, {"gpu-a": node_vars(root)}, rke2_numa_roll_lock_wait=120,
-                                       rke2_numa_roll_id="roll-manual"), "rolling.yml")
+                                       rke2_numa_roll_id="roll-manual", rke2_numa_report_dir=str(tmp_path / "report")), "rolling.yml")
     waiting = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 90
     while time.time() < deadline and len([c for c in api.calls() if c["path"].endswith("/leases/" + NAME) and c["method"] == "GET"]) < 3:
@@ -142,6 +142,11 @@ def test_a_roll_told_to_wait_takes_the_lease_once_the_other_roll_gives_it_back(a
     assert "roll roll-manual: held the Lease rke2-numa-system/rke2-numa-roll" in text
     assert lease(api)["spec"]["holderIdentity"] == "", "given back at the end"
     assert lease(api)["spec"]["leaseTransitions"] == 1
+    # fleet.json: the fleet as the check saw it, and what the roll did, under its id
+    roll = json.loads((tmp_path / "report" / "fleet.json").read_text())["roll"]
+    assert roll["id"] == "roll-manual" and roll["lease"] == "rke2-numa-system/rke2-numa-roll" and not roll["check_mode"], roll
+    assert roll["hosts"] == {"failed": ["gpu-a"], "remaining": [], "blocked": []}, "a node copy has no rke2-agent to restart"
+    assert roll["failed"] and roll["msg"].startswith("the roll stopped: gpu-a: "), roll
 
 
 def test_a_killed_roll_holds_until_its_lease_expires_then_the_next_roll_takes_over_and_starts_with_its_nodes(api, tmp_path):

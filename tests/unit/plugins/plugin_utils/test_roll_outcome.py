@@ -15,7 +15,15 @@ def test_a_finished_roll_succeeds_and_lists_each_node():
     assert out == {"failed": False, "msg": None, "summary": [
         "compliant (skipped): n3", "not checked: n4", "blocked (not rolled, fix by hand): none", "fixed in place (no drain): none",
         "reconfigured: n1", "rebooted: n2", "pending reboot: none", "failed: none",
-        "remaining: none", "seconds per node: n1 80.0, n2 310.5"]}
+        "remaining: none", "seconds per node: n1 80.0, n2 310.5"],
+        "hosts": {"reconfigured": ["n1"], "rebooted": ["n2"], "remaining": [], "blocked": []}}
+
+
+def test_fleet_json_gets_each_results_hosts_and_the_nodes_left_without_a_slot_as_remaining():
+    out = roll_outcome(FLEET, [{"host": "n2", "result": "failed", "reason": "drain failed"}, {"host": "n1", "result": "no_slot", "note": "no slot"},
+                               {"host": "n4", "result": None}])
+    assert out["hosts"] == {"failed": ["n2"], "remaining": ["n1", "n4"], "blocked": []}
+    assert out["msg"] == "the roll stopped: n2: drain failed; 2 nodes not rolled: n1, n4; no slot"
 
 
 def test_a_window_stop_is_not_success():
