@@ -170,7 +170,7 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
     assert [open(b).read() for b in glob.glob(str(tmp_path / "backup" / "*~"))] == [text]
     # fixing in place writes the nodes' files: the roll takes the Lease first (one roll at a time), and gives it back
     lines = calls.read_text().splitlines()
-    assert lines[:5] == [ASKED, LEASE_READ, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json", LEASE_READ,
+    assert lines[:5] == [ASKED, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json", LEASE_READ, LEASE_READ,
                          "--kubeconfig /etc/rancher/rke2/rke2.yaml create --namespace rke2-numa-system --validate=false -o json -f -"], lines
     # the give-back reads the Lease, then the Nodes (what another run of the roll has out: counted after the Lease)
     assert lines[5:] == [LEASE_READ, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes -o json"], lines
@@ -182,7 +182,7 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
     assert out.returncode == 0, out.stdout + out.stderr
     assert "changed=1" not in out.stdout
     # the pod audit's read returns the Nodes too: the pick play finds its markers there
-    assert calls.read_text().splitlines() == [ASKED, LEASE_READ, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json"], \
+    assert calls.read_text().splitlines() == [ASKED, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json", LEASE_READ], \
         "one question (what may this kubeconfig do), the Lease's read (a roll in progress?), one read, no change"
     assert {name: tree(root) for name, root in nodes.items()} == before
     assert "skipping: no hosts matched" in out.stdout
