@@ -28,6 +28,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names impor
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import roll_lease
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer, is_boolean, show
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, parse_iso8601
 
 # Upper bounds: long enough for any real fleet, short enough that a typo does not hold a node for a day.
@@ -43,40 +44,21 @@ _FILE_STEM = re.compile(r"[A-Za-z0-9_][-A-Za-z0-9_.@]*")
 RESERVED_STEMS = ("fleet",)
 # A command kubectl may be given as: an absolute path, or a name looked up on PATH.
 _COMMAND = re.compile(r"/[^\x00]*|[A-Za-z0-9_.+][-A-Za-z0-9_.+]*")
-_PERCENT = re.compile(r"\s*([0-9]+)\s*%\s*")
-_INT = re.compile(r"\s*[+-]?[0-9]+\s*")
-# What Ansible's `bool` filter reads as true or false (the roles test these variables with it).
-_BOOLEANS = ("true", "false", "yes", "no", "on", "off", "1", "0", "y", "n", "t", "f")
-
-
-def _show(value):
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _int(value):
-    """An int from an int or a string of digits (``-e name=2`` is a string); None for anything else."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and _INT.fullmatch(value):
-        return int(value)
-    return None
+_PERCENT = re.compile(r"\s*([0-9]{1,3})\s*%\s*")
 
 
 def _bounded(name, value, low, high, unit, none_ok=False, none_means=""):
     if value is None and none_ok:
         return []
-    number = _int(value)
+    number = as_integer(value)
     if number is None or not low <= number <= high:
         return ["%s %s must be an integer from %d to %d%s%s" % (
-            name, _show(value), low, high, unit, (" (or null: %s)" % none_means) if none_ok else "")]
+            name, show(value), low, high, unit, (" (or null: %s)" % none_means) if none_ok else "")]
     return []
 
 
 def _named(name, value, errors, what):
-    return ["%s %s is not %s: %s" % (name, _show(value), what, "; ".join(errors))] if errors else []
+    return ["%s %s is not %s: %s" % (name, show(value), what, "; ".join(errors))] if errors else []
 
 
 def serial_errors(value):
@@ -84,7 +66,7 @@ def serial_errors(value):
     items = value if isinstance(value, list) else [value]
     bad = []
     for item in items:
-        number = _int(item)
+        number = as_integer(item)
         match = _PERCENT.fullmatch(item) if isinstance(item, str) else None
         if number is not None:
             ok = number >= 1
@@ -96,7 +78,7 @@ def serial_errors(value):
             bad.append(item)
     if bad or not items:
         return ["rke2_numa_serial %s must be a number of nodes >= 1 or a percentage from 1%% to 100%% (or a list of those); "
-                "0 or less would roll every node at once" % _show(value)]
+                "0 or less would roll every node at once" % show(value)]
     return []
 
 
@@ -121,15 +103,15 @@ def access_errors(inputs):
     get = inputs.get
     admin = get("rke2_numa_admin_kubeconfig", rbac.ADMIN_KUBECONFIG)
     if not isinstance(admin, str) or not admin.startswith("/") or "\x00" in admin:
-        errors.append("rke2_numa_admin_kubeconfig %s must be an absolute path" % _show(admin))
+        errors.append("rke2_numa_admin_kubeconfig %s must be an absolute path" % show(admin))
     target = get("rke2_numa_access_kubeconfig")
     if target in (None, ""):
         errors.append("rke2_numa_access_kubeconfig is not set: name the file the scoped kubeconfig is written to "
                       "(e.g. -e rke2_numa_access_kubeconfig=/etc/rancher/rke2/rke2-numa.yaml)")
     elif not isinstance(target, str) or not target.startswith("/") or target.endswith("/") or "\x00" in target or "\n" in target:
-        errors.append("rke2_numa_access_kubeconfig %s must be the absolute path of a file" % _show(target))
+        errors.append("rke2_numa_access_kubeconfig %s must be the absolute path of a file" % show(target))
     elif isinstance(admin, str) and os.path.normpath(target) in (os.path.normpath(admin), rbac.ADMIN_KUBECONFIG):
-        errors.append("rke2_numa_access_kubeconfig %s is the admin kubeconfig: it would be overwritten; name another file" % _show(target))
+        errors.append("rke2_numa_access_kubeconfig %s is the admin kubeconfig: it would be overwritten; name another file" % show(target))
     if "rke2_numa_access_token_duration" in inputs:
         dummy, error = rbac.token_seconds(get("rke2_numa_access_token_duration"))
         if error:
@@ -159,39 +141,39 @@ def input_errors(playbook, inputs, groups, hosts, now):
         if not isinstance(host, str) or not _FILE_STEM.fullmatch(host) or host in RESERVED_STEMS:
             errors.append("inventory host name %s cannot name its report files (<dir>/<host>.json): use letters, digits, '-', '_', '.' "
                           "and '@', not '/' nor a leading '.', and not %s (the fleet's own file); set the machine's address in "
-                          "ansible_host and give the host another name" % (_show(host), ", ".join(RESERVED_STEMS)))
+                          "ansible_host and give the host another name" % (show(host), ", ".join(RESERVED_STEMS)))
     if "rke2_numa_node_name" in inputs:
         errors += _named("rke2_numa_node_name", get("rke2_numa_node_name"),
                          dns1123_subdomain_errors(get("rke2_numa_node_name")), "a Node name")
     if "rke2_numa_kubectl" in inputs:
         value = get("rke2_numa_kubectl")
         if not isinstance(value, str) or not _COMMAND.fullmatch(value):
-            errors.append("rke2_numa_kubectl %s must be an absolute path or a command name" % _show(value))
+            errors.append("rke2_numa_kubectl %s must be an absolute path or a command name" % show(value))
     if "rke2_numa_kubeconfig" in inputs:
         value = get("rke2_numa_kubeconfig")
         if not isinstance(value, str) or not value.startswith("/") or "\x00" in value:
-            errors.append("rke2_numa_kubeconfig %s must be an absolute path" % _show(value))
+            errors.append("rke2_numa_kubeconfig %s must be an absolute path" % show(value))
     if get("rke2_numa_server_group") not in (None, ""):
         group = get("rke2_numa_server_group")
         if not isinstance(group, str) or group not in groups:
             errors.append("rke2_numa_server_group %s is not a group of the inventory (its groups: %s); kubectl would run "
-                          "on the controller instead" % (_show(group), ", ".join(sorted(g for g in groups if g != "ungrouped"))))
+                          "on the controller instead" % (show(group), ", ".join(sorted(g for g in groups if g != "ungrouped"))))
         elif not groups[group]:
-            errors.append("rke2_numa_server_group %s has no host: no server to run kubectl on" % _show(group))
+            errors.append("rke2_numa_server_group %s has no host: no server to run kubectl on" % show(group))
     if "rke2_numa_kubectl_host" in inputs:
         value = get("rke2_numa_kubectl_host")
         if not isinstance(value, str) or (value != "localhost" and value not in hosts):
-            errors.append("rke2_numa_kubectl_host %s is neither a host of the inventory nor localhost" % _show(value))
+            errors.append("rke2_numa_kubectl_host %s is neither a host of the inventory nor localhost" % show(value))
     if "rke2_numa_kured_daemonset" in inputs:
         value = get("rke2_numa_kured_daemonset")
         parts = value.split("/") if isinstance(value, str) else []
         if value not in ("", "auto") and (len(parts) != 2 or dns1123_label_errors(parts[0]) or dns1123_subdomain_errors(parts[1])):
             errors.append("rke2_numa_kured_daemonset %s must be namespace/name of kured's DaemonSet (a namespace and a "
-                          "DaemonSet name), auto (found by its labels, image or command) or empty: not checked" % _show(value))
+                          "DaemonSet name), auto (found by its labels, image or command) or empty: not checked" % show(value))
     if "rke2_numa_foreign_node_annotations" in inputs:
         value = get("rke2_numa_foreign_node_annotations")
         if not isinstance(value, list):
-            errors.append("rke2_numa_foreign_node_annotations %s must be a list of annotation keys" % _show(value))
+            errors.append("rke2_numa_foreign_node_annotations %s must be a list of annotation keys" % show(value))
         else:
             for key in value:
                 errors += _named("rke2_numa_foreign_node_annotations entry", key, qualified_name_errors(key), "an annotation key")
@@ -222,11 +204,11 @@ def input_errors(playbook, inputs, groups, hosts, now):
         except (TypeError, ValueError):
             minutes = None
         if minutes is None or not 0 < minutes <= NODE_MINUTES_MAX:
-            errors.append("rke2_numa_node_minutes %s must be a number of minutes above 0 and at most %d" % (_show(value), NODE_MINUTES_MAX))
+            errors.append("rke2_numa_node_minutes %s must be a number of minutes above 0 and at most %d" % (show(value), NODE_MINUTES_MAX))
     if "rke2_numa_window_end" in inputs:
         errors += window_errors(get("rke2_numa_window_end"), now, rolling)
     if "rke2_numa_roll_order" in inputs and get("rke2_numa_roll_order") not in ("idle_first", "sorted"):
-        errors.append("rke2_numa_roll_order %s must be idle_first or sorted" % _show(get("rke2_numa_roll_order")))
+        errors.append("rke2_numa_roll_order %s must be idle_first or sorted" % show(get("rke2_numa_roll_order")))
     if get("rke2_numa_roll_id") not in (None, ""):
         errors += _named("rke2_numa_roll_id", get("rke2_numa_roll_id"), roll_lease.roll_id_errors(get("rke2_numa_roll_id")), "a roll id")
     if "rke2_numa_roll_lease_namespace" in inputs:
@@ -237,21 +219,21 @@ def input_errors(playbook, inputs, groups, hosts, now):
                          dns1123_subdomain_errors(get("rke2_numa_roll_lease_name")), "a Lease name")
     if "rke2_numa_roll_lock_wait" in inputs:
         errors += _bounded("rke2_numa_roll_lock_wait", get("rke2_numa_roll_lock_wait"), 0, roll_lease.LOCK_WAIT_MAX, " s")
-    if "rke2_numa_roll_lease_seconds" in inputs and _int(get("rke2_numa_roll_lease_seconds")) != 0:
+    if "rke2_numa_roll_lease_seconds" in inputs and as_integer(get("rke2_numa_roll_lease_seconds")) != 0:
         errors += _bounded("rke2_numa_roll_lease_seconds", get("rke2_numa_roll_lease_seconds"), roll_lease.LEASE_SECONDS_MIN,
                            roll_lease.LEASE_SECONDS_MAX, " s (or 0: computed from the timeouts)")
     if get("rke2_numa_max_unavailable") not in (None, ""):
         errors += roll_lease.max_unavailable_errors(get("rke2_numa_max_unavailable"))
     if "rke2_numa_labels_via" in inputs and get("rke2_numa_labels_via") not in LABELS_VIA:
-        errors.append("rke2_numa_labels_via %s must be one of %s" % (_show(get("rke2_numa_labels_via")), ", ".join(LABELS_VIA)))
+        errors.append("rke2_numa_labels_via %s must be one of %s" % (show(get("rke2_numa_labels_via")), ", ".join(LABELS_VIA)))
     if "rke2_numa_labels_timeout" in inputs:
         errors += _bounded("rke2_numa_labels_timeout", get("rke2_numa_labels_timeout"), 1, LABELS_TIMEOUT_MAX, " s")
     if "rke2_numa_nfd_features_dir" in inputs:
         value = get("rke2_numa_nfd_features_dir")
         if not (isinstance(value, str) and value.startswith("/") and "\x00" not in value):
-            errors.append("rke2_numa_nfd_features_dir %s must be an absolute path" % _show(value))
+            errors.append("rke2_numa_nfd_features_dir %s must be an absolute path" % show(value))
     for name in ("rke2_numa_reboot_ok", "rke2_numa_audit_pods", "rke2_numa_prove", "rke2_numa_allow_pending_pods"):
         value = get(name)
-        if name in inputs and not (isinstance(value, bool) or (isinstance(value, (str, int)) and str(value).lower() in _BOOLEANS)):
-            errors.append("%s %s must be true or false" % (name, _show(value)))
+        if name in inputs and not is_boolean(value):
+            errors.append("%s %s must be true or false" % (name, show(value)))
     return errors

@@ -33,6 +33,7 @@ import re
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import dns1123_label_errors, dns1123_subdomain_errors
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import AUTO, KURED_DEFAULT
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer, show
 
 NAME = "rke2-numa"                      # the ServiceAccount, the ClusterRole and the bindings
 IDENTITY_NAMESPACE = "rke2-numa-system"  # the ServiceAccount's namespace (nothing runs there)
@@ -326,19 +327,15 @@ def manifest(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kure
 def token_seconds(value):
     """(seconds, None) of a token lifetime - seconds, or a duration like ``8h``, ``90m``, ``1d12h`` - bounded to
     10 minutes (the API server's floor) .. 7 days; (None, message) otherwise."""
-    seconds = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        seconds = value
-    elif isinstance(value, str) and value.strip().isdigit():
-        seconds = int(value.strip())
-    elif isinstance(value, str) and value.strip():
+    seconds = as_integer(value)
+    if seconds is None and isinstance(value, str) and value.strip() and len(value) <= 40:
         match = _DURATION.fullmatch(value.strip())
         if match and any(match.groups()):
             d, h, m, s = (int(g or 0) for g in match.groups())
             seconds = ((d * 24 + h) * 60 + m) * 60 + s
     if seconds is None or not TOKEN_SECONDS_MIN <= seconds <= TOKEN_SECONDS_MAX:
-        return None, ("rke2_numa_access_token_duration %r must be from 10m to 7d (seconds, or a duration such as 8h or 90m): "
-                      "the token is for a maintenance window, not forever" % (value,))
+        return None, ("rke2_numa_access_token_duration %s must be from 10m to 7d (seconds, or a duration such as 8h or 90m): "
+                      "the token is for a maintenance window, not forever" % show(value))
     return seconds, None
 
 

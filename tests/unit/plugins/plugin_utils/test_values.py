@@ -1,0 +1,72 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One way to read booleans and numbers: "false" is false, a number is bounded before int(), refusals name the variable."""
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import pytest
+
+from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import (
+    FALSE, TRUE, ValueRefused, as_boolean, as_integer, boolean, integer, is_boolean, show)
+
+
+def test_the_spellings_are_ansibles_own():
+    """The bool filter the roles use reads these; ours must read the same strings the same way."""
+    assert TRUE == {v for v in BOOLEANS_TRUE if isinstance(v, str)}
+    assert FALSE == {v for v in BOOLEANS_FALSE if isinstance(v, str)}
+
+
+@pytest.mark.parametrize("value", ["false", "False", "FALSE", "no", "off", "0", "n", " f ", False, 0, 0.0])
+def test_false_is_false_from_any_source(value):
+    assert boolean("rke2_numa_prove", value) is False and is_boolean(value)
+
+
+@pytest.mark.parametrize("value", ["true", "Yes", "on", "1", "y", True, 1])
+def test_true_is_true(value):
+    assert boolean("rke2_numa_prove", value) is True
+
+
+@pytest.mark.parametrize("value", ["", "maybe", 2, -1, None, [], {}, "²", 0.5])
+def test_anything_else_is_refused_naming_the_variable(value):
+    assert as_boolean(value) is None and not is_boolean(value)
+    with pytest.raises(ValueRefused, match=r"^rke2_numa_prove .* must be true or false$"):
+        boolean("rke2_numa_prove", value)
+
+
+@pytest.mark.parametrize("value, expected", [(5, 5), ("5", 5), (" -3 ", -3), ("+7", 7), (2.0, 2), ("0", 0)])
+def test_integers(value, expected):
+    assert as_integer(value) == expected
+
+
+@pytest.mark.parametrize("value", [True, False, None, "", "²", "٣", "1e6", "0x10", "2.5", 2.5, [2], "two", "5" * 5000,
+                                   float("inf"), float("nan"), 10 ** 30, "Infinity"])
+def test_anything_else_is_no_integer_and_never_raises(value):
+    assert as_integer(value) is None
+
+
+def test_a_number_of_5000_digits_is_refused_at_once_with_its_name_not_a_traceback():
+    started = time.monotonic()
+    tracemalloc.start()
+    for value in ("9" * 5000, int("9" * 4000), "9" * 10 ** 6):
+        with pytest.raises(ValueRefused, match=r"^rke2_numa_drain_timeout .* must be an integer from 0 to 14400 s$"):
+            integer("rke2_numa_drain_timeout", value, 0, 14400, " s")
+    dummy, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert time.monotonic() - started < 1 and peak < 5 * 10 ** 6
+
+
+def test_bounds():
+    assert integer("n", "14400", 0, 14400) == 14400
+    with pytest.raises(ValueRefused, match="n 14401 must be an integer from 0 to 14400"):
+        integer("n", 14401, 0, 14400)
+
+
+def test_show_never_fails_and_stays_short():
+    assert show(int("9" * 4000)) == "(a number of more than 18 digits)"
+    assert show("x" * 500).endswith("...") and len(show("x" * 500)) == 80
+    assert show("false") == "'false'"
