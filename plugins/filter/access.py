@@ -11,6 +11,7 @@ import json
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import ValueRefused, boolean
 
 
 def _json(value, what):
@@ -72,9 +73,17 @@ def token_request(duration):
     return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": seconds}}
 
 
+def _prove(value):
+    """rke2_numa_prove as the access_check action's argument spec reads it ("false" from -e is false)."""
+    try:
+        return boolean("rke2_numa_prove", value)
+    except ValueRefused as e:
+        raise AnsibleFilterError(str(e))
+
+
 def access_reviews(playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True, labels_via="kubectl", lease=LEASE):
     """The SelfSubjectAccessReviews to send (one kubectl create): everything, then each right the playbook needs."""
-    return rbac.access_reviews(playbook, probe_namespace, kured_daemonset, bool(prove), labels_via, lease)
+    return rbac.access_reviews(playbook, probe_namespace, kured_daemonset, _prove(prove), labels_via, lease)
 
 
 def access_findings(reply, playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True, lease=LEASE):
@@ -83,7 +92,7 @@ def access_findings(reply, playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured
         parsed = _objects(reply, "access_findings")
     except AnsibleFilterError:
         parsed = {}
-    return rbac.access_findings(parsed, playbook, probe_namespace, kured_daemonset, bool(prove), lease=lease)
+    return rbac.access_findings(parsed, playbook, probe_namespace, kured_daemonset, _prove(prove), lease=lease)
 
 
 class FilterModule:

@@ -29,6 +29,8 @@ import datetime
 import json
 import re
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer, show
+
 LEASE_API_VERSION = "coordination.k8s.io/v1"
 DEFAULT_NAMESPACE = "rke2-numa-system"
 DEFAULT_NAME = "rke2-numa-roll"
@@ -66,13 +68,9 @@ def roll_id_errors(value):
 
 
 def _int_text(value):
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isdigit() and len(value) <= 18:
-        return int(value)
-    return None
+    """A whole number >= 0 (an AWX job id, a wait in seconds) from any source; None for anything else."""
+    number = as_integer(value)
+    return number if number is not None and number >= 0 else None
 
 
 def default_roll_id(awx_workflow_job_id=None, awx_job_id=None, now=0.0, token=""):
@@ -243,22 +241,15 @@ def roll_in_progress(lease, nodes, cordoned_key, now, roll_id=""):
 
 def max_unavailable_errors(value):
     """What is wrong with ``rke2_numa_max_unavailable`` (an int >= 1, or a percentage 1%-100% of the cluster's Nodes)."""
-    if isinstance(value, bool):
-        return ["rke2_numa_max_unavailable must be a number of nodes >= 1 or a percentage from 1% to 100%"]
-    if isinstance(value, int) and 1 <= value <= MAX_UNAVAILABLE_MAX:
+    number = as_integer(value) if not isinstance(value, float) else None
+    if number is not None and 1 <= number <= MAX_UNAVAILABLE_MAX:
         return []
-    if isinstance(value, str):
-        text = value.strip()
-        if text.isdigit() and len(text) <= 6 and 1 <= int(text) <= MAX_UNAVAILABLE_MAX:
+    if isinstance(value, str) and value.strip().endswith("%"):
+        percent = as_integer(value.strip()[:-1]) if value.strip()[:1].isdigit() else None
+        if percent is not None and 1 <= percent <= 100:
             return []
-        if text.endswith("%") and text[:-1].isdigit() and len(text) <= 4 and 1 <= int(text[:-1]) <= 100:
-            return []
-    try:
-        shown = repr(value)[:40]
-    except ValueError:   # an int beyond Python's 4300 digits for str()
-        shown = "(a number that long)"
     return ["rke2_numa_max_unavailable %s must be a number of nodes from 1 to %d or a percentage from 1%% to 100%% of the cluster's "
-            "Nodes" % (shown, MAX_UNAVAILABLE_MAX)]
+            "Nodes" % (show(value), MAX_UNAVAILABLE_MAX)]
 
 
 def default_max_unavailable(serial):

@@ -95,6 +95,10 @@ def test_hostile_or_careless_inputs_are_refused_before_any_api_call_and_any_writ
         "h-window": {"rke2_numa_window_end": past},
         "h-fail": {"rke2_numa_max_fail_percentage": 101},
         "h-selector": {"rke2_numa_drain_pod_selector": "app=vllm --force"},
+        "h-digits": {"rke2_numa_drain_timeout": "9" * 5000},          # int() of it: "Exceeds the limit (4300 digits)"
+        "h-super": {"rke2_numa_drain_timeout": "\u00b2"},               # "2".isdigit() is True, int() of it raises
+        "h-cap": {"rke2_numa_max_unavailable": "9" * 5000},
+        "h-prove": {"rke2_numa_prove": "maybe"},
         "fleet": {},                                                     # its report would overwrite fleet.json
     }
     hosts = {name: node_vars(root, **dict({"rke2_numa_node_name": "gpu-a"}, **values)) for name, values in bad.items()}
@@ -116,10 +120,17 @@ def test_hostile_or_careless_inputs_are_refused_before_any_api_call_and_any_writ
             ("h-window", "rke2_numa_window_end %s ended 95 min ago" % past),
             ("h-fail", "rke2_numa_max_fail_percentage 101 must be an integer from 0 to 100"),
             ("h-selector", "rke2_numa_drain_pod_selector 'app=vllm --force' is not a label selector"),
+            ("h-digits", "rke2_numa_drain_timeout '99999"),
+            ("h-super", "rke2_numa_drain_timeout '\u00b2' must be an integer from 1 to 14400 s"),
+            ("h-cap", "rke2_numa_max_unavailable '99999"),
+            ("h-prove", "rke2_numa_prove 'maybe' must be true or false"),
             ("fleet", "inventory host name 'fleet' cannot name its report files"),
             ("Gpu_B", "rke2_numa_node_name 'Gpu_B' is not a Node name")]:
         assert "%s: the inputs of rolling are refused, nothing was read or written: " % host in text, host
         assert words in text, (host, text[-3000:])
+    assert "Traceback" not in text and "4300 digits" not in text and "Exceeds the limit" not in text
+    assert "rke2_numa_drain_timeout '%s... must be an integer from 1 to 14400 s" % ("9" * 76) in text, "shown short, named"
+    assert "rke2_numa_max_unavailable '%s... must be a number of nodes from 1 to 10000" % ("9" * 76) in text
     assert cluster.calls() == [], "not one API call"
     assert tree(root) == before and not reports.exists()
     for name in ("gpu-a", "other-1", "other-2"):

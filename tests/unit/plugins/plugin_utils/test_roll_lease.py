@@ -223,5 +223,5 @@ def test_max_unavailable_is_bounded(value, ok):
 
 def test_a_number_too_long_to_print_is_refused_by_name():
     assert rl.max_unavailable_errors(10 ** 5000) == [
-        "rke2_numa_max_unavailable (a number that long) must be a number of nodes from 1 to 10000 or a percentage from 1% to 100% of "
+        "rke2_numa_max_unavailable (a number of more than 18 digits) must be a number of nodes from 1 to 10000 or a percentage from 1% to 100% of "
         "the cluster's Nodes"]

@@ -70,3 +70,12 @@ def test_show_never_fails_and_stays_short():
     assert show(int("9" * 4000)) == "(a number of more than 18 digits)"
     assert show("x" * 500).endswith("...") and len(show("x" * 500)) == 80
     assert show("false") == "'false'"
+
+
+def test_the_roll_reads_its_numbers_here_too():
+    """"²".isdigit() is True: the cap, AWX's ids and the Lease's waits once raised on it; now refused or ignored."""
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import default_roll_id, lease_seconds, max_unavailable_errors
+    assert max_unavailable_errors("\u00b2") and max_unavailable_errors("\u00b2%") and max_unavailable_errors("9" * 5000)
+    assert max_unavailable_errors("2") == [] and max_unavailable_errors(" 50% ") == [] and max_unavailable_errors("-1%")
+    assert default_roll_id("\u00b2", "7", 0.0) == "awx-job-7" and default_roll_id("-3", None, 0.0).startswith("roll-")
+    assert lease_seconds({"rke2_numa_drain_timeout": "\u00b2"}) == lease_seconds({})
