@@ -33,6 +33,8 @@ from __future__ import annotations
 import datetime
 import json
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer
+
 KURED_LOCK_ANNOTATION = "weave.works/kured-node-lock"
 KURED_DEFAULT = ("kube-system", "kured")
 AUTO = "auto"
@@ -94,6 +96,7 @@ def _time(text):
 
 _SINGLE_KEYS = {"nodeID", "metadata", "created", "TTL"}
 _MULTI_KEYS = {"maxOwners", "locks"}
+TTL_MAX = 10 ** 18   # ns (about 31 years): a Go time.Duration is an int64; beyond it is no TTL kured wrote
 MAX_OWNERS = 1000   # kured's --concurrency: more is no real fleet's, and a bound on what a hostile value costs
 
 
@@ -101,7 +104,8 @@ def _entry_ok(entry):
     """A lockAnnotationValue as kured writes it (pkg/daemonsetlock): nodeID a string, TTL an integer (a Go
     time.Duration), created a time, metadata anything; no other key."""
     return (isinstance(entry, dict) and set(entry) <= _SINGLE_KEYS and isinstance(entry.get("nodeID"), str)
-            and (entry.get("TTL") is None or (isinstance(entry.get("TTL"), int) and not isinstance(entry.get("TTL"), bool)))
+            and (entry.get("TTL") is None or (isinstance(entry.get("TTL"), int) and not isinstance(entry.get("TTL"), bool)
+                                              and 0 <= entry.get("TTL") <= TTL_MAX))
             and (entry.get("created") is None or _time(entry.get("created")) is not None))
 
 
@@ -210,10 +214,7 @@ def kured_lock_claims(daemonsets, kured_setting, now, ttl_seconds, roll_id):
         if shape == "unreadable" or any(not _ours(lock["node"], roll_id) for lock in kured_locks(text, now) if text is not None):
             continue
         argv, dummy = _argv(ds)
-        try:
-            owners = min(max(int(_flag(argv, "--concurrency") or 1), 1), MAX_OWNERS)
-        except ValueError:
-            owners = 1
+        owners = min(max(as_integer(_flag(argv, "--concurrency") or 1) or 1, 1), MAX_OWNERS)
         if shape == "multi":
             owners, multi = current["maxOwners"], True
         else:

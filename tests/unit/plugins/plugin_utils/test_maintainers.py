@@ -79,6 +79,12 @@ def test_a_named_kured_that_is_not_there_fails_closed():
     ('{"maxOwners": Infinity, "locks": []}', "cannot be read; treated as held"),
     ('{"maxOwners": 1000000, "locks": []}', "cannot be read; treated as held"),
     ('{"nodeID": 7}', "cannot be read; treated as held"),
+    ('{"maxOwners": [2], "locks": []}', "cannot be read; treated as held"),
+    ('{"maxOwners": 2, "locks": 5}', "cannot be read; treated as held"),
+    ('{"maxOwners": 1e6, "locks": []}', "cannot be read; treated as held"),
+    ('{"maxOwners": 2, "locks": [{"nodeID": "x", "TTL": %d}]}' % 10 ** 300, "cannot be read; treated as held"),   # ttl/1e9 overflowed
+    ('{"nodeID": "x", "TTL": -1}', "cannot be read; treated as held"),
+    ('{"maxOwners": %s, "locks": []}' % ("9" * 5000), "cannot be read; treated as held"),
     ("{}", "cannot be read; treated as held"),
     (single("rke2-numa.maitred.io/roll"), "another roll (one before roll ids) holds kured's reboot lock"),
 ])
