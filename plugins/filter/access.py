@@ -60,11 +60,6 @@ def scoped_kubeconfig(view, token_request, server=""):
         raise AnsibleFilterError("scoped_kubeconfig: %s" % e) from None
 
 
-def kubeconfig_target_refusal(stat, first_line=""):
-    """Why access.yml must not write its kubeconfig there ("" when it may)."""
-    return rbac.kubeconfig_target_refusal(stat, first_line)
-
-
 def token_request(duration):
     """The TokenRequest body for a bound token of ``duration`` (bounded: 10m .. 7d)."""
     seconds, error = rbac.token_seconds(duration)
@@ -95,8 +90,37 @@ def access_findings(reply, playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured
     return rbac.access_findings(parsed, playbook, probe_namespace, kured_daemonset, _prove(prove), lease=lease)
 
 
+def server_refusal(view, server=""):
+    """Why the token must not go to ``server`` ("" when it may), from the admin kubeconfig's view (rbac.server_refusal)."""
+    return rbac.server_refusal(_json(view, "server_refusal"), server or None)
+
+
+def subject_reviews(namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, lease=LEASE):
+    """The SubjectAccessReviews to ask with the admin kubeconfig, before any token: may the ServiceAccount do
+    everything, any right it must not hold, and each right a roll needs?"""
+    return rbac.subject_reviews(namespace, probe_namespace, kured_daemonset, lease)
+
+
+def subject_findings(reply, namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, lease=LEASE):
+    """{unreadable, everything, forbidden, missing, optional_missing} from the answers to subject_reviews."""
+    try:
+        parsed = _objects(reply, "subject_findings")
+    except AnsibleFilterError:
+        parsed = {}
+    return rbac.subject_findings(parsed, namespace, probe_namespace, kured_daemonset, lease)
+
+
+def binding_findings(reply, wanted, namespace=rbac.IDENTITY_NAMESPACE):
+    """{unreadable, foreign, leftovers} from ``kubectl get clusterrolebindings,rolebindings -A -o json``."""
+    try:
+        parsed = _objects(reply, "binding_findings")
+    except AnsibleFilterError:
+        parsed = {}
+    return rbac.binding_findings(parsed, wanted, namespace)
+
+
 class FilterModule:
     def filters(self):
         return {"rbac_manifest": rbac_manifest, "identity_changes": identity_changes, "scoped_kubeconfig": scoped_kubeconfig,
-                "kubeconfig_target_refusal": kubeconfig_target_refusal,
-                "token_request": token_request, "access_reviews": access_reviews, "access_findings": access_findings}
+                "token_request": token_request, "server_refusal": server_refusal, "subject_reviews": subject_reviews,
+                "subject_findings": subject_findings, "binding_findings": binding_findings, "access_reviews": access_reviews, "access_findings": access_findings}

@@ -166,6 +166,12 @@ options:
       rke2_numa_access_token_duration:
         description: (access) The bound token's lifetime - 10m to 7d (seconds, or C(8h), C(90m)); never forever.
         type: raw
+      rke2_numa_access_kubeconfig_owner:
+        description: (access) The user who owns the scoped kubeconfig (it runs kubectl with it) - a user name.
+        type: raw
+      rke2_numa_access_server:
+        description: (access) Another API server address for the scoped kubeconfig - an https URL, or empty.
+        type: raw
       rke2_numa_access_namespace:
         description: (access) The ServiceAccount's namespace - an RFC 1123 label; not the probe namespace.
         type: raw

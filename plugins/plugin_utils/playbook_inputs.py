@@ -43,6 +43,7 @@ PLAYBOOKS = ("check", "rolling", "labels", "prove", "plan", "access")
 _FILE_STEM = re.compile(r"[A-Za-z0-9_][-A-Za-z0-9_.@]*")
 RESERVED_STEMS = ("fleet",)
 # A command kubectl may be given as: an absolute path, or a name looked up on PATH.
+_USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")   # useradd's NAME_REGEX, without the trailing $
 _COMMAND = re.compile(r"/[^\x00]*|[A-Za-z0-9_.+][-A-Za-z0-9_.+]*")
 _PERCENT = re.compile(r"\s*([0-9]{1,3})\s*%\s*")
 
@@ -112,6 +113,14 @@ def access_errors(inputs):
         errors.append("rke2_numa_access_kubeconfig %s must be the absolute path of a file" % show(target))
     elif isinstance(admin, str) and os.path.normpath(target) in (os.path.normpath(admin), rbac.ADMIN_KUBECONFIG):
         errors.append("rke2_numa_access_kubeconfig %s is the admin kubeconfig: it would be overwritten; name another file" % show(target))
+    owner = get("rke2_numa_access_kubeconfig_owner", "root")
+    if not (isinstance(owner, str) and _USER.fullmatch(owner)):
+        errors.append("rke2_numa_access_kubeconfig_owner %s must be a user name (lowercase letters, digits, '_' or '-', at most 32)"
+                      % show(owner))
+    server = get("rke2_numa_access_server", "")
+    if server not in (None, "") and not (isinstance(server, str) and server.startswith("https://") and len(server) <= 2048
+                                         and not any(c.isspace() or c == "\x00" for c in server)):
+        errors.append("rke2_numa_access_server %s must be an https URL (or empty: the admin kubeconfig's server)" % show(server))
     if "rke2_numa_access_token_duration" in inputs:
         dummy, error = rbac.token_seconds(get("rke2_numa_access_token_duration"))
         if error:

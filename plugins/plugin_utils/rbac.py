@@ -30,7 +30,9 @@ from __future__ import annotations
 import collections
 import json
 import re
+import urllib.parse
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubeconfig_file import MARK as KUBECONFIG_MARK
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import dns1123_label_errors, dns1123_subdomain_errors
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import AUTO, KURED_DEFAULT
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer, show
@@ -496,6 +498,115 @@ def access_findings(reply, playbook, probe_namespace=PROBE_NAMESPACE, kured_sett
             "unreadable": False}
 
 
+# ---------------------------------------------------------------- rights the identity must never hold
+
+# (verb, group, resource, subresource, namespace or None for cluster-wide, what it would let a holder do). access.yml
+# asks the API server (SubjectAccessReviews for the ServiceAccount, with the admin kubeconfig, before any token
+# exists) and refuses when one is allowed, whatever grants it: another binding, an aggregated role, a group binding.
+FORBIDDEN = (
+    ("list", "", "secrets", "", None, "read every Secret of the cluster"),
+    ("get", "", "secrets", "", "kube-system", "read kube-system's Secrets"),
+    ("create", "", "pods", "exec", None, "run commands in any pod"),
+    ("create", "", "pods", "exec", "kube-system", "run commands in kube-system's pods"),
+    ("delete", "", "pods", "", "kube-system", "delete kube-system's pods"),
+    ("delete", "", "pods", "", "default", "delete pods outside the probe namespace"),
+    ("create", "", "pods", "", "kube-system", "run pods in kube-system"),
+    ("create", "", "serviceaccounts", "token", None, "mint tokens for any ServiceAccount"),
+    ("create", "", "serviceaccounts", "token", "kube-system", "mint tokens for kube-system's ServiceAccounts"),
+    ("delete", "", "nodes", "", None, "delete Nodes"),
+    ("update", "", "nodes", "", None, "replace Nodes whole"),
+    ("patch", "apps", "daemonsets", "", None, "change any DaemonSet's pod template"),
+    ("escalate", "rbac.authorization.k8s.io", "clusterroles", "", None, "grant itself rights it does not hold"),
+    ("bind", "rbac.authorization.k8s.io", "clusterroles", "", None, "bind any ClusterRole"),
+    ("create", "rbac.authorization.k8s.io", "clusterrolebindings", "", None, "bind roles cluster-wide"),
+    ("impersonate", "", "users", "", None, "act as any user"),
+    ("impersonate", "", "serviceaccounts", "", None, "act as any ServiceAccount"),
+)
+
+
+def _forbidden_needs():
+    return [{"verb": v, "group": g, "resource": r, "subresource": sub, "namespace": ns, "name": None, "why": why, "required": False}
+            for v, g, r, sub, ns, why in FORBIDDEN]
+
+
+def service_account_groups(namespace=IDENTITY_NAMESPACE):
+    """The groups the API server gives a ServiceAccount's tokens (serviceaccount.MakeGroupNames, plus authenticated)."""
+    return ["system:serviceaccounts", "system:serviceaccounts:%s" % namespace, "system:authenticated"]
+
+
+def _subject_needs(probe_namespace, kured_setting, lease):
+    return [EVERYTHING] + _forbidden_needs() + needed(ROLLING, probe_namespace, kured_setting, True, "kubectl", lease)
+
+
+def subject_reviews(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, lease=LEASE_DEFAULT):
+    """A v1 List of SubjectAccessReviews for the ServiceAccount, asked with the admin kubeconfig before any token
+    exists: everything first, then each right of FORBIDDEN, then each right a roll needs."""
+    user, groups = identity(namespace), service_account_groups(namespace)
+    items = []
+    for need in _subject_needs(probe_namespace, kured_setting, lease):
+        review = _review(need)
+        review["kind"] = "SubjectAccessReview"
+        review["spec"].update(user=user, groups=groups)
+        items.append(review)
+    return {"apiVersion": "v1", "kind": "List", "items": items}
+
+
+def subject_findings(reply, namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, lease=LEASE_DEFAULT):
+    """{unreadable, everything, forbidden: [what it may do that it must not], missing: [what a roll needs that it may
+    not do], optional_missing} from the answers to subject_reviews (the same arguments)."""
+    items = (reply or {}).get("items") if isinstance(reply, dict) and "items" in reply else [reply] if reply else []
+    needs = _subject_needs(probe_namespace, kured_setting, lease)
+    if len(items) != len(needs) or any(not isinstance(i, dict) or "status" not in i for i in items):
+        return {"unreadable": True, "everything": False, "forbidden": [], "missing": [], "optional_missing": []}
+    allowed = [(i.get("status") or {}).get("allowed") is True for i in items]
+    bad = len(FORBIDDEN) + 1
+    return {"unreadable": False, "everything": allowed[0],
+            "forbidden": [_describe(n).replace("may not ", "may ", 1).replace(" (needed to ", " (it could ", 1)
+                          for n, ok in zip(needs[1:bad], allowed[1:bad]) if ok],
+            "missing": [_describe(n) for n, ok in zip(needs[bad:], allowed[bad:]) if not ok and n["required"]],
+            "optional_missing": [_describe(n) for n, ok in zip(needs[bad:], allowed[bad:]) if not ok and not n["required"]]}
+
+
+def _names_us(subject, namespace):
+    kind, name = subject.get("kind"), subject.get("name")
+    if kind == "ServiceAccount":
+        return name == NAME and subject.get("namespace") == namespace
+    return kind == "User" and name == identity(namespace)
+
+
+def binding_findings(reply, wanted, namespace=IDENTITY_NAMESPACE):
+    """From ``kubectl get clusterrolebindings,rolebindings -A -o json``: {foreign: [refusals], leftovers: [objects]}.
+    ``foreign``: each binding that is not one of ``wanted`` (the manifest's) and names our ServiceAccount (or its
+    user name) - its role's rights would be the identity's. ``leftovers``: our own RoleBindings of it (our label) that
+    the manifest no longer has (a probe namespace left behind): [{kind, namespace, name}] to delete, with their Roles;
+    ``summary``: a line for each."""
+    items = (reply or {}).get("items") if isinstance(reply, dict) else None
+    if not isinstance(items, list):
+        return {"unreadable": True, "foreign": [], "leftovers": [], "summary": []}
+    mine = {_key(o) for o in wanted}
+    foreign, leftovers = [], []
+    for item in items:
+        if not isinstance(item, dict) or item.get("kind") not in ("ClusterRoleBinding", "RoleBinding"):
+            continue
+        key, meta = _key(item), item.get("metadata") or {}
+        if key in mine:
+            continue
+        if not any(isinstance(s, dict) and _names_us(s, namespace) for s in item.get("subjects") or []):
+            continue
+        role = item.get("roleRef") or {}
+        ours = (meta.get("labels") or {}).get("app.kubernetes.io/managed-by") == MANAGED_BY
+        if ours and item["kind"] == "RoleBinding":
+            leftovers.append({"kind": "RoleBinding", "namespace": meta.get("namespace"), "name": meta.get("name")})
+            if role.get("kind") == "Role" and role.get("name"):
+                leftovers.append({"kind": "Role", "namespace": meta.get("namespace"), "name": role["name"]})
+        else:
+            where = "%s %s" % (item["kind"], "/".join(x for x in (meta.get("namespace"), meta.get("name")) if x))
+            foreign.append("%s binds the ServiceAccount %s/%s to %s %s: its rights would be the identity's; remove it (or the "
+                           "subject) and run again" % (where, namespace, NAME, role.get("kind") or "a role", role.get("name")))
+    return {"unreadable": False, "foreign": foreign, "leftovers": leftovers,
+            "summary": ["delete %s %s/%s (a namespace the identity no longer uses)" % (o["kind"], o["namespace"], o["name"]) for o in leftovers]}
+
+
 # ---------------------------------------------------------------- access.yml
 
 _KEYS = ("kind", "namespace", "name")
@@ -559,6 +670,10 @@ def identity_changes(current, wanted):
             refused.append("%s refers to another role (%s): the API server cannot change a roleRef; delete it and run again"
                            % (where, (have.get("roleRef") or {}).get("name")))
             continue
+        if have.get("aggregationRule") and not obj.get("aggregationRule"):
+            refused.append("%s has an aggregationRule nobody here wrote: the API server would add the rules of every ClusterRole it "
+                           "selects; remove it (kubectl edit) and run again" % where)
+            continue
         fields = _differs(have, obj)
         changes.append(dict(zip(_KEYS, key), action="update" if fields else "none", fields=fields))
     summary = ["%s %s %s%s" % (c["action"], c["kind"], "/".join(x for x in (c["namespace"], c["name"]) if x),
@@ -566,39 +681,57 @@ def identity_changes(current, wanted):
     return {"changes": changes, "refused": refused, "summary": summary}
 
 
-KUBECONFIG_MARK = "# maitred.rke2_numa: the scoped identity's kubeconfig, written by playbooks/access.yml"
-
-
-def kubeconfig_target_refusal(stat, first_line):
-    """Why access.yml must not write its kubeconfig at the path ``stat`` (ansible.builtin.stat's ``stat``) describes,
-    whose first line is ``first_line``; "" when it may (no file there, or one access.yml wrote)."""
-    stat = stat or {}
-    if not stat.get("exists"):
-        return ""
-    if stat.get("islnk"):
-        return "a symbolic link"
-    if not stat.get("isreg"):
-        return "not a regular file"
-    return "" if first_line == KUBECONFIG_MARK else "its first line is not our mark"
-
-
 _CLUSTER_KEYS = ("server", "certificate-authority-data", "tls-server-name", "insecure-skip-tls-verify", "proxy-url")
+
+
+def _admin_cluster(view):
+    clusters = (view or {}).get("clusters") if isinstance(view, dict) else None
+    if not isinstance(clusters, list) or len(clusters) != 1 or not isinstance((clusters[0] or {}).get("cluster"), dict):
+        raise ValueError("the admin kubeconfig's current context names no cluster")
+    return clusters[0]["cluster"]
+
+
+def server_refusal(view, server=None):
+    """Why the scoped kubeconfig's token must not be sent to ``server`` ("" when it may): the admin kubeconfig's own
+    server, or an https URL (no user, query or fragment) verified with the admin kubeconfig's CA - never one the
+    admin kubeconfig would not verify (it skips TLS verification, or has no CA). Decided before any token exists."""
+    try:
+        cluster = _admin_cluster(view)
+    except ValueError as e:
+        return str(e)
+    admin = str(cluster.get("server") or "")
+    target = str(server or admin)
+    if not server and not admin:
+        return "the admin kubeconfig's cluster has no server address"
+    try:
+        parts = urllib.parse.urlsplit(target)
+        port = parts.port
+    except ValueError:
+        return "rke2_numa_access_server %s is not a URL" % show(target)
+    if (parts.scheme != "https" or not parts.hostname or parts.username is not None or parts.password is not None or parts.query
+            or parts.fragment or any(c.isspace() or c in "\x00\\" for c in target) or len(target) > 2048 or port == 0):
+        what = "rke2_numa_access_server %s" % show(target) if server else "the admin kubeconfig's server %s" % show(target)
+        return "%s must be an https URL (https://HOST[:PORT][/PATH], no user, query or fragment): a token goes nowhere else" % what
+    if server and server.rstrip("/") != admin.rstrip("/"):
+        if cluster.get("insecure-skip-tls-verify") or not cluster.get("certificate-authority-data"):
+            return ("rke2_numa_access_server %s is not the admin kubeconfig's server (%s), and the admin kubeconfig %s: nothing could "
+                    "tell that server from an impostor; leave rke2_numa_access_server empty, or give the admin kubeconfig its CA"
+                    % (show(server), show(admin), "skips TLS verification" if cluster.get("insecure-skip-tls-verify") else "has no CA"))
+    return ""
 
 
 def scoped_kubeconfig(view, token, expires, server=None):
     """The text of a kubeconfig for the ServiceAccount's bound ``token``: the cluster (server, CA) of the admin
     kubeconfig's current context (``kubectl config view --minify --flatten -o json``), or ``server`` instead of
     its address; the admin's own credentials are never copied."""
-    clusters = (view or {}).get("clusters") or []
-    if len(clusters) != 1 or not isinstance((clusters[0] or {}).get("cluster"), dict):
-        raise ValueError("the admin kubeconfig's current context names no cluster")
+    refusal = server_refusal(view, server)
+    if refusal:
+        raise ValueError(refusal)
     if not isinstance(token, str) or not token or any(c.isspace() for c in token):
         raise ValueError("the API server returned no token")
-    cluster = {k: v for k, v in clusters[0]["cluster"].items() if k in _CLUSTER_KEYS}
+    cluster = {k: v for k, v in _admin_cluster(view).items() if k in _CLUSTER_KEYS}
     if server:
         cluster["server"] = server
-    if not str(cluster.get("server") or "").startswith(("https://", "http://")):
-        raise ValueError("the admin kubeconfig's cluster has no server address")
     doc = {"apiVersion": "v1", "kind": "Config", "clusters": [{"name": NAME, "cluster": cluster}],
            "users": [{"name": NAME, "user": {"token": token}}],
            "contexts": [{"name": NAME, "context": {"cluster": NAME, "user": NAME}}], "current-context": NAME, "preferences": {}}

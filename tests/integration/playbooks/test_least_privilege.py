@@ -158,3 +158,99 @@ def test_prove_and_labels_refuse_a_kubeconfig_without_their_rights_before_anythi
     assert "could not ask the API what the kubeconfig %s may do" % nobody in text, text[-3000:]
     assert "the server has asked for the client to provide credentials" in text, "kubectl's words for a 401"
     assert writes(api) == []
+
+
+TOKEN_PATH = "/api/v1/namespaces/%s/serviceaccounts/rke2-numa/token" % rbac.IDENTITY_NAMESPACE
+
+
+def token_requests(api, since=0):
+    return [c for c in api.calls()[since:] if c["path"] == TOKEN_PATH]
+
+
+def test_access_refuses_an_identity_that_may_do_more_before_any_token_and_leaves_the_old_kubeconfig(api, tmp_path):
+    """Another binding of our ServiceAccount (cluster-admin; a role with pods/exec), or an aggregationRule on our
+    ClusterRole: refused, naming it, before the token request; the kubeconfig written before is as it was, byte for byte."""
+    out, target = access(api, tmp_path)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    with open(target, "rb") as handle:
+        before = handle.read()
+    sa = "--serviceaccount=%s:rke2-numa" % rbac.IDENTITY_NAMESPACE
+    exec_role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "debugger"},
+                 "rules": [{"apiGroups": [""], "resources": ["pods/exec", "serviceaccounts/token"], "verbs": ["create"]},
+                           {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete"]}]}
+    assert api.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", exec_role)[0] == 201
+    cases = [
+        (["create", "clusterrolebinding", "extra-admin", "--clusterrole=cluster-admin", sa],
+         "ClusterRoleBinding extra-admin binds the ServiceAccount rke2-numa-system/rke2-numa to ClusterRole cluster-admin"),
+        (["create", "rolebinding", "debug", "-n", "default", "--clusterrole=debugger", sa],
+         "RoleBinding default/debug binds the ServiceAccount rke2-numa-system/rke2-numa to ClusterRole debugger"),
+        (["create", "clusterrolebinding", "all-sas", "--clusterrole=debugger", "--group=system:serviceaccounts:%s" % rbac.IDENTITY_NAMESPACE],
+         "may create pods/exec cluster-wide"),
+    ]
+    for argv, words in cases:
+        made = api.kubectl(*argv)
+        assert made.returncode == 0, made.stderr
+        since = len(api.calls())
+        out, dummy = access(api, tmp_path)
+        text = " ".join((out.stdout + out.stderr).split())
+        assert out.returncode != 0 and words in text, (argv, text[-3000:])
+        assert token_requests(api, since) == [], "refused before any token exists"
+        with open(target, "rb") as handle:
+            assert handle.read() == before, "the old kubeconfig, byte for byte"
+        kind, name = argv[1], argv[2]
+        assert api.kubectl("delete", kind, name, *(["-n", "default"] if kind == "rolebinding" else [])).returncode == 0
+    aggregated = [{"op": "add", "path": "/aggregationRule", "value": {"clusterRoleSelectors": [{"matchLabels": {"team": "ml"}}]}}]
+    assert api.kubectl("patch", "clusterrole", "rke2-numa", "--type=json", "-p", json.dumps(aggregated)).returncode == 0
+    since = len(api.calls())
+    out, dummy = access(api, tmp_path)
+    assert out.returncode != 0 and "ClusterRole rke2-numa has an aggregationRule nobody here wrote" in out.stdout, out.stdout[-3000:]
+    assert token_requests(api, since) == [] and writes(api, since) == []
+
+
+def test_access_never_shows_the_target_file_and_refuses_one_planted_by_another_user(api, tmp_path):
+    secret = tmp_path / "token"
+    secret.write_text("K10abcdef0123456789::server:joinsecret\n")
+    for path in ("/etc/passwd", str(secret)):
+        out, dummy = access(api, tmp_path, "-vvv", rke2_numa_access_kubeconfig=path)
+        text = out.stdout + out.stderr
+        assert out.returncode != 0 and "exists and was not written by access.yml (its first line is not our mark)" in text, text[-2000:]
+        assert "root:x:0:0" not in text and "joinsecret" not in text and "K10abcdef" not in text
+    assert secret.read_text() == "K10abcdef0123456789::server:joinsecret\n"
+    planted = tmp_path / "planted.yaml"
+    planted.write_text(rbac.KUBECONFIG_MARK + "\n{}\n")
+    os.chown(str(planted), 65534, 65534)
+    since = len(api.calls())
+    out, dummy = access(api, tmp_path, rke2_numa_access_kubeconfig=str(planted))
+    assert out.returncode != 0 and "(owned by uid 65534, not root (rke2_numa_access_kubeconfig_owner)" in out.stdout, out.stdout[-2000:]
+    assert planted.read_text() == rbac.KUBECONFIG_MARK + "\n{}\n" and os.stat(str(planted)).st_uid == 65534
+    assert token_requests(api, since) == [] and writes(api, since) == []
+
+
+def test_access_sends_no_token_to_a_server_the_admin_kubeconfig_cannot_verify(api, tmp_path):
+    for server, words in [("https://127.0.0.1:1", "is not the admin kubeconfig's server"),
+                          ("http://127.0.0.1:6443", "must be an https URL"),
+                          ("https://user:pw@127.0.0.1:6443", "must be an https URL")]:
+        since = len(api.calls())
+        out, target = access(api, tmp_path, rke2_numa_access_server=server)
+        text = " ".join((out.stdout + out.stderr).split())
+        assert out.returncode != 0 and words in text, (server, text[-2000:])
+        assert token_requests(api, since) == [] and not os.path.exists(target)
+
+
+def test_a_probe_namespace_left_behind_keeps_no_rights_and_prove_false_from_e_runs_the_roll(api, tmp_path):
+    out, target = access(api, tmp_path)
+    assert out.returncode == 0
+    assert api.kubectl("--kubeconfig", target, "auth", "can-i", "delete", "pods", "-n", rbac.PROBE_NAMESPACE).stdout.strip() == "yes"
+    out, dummy = access(api, tmp_path, rke2_numa_probe_namespace="rke2-numa-probe2")
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    assert "delete RoleBinding rke2-numa-probe/rke2-numa-probe (a namespace the identity no longer uses)" in out.stdout
+    for namespace, answer in ((rbac.PROBE_NAMESPACE, "no"), ("rke2-numa-probe2", "yes")):
+        got = api.kubectl("--kubeconfig", target, "auth", "can-i", "delete", "pods", "-n", namespace)
+        assert got.stdout.strip() == answer, (namespace, got.stdout, got.stderr)
+    # a roll without probes, told so as a string (-e, an AWX survey): the access check asks for no probe right
+    root = make_node(tmp_path / "gpu-a", **SPEC)
+    comply(root, make_plan(read_topology(str(root))))
+    out = run(api, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, "-e", "rke2_numa_prove=false", rke2_numa_kubeconfig=target,
+              rke2_numa_probe_namespace="rke2-numa-probe2")
+    text = out.stdout + out.stderr
+    assert out.returncode == 0 and "its answer was not the reviews asked for" not in text, text[-3000:]

@@ -985,6 +985,7 @@ KINDS = [
     Kind("authentication.k8s.io", "v1", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview", False, ["create"]),
     Kind("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", False, ["create"]),
     Kind("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "selfsubjectrulesreview", "SelfSubjectRulesReview", False, ["create"]),
+    Kind("authorization.k8s.io", "v1", "subjectaccessreviews", "subjectaccessreview", "SubjectAccessReview", False, ["create"]),
 ]
 KIND_BY_PATH = {(k.group, k.version, k.plural): k for k in KINDS}
 NODES = KIND_BY_PATH[("", "v1", "nodes")]
@@ -992,7 +993,7 @@ DAEMONSETS = KIND_BY_PATH[("apps", "v1", "daemonsets")]
 PODS = KIND_BY_PATH[("", "v1", "pods")]
 NAMESPACES = KIND_BY_PATH[("", "v1", "namespaces")]
 SERVICEACCOUNTS = KIND_BY_PATH[("", "v1", "serviceaccounts")]
-REVIEWS = [k for k in KINDS if k.plural.startswith("selfsubject")]
+REVIEWS = [k for k in KINDS if k.plural.startswith("selfsubject") or k.plural == "subjectaccessreviews"]
 STORED = {k.plural: k for k in KINDS if k.stored}
 # Subresources in discovery: (group, version) -> entries after the resource's own.
 SUBRESOURCES = {
@@ -3319,6 +3320,14 @@ class Api:
             raise bad_request("the body is not a %s %s" % (kind.api_version, kind.kind))
         spec, user = body.get("spec") or {}, request.user
         doc = {"kind": kind.kind, "apiVersion": kind.api_version, "metadata": {"creationTimestamp": None}}
+        if kind.plural == "subjectaccessreviews":
+            # another user's access, asked by one allowed to create subjectaccessreviews (the request's own RBAC check
+            # ran before): validation.ValidateSubjectAccessReviewSpec wants a user or a group
+            if not spec.get("user") and not spec.get("groups"):
+                raise invalid_kind("authorization.k8s.io", "SubjectAccessReview", "", [
+                    ("spec.user", 'Invalid value: "": at least one of user or group must be specified', "FieldValueInvalid")])
+            user = User(str(spec.get("user") or ""), [str(g) for g in spec.get("groups") or []], str(spec.get("uid") or ""),
+                        spec.get("extra") if isinstance(spec.get("extra"), dict) else None)
         if kind.plural == "selfsubjectreviews":
             doc["status"] = {"userInfo": user.info()}
             return Response(201, doc)
@@ -3343,7 +3352,7 @@ class Api:
             causes.append(("spec.resourceAttributes", 'Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be '
                            "specified", "FieldValueInvalid"))
         if causes:
-            raise invalid_kind("authorization.k8s.io", "SelfSubjectAccessReview", "", causes)
+            raise invalid_kind("authorization.k8s.io", kind.kind, "", causes)
         if not isinstance(resource or non_resource, dict):
             raise bad_request("the body is not a %s %s" % (kind.api_version, kind.kind))
         if resource is not None:  # authorizationutil.ResourceAttributesFrom

@@ -25,7 +25,7 @@ from ansible_collections.maitred.rke2_numa.tests.fixtures.kubectl_calls import A
 
 def test_only_access_yml_uses_the_admin_kubeconfig():
     assert {c.file for c in ADMIN_CALLS} == {"playbooks/access.yml"}
-    assert sorted(rbac.kubectl_command(c.words) for c in ADMIN_CALLS) == ["apply", "config", "create", "get"]
+    assert sorted(rbac.kubectl_command(c.words) for c in ADMIN_CALLS) == ["apply", "config", "create", "create", "delete", "get", "get"]
     access = [c for c in CALLS if c.file == "playbooks/access.yml"]
     assert [[(r.verb, r.resource) for r in requests_of(c)] for c in access] == [[("create", "selfsubjectaccessreviews")]], \
         "with the scoped kubeconfig access.yml only asks what it may do"
@@ -265,9 +265,79 @@ def test_labels_through_nfd_read_and_remove_kubectls_labels_and_a_roll_without_p
     assert [n for n in rbac.needed("rolling", labels_via="nfd") if (n["verb"], n["resource"]) == ("patch", "nodes")], "the cordon"
 
 
-def test_access_writes_only_where_nothing_is_or_over_its_own_kubeconfig():
-    assert rbac.kubeconfig_target_refusal({"exists": False}, "") == ""
-    assert rbac.kubeconfig_target_refusal({"exists": True, "isreg": True, "islnk": False}, rbac.KUBECONFIG_MARK) == ""
-    assert rbac.kubeconfig_target_refusal({"exists": True, "isreg": True, "islnk": False}, "apiVersion: v1") == "its first line is not our mark"
-    assert rbac.kubeconfig_target_refusal({"exists": True, "islnk": True, "isreg": True}, rbac.KUBECONFIG_MARK) == "a symbolic link"
-    assert rbac.kubeconfig_target_refusal({"exists": True, "isreg": False, "isdir": True}, "") == "not a regular file"
+def _view(**cluster):
+    return {"clusters": [{"name": "default", "cluster": dict({"server": "https://127.0.0.1:6443", "certificate-authority-data": "Q0E="},
+                                                             **cluster)}]}
+
+
+@pytest.mark.parametrize("server, view, words", [
+    ("", _view(), ""),
+    ("https://127.0.0.1:6443", _view(insecure_skip=None), ""),
+    ("https://rke2.example.com:6443/", _view(), ""),
+    ("https://127.0.0.1:1", _view(**{"insecure-skip-tls-verify": True}), "is not the admin kubeconfig's server"),
+    ("https://10.0.0.9:6443", {"clusters": [{"name": "d", "cluster": {"server": "https://127.0.0.1:6443"}}]}, "has no CA"),
+    ("http://127.0.0.1:6443", _view(), "must be an https URL"),
+    ("https://u:p@127.0.0.1:6443", _view(), "must be an https URL"),
+    ("https://127.0.0.1:6443?x=1", _view(), "must be an https URL"),
+    ("https://127.0.0.1:99999", _view(), "is not a URL"),
+    ("", {"clusters": []}, "names no cluster"),
+    ("", _view(server="http://127.0.0.1:6443"), "the admin kubeconfig's server 'http://127.0.0.1:6443' must be an https URL"),
+])
+def test_the_token_goes_only_to_a_server_the_admin_kubeconfig_verifies(server, view, words):
+    got = rbac.server_refusal(view, server or None)
+    assert (words in got) if words else got == "", got
+    if words:
+        with pytest.raises(ValueError):
+            rbac.scoped_kubeconfig(view, "tok", "2026-12-04T00:00:00Z", server or None)
+
+
+def _binding(kind, name, subjects, role="cluster-admin", namespace=None, ours=False):
+    meta = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    if ours:
+        meta["labels"] = {"app.kubernetes.io/managed-by": rbac.MANAGED_BY}
+    return {"kind": kind, "metadata": meta, "subjects": subjects, "roleRef": {"kind": "ClusterRole" if kind == "ClusterRoleBinding" else "Role",
+                                                                              "name": role}}
+
+
+def test_bindings_of_our_service_account_that_are_not_ours_are_refused_and_ours_left_behind_are_removed():
+    wanted = rbac.manifest()
+    sa = {"kind": "ServiceAccount", "name": "rke2-numa", "namespace": rbac.IDENTITY_NAMESPACE}
+    reply = {"kind": "List", "items": [o for o in wanted if o["kind"].endswith("Binding")] + [
+        _binding("ClusterRoleBinding", "extra", [sa]),
+        _binding("RoleBinding", "as-user", [{"kind": "User", "name": rbac.identity()}], role="edit", namespace="default"),
+        _binding("ClusterRoleBinding", "discovery", [{"kind": "Group", "name": "system:serviceaccounts"}]),   # RBAC's own: the reviews judge
+        _binding("ClusterRoleBinding", "other-sa", [dict(sa, namespace="elsewhere")]),
+        _binding("RoleBinding", "rke2-numa-probe", [sa], role="rke2-numa-probe", namespace="old-probe", ours=True)]}
+    found = rbac.binding_findings(reply, wanted)
+    assert [f.split(":")[0] for f in found["foreign"]] == [
+        "ClusterRoleBinding extra binds the ServiceAccount rke2-numa-system/rke2-numa to ClusterRole cluster-admin",
+        "RoleBinding default/as-user binds the ServiceAccount rke2-numa-system/rke2-numa to Role edit"]
+    assert found["leftovers"] == [{"kind": "RoleBinding", "namespace": "old-probe", "name": "rke2-numa-probe"},
+                                  {"kind": "Role", "namespace": "old-probe", "name": "rke2-numa-probe"}]
+    assert rbac.binding_findings({"kind": "Status"}, wanted)["unreadable"]
+
+
+def test_the_subject_reviews_ask_for_the_service_account_and_name_what_it_must_not_do():
+    asked = rbac.subject_reviews()
+    assert {i["kind"] for i in asked["items"]} == {"SubjectAccessReview"}
+    assert asked["items"][0]["spec"]["user"] == rbac.identity() and "system:serviceaccounts" in asked["items"][0]["spec"]["groups"]
+    answers = [dict(i, status={"allowed": n > len(rbac.FORBIDDEN)}) for n, i in enumerate(asked["items"])]
+    assert rbac.subject_findings({"items": answers}) == {"unreadable": False, "everything": False, "forbidden": [], "missing": [],
+                                                         "optional_missing": []}
+    answers[3]["status"]["allowed"] = True
+    found = rbac.subject_findings({"items": answers})
+    assert found["forbidden"] == ["may create pods/exec cluster-wide (it could run commands in any pod)"]
+    answers[-1]["status"]["allowed"] = False
+    assert rbac.subject_findings({"items": answers})["missing"] or rbac.subject_findings({"items": answers})["optional_missing"]
+    assert rbac.subject_findings({"items": answers[:-1]})["unreadable"]
+
+
+def test_an_aggregation_rule_on_our_cluster_role_is_refused():
+    wanted = rbac.manifest()
+    have = [dict(o, metadata=dict(o["metadata"], labels=dict(o["metadata"].get("labels") or {}))) for o in wanted]
+    role = next(o for o in have if o["kind"] == "ClusterRole")
+    role["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}
+    refused = rbac.identity_changes({"kind": "List", "items": have}, wanted)["refused"]
+    assert refused and refused[0].startswith("ClusterRole rke2-numa has an aggregationRule nobody here wrote")
