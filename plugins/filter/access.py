@@ -123,4 +123,5 @@ class FilterModule:
     def filters(self):
         return {"rbac_manifest": rbac_manifest, "identity_changes": identity_changes, "scoped_kubeconfig": scoped_kubeconfig,
                 "token_request": token_request, "server_refusal": server_refusal, "subject_reviews": subject_reviews,
-                "subject_findings": subject_findings, "binding_findings": binding_findings, "access_reviews": access_reviews, "access_findings": access_findings}
+                "subject_findings": subject_findings, "binding_findings": binding_findings, "access_reviews": access_reviews,
+                "access_findings": access_findings}
