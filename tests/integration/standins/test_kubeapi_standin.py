@@ -69,7 +69,8 @@ def test_discovery(cluster):
     rbac = {r["name"]: r for r in cluster.request("GET", "/apis/rbac.authorization.k8s.io/v1")[1]["resources"]}
     assert sorted(rbac) == ["clusterrolebindings", "clusterroles", "rolebindings", "roles"] and rbac["roles"]["namespaced"] is True
     reviews = cluster.request("GET", "/apis/authorization.k8s.io/v1")[1]["resources"]
-    assert [(r["name"], r["verbs"]) for r in reviews] == [("selfsubjectaccessreviews", ["create"]), ("selfsubjectrulesreviews", ["create"])]
+    assert [(r["name"], r["verbs"]) for r in reviews] == [("selfsubjectaccessreviews", ["create"]), ("selfsubjectrulesreviews", ["create"]),
+                                                          ("subjectaccessreviews", ["create"])]
     apps = {r["name"]: r for r in cluster.request("GET", "/apis/apps/v1")[1]["resources"]}
     assert apps["daemonsets"]["shortNames"] == ["ds"] and apps["daemonsets"]["kind"] == "DaemonSet"
     policy = {r["name"]: r for r in cluster.request("GET", "/apis/policy/v1")[1]["resources"]}
@@ -450,3 +451,17 @@ def test_the_script_runs_through_its_shell_header():
     out = subprocess.run([KUBEAPI_PATH, "kubeconfig", "--server", "http://127.0.0.1:6443"], capture_output=True, text=True, timeout=20,
                          check=False)
     assert out.returncode == 0 and "    server: https://127.0.0.1:6443\n" in out.stdout and "current-context: default" in out.stdout
+
+
+def test_a_subject_access_review_judges_another_user_by_the_same_rbac(cluster):
+    """The admin asks for a ServiceAccount (access.yml, before its token exists); neither user nor group is invalid."""
+    path = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+    attrs = {"verb": "get", "group": "", "resource": "secrets", "namespace": "kube-system"}
+    code, doc = cluster.request("POST", path, {"kind": "SubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+                                                "spec": {"user": "system:serviceaccount:x:y", "groups": ["system:serviceaccounts"],
+                                                         "resourceAttributes": attrs}})
+    assert code == 201 and doc["status"]["allowed"] is False
+    code, doc = cluster.request("POST", path, {"kind": "SubjectAccessReview", "spec": {"groups": ["system:masters"], "resourceAttributes": attrs}})
+    assert code == 201 and doc["status"]["allowed"] is True
+    code, doc = cluster.request("POST", path, {"kind": "SubjectAccessReview", "spec": {"resourceAttributes": attrs}})
+    assert code == 422 and "at least one of user or group must be specified" in doc["message"], doc
