@@ -457,9 +457,8 @@ def test_a_subject_access_review_judges_another_user_by_the_same_rbac(cluster):
     """The admin asks for a ServiceAccount (access.yml, before its token exists); neither user nor group is invalid."""
     path = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
     attrs = {"verb": "get", "group": "", "resource": "secrets", "namespace": "kube-system"}
-    code, doc = cluster.request("POST", path, {"kind": "SubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
-                                                "spec": {"user": "system:serviceaccount:x:y", "groups": ["system:serviceaccounts"],
-                                                         "resourceAttributes": attrs}})
+    spec = {"user": "system:serviceaccount:x:y", "groups": ["system:serviceaccounts"], "resourceAttributes": attrs}
+    code, doc = cluster.request("POST", path, {"kind": "SubjectAccessReview", "apiVersion": "authorization.k8s.io/v1", "spec": spec})
     assert code == 201 and doc["status"]["allowed"] is False
     code, doc = cluster.request("POST", path, {"kind": "SubjectAccessReview", "spec": {"groups": ["system:masters"], "resourceAttributes": attrs}})
     assert code == 201 and doc["status"]["allowed"] is True
