@@ -118,9 +118,8 @@ def access_errors(inputs):
         errors.append("rke2_numa_access_kubeconfig_owner %s must be a user name (lowercase letters, digits, '_' or '-', at most 32)"
                       % show(owner))
     server = get("rke2_numa_access_server", "")
-    if server not in (None, "") and not (isinstance(server, str) and server.startswith("https://") and len(server) <= 2048
-                                         and not any(c.isspace() or c == "\x00" for c in server)):
-        errors.append("rke2_numa_access_server %s must be an https URL (or empty: the admin kubeconfig's server)" % show(server))
+    if server not in (None, "") and rbac.server_url_refusal(server):
+        errors.append(rbac.server_url_refusal(server))
     if "rke2_numa_access_token_duration" in inputs:
         dummy, error = rbac.token_seconds(get("rke2_numa_access_token_duration"))
         if error:

@@ -691,6 +691,23 @@ def _admin_cluster(view):
     return clusters[0]["cluster"]
 
 
+def server_url_refusal(url, what="rke2_numa_access_server"):
+    """Why ``url`` is no address a token may go to ("" when it is): an https URL, no user, query or fragment, at most
+    2048 characters. ``what``: how the message names it. The inputs check and server_refusal both ask here."""
+    shown = "%s %s" % (what, show(url))
+    if not isinstance(url, str):
+        return "%s is not a URL" % shown
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "%s is not a URL" % shown
+    if (parts.scheme != "https" or not parts.hostname or parts.username is not None or parts.password is not None or parts.query
+            or parts.fragment or any(c.isspace() or c in "\x00\\" for c in url) or len(url) > 2048 or port == 0):
+        return "%s must be an https URL (https://HOST[:PORT][/PATH], no user, query or fragment): a token goes nowhere else" % shown
+    return ""
+
+
 def server_refusal(view, server=None):
     """Why the scoped kubeconfig's token must not be sent to ``server`` ("" when it may): the admin kubeconfig's own
     server, or an https URL (no user, query or fragment) verified with the admin kubeconfig's CA - never one the
@@ -700,18 +717,11 @@ def server_refusal(view, server=None):
     except ValueError as e:
         return str(e)
     admin = str(cluster.get("server") or "")
-    target = str(server or admin)
     if not server and not admin:
         return "the admin kubeconfig's cluster has no server address"
-    try:
-        parts = urllib.parse.urlsplit(target)
-        port = parts.port
-    except ValueError:
-        return "rke2_numa_access_server %s is not a URL" % show(target)
-    if (parts.scheme != "https" or not parts.hostname or parts.username is not None or parts.password is not None or parts.query
-            or parts.fragment or any(c.isspace() or c in "\x00\\" for c in target) or len(target) > 2048 or port == 0):
-        what = "rke2_numa_access_server %s" % show(target) if server else "the admin kubeconfig's server %s" % show(target)
-        return "%s must be an https URL (https://HOST[:PORT][/PATH], no user, query or fragment): a token goes nowhere else" % what
+    refusal = server_url_refusal(server, "rke2_numa_access_server") if server else server_url_refusal(admin, "the admin kubeconfig's server")
+    if refusal:
+        return refusal
     if server and server.rstrip("/") != admin.rstrip("/"):
         if cluster.get("insecure-skip-tls-verify") or not cluster.get("certificate-authority-data"):
             return ("rke2_numa_access_server %s is not the admin kubeconfig's server (%s), and the admin kubeconfig %s: nothing could "

@@ -149,6 +149,12 @@ ACCESS = {"rke2_numa_access_kubeconfig": "/etc/rancher/rke2/rke2-numa.yaml", "rk
     ({"rke2_numa_probe_namespace": "default"}, "holds other pods"),
     ({"rke2_numa_probe_namespace": "kube-system"}, "holds other pods"),
     ({"rke2_numa_probe_namespace": "rke2-numa-system"}, "must differ"),
+    ({"rke2_numa_access_server": "http://127.0.0.1:6443"}, "rke2_numa_access_server 'http://127.0.0.1:6443' must be an https URL"),
+    ({"rke2_numa_access_server": "https://u:p@10.0.0.1:6443"}, "must be an https URL (https://HOST[:PORT][/PATH], no user"),
+    ({"rke2_numa_access_server": "https://10.0.0.1:99999"}, "rke2_numa_access_server 'https://10.0.0.1:99999' is not a URL"),
+    ({"rke2_numa_access_server": ["https://10.0.0.1"]}, "is not a URL"),
+    ({"rke2_numa_access_kubeconfig_owner": "-o"}, "rke2_numa_access_kubeconfig_owner '-o' must be a user name"),
+    ({"rke2_numa_access_kubeconfig_owner": "Root"}, "must be a user name"),
 ])
 def test_access_refuses_a_target_that_is_not_ours_a_token_forever_and_a_shared_probe_namespace(changes, words):
     assert input_errors("access", ACCESS, GROUPS, HOSTS, NOW) == []
