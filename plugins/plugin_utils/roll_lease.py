@@ -44,7 +44,7 @@ LOCK_WAIT_MAX = 12 * 3600             # s: rke2_numa_roll_lock_wait
 LOCK_POLL_SECONDS = 10                # s: how often a waiting roll reads the Lease again
 MANAGED_BY = {"app.kubernetes.io/name": "rke2-numa", "app.kubernetes.io/managed-by": "maitred.rke2_numa"}
 MODES = ("take", "renew", "release")
-SLOTS_ANNOTATION = "rke2-numa.maitred.io/slots"   # on the Lease: {"roll": id, "claims": {node: {run, since, until}}}
+SLOTS_ANNOTATION = "rke2-numa.maitred.io/slots"   # on the Lease: {"roll": id, "claims": {node: {run, since, until[, waiting]}}}
 MAX_UNAVAILABLE_MAX = 10000           # nodes: rke2_numa_max_unavailable
 
 
@@ -287,6 +287,8 @@ def _claims(lease, roll_id):
         if not isinstance(claim, dict) or not isinstance(claim.get("run"), str) or parse_time(claim.get("until")) is None:
             return {}, False
         claims[str(node)] = {"run": claim["run"], "since": str(claim.get("since") or ""), "until": claim["until"]}
+        if claim.get("waiting") is True:
+            claims[str(node)]["waiting"] = True
     return claims, True
 
 
@@ -319,17 +321,20 @@ def _slots(lease, roll, now, nodes, claim):
     live = {n: c for n, c in claims.items() if parse_time(c["until"]) > now}
     others = {n: c for n, c in live.items() if c["run"] != roll["run"]}
     own = {n: c for n, c in live.items() if c["run"] == roll["run"]}
+    # a run waiting for a slot says so (an entry with waiting: true): no Node out, but a run of the roll still at work,
+    # so a sibling's release keeps the Lease for it
+    rolling = {n: c for n, c in others.items() if not c.get("waiting")}
     until = micro_time(now + int(roll["lease_seconds"]))
     if claim is None:
         kept = {n: dict(c, until=until) for n, c in own.items()}
-        return dict(none, claims=dict(others, **kept), granted=sorted(kept))
+        return dict(none, claims=dict(others, **kept), granted=sorted(n for n, c in kept.items() if not c.get("waiting")))
     cap = unavailable_cap(roll["max_unavailable"], len(nodes or []))
     out = nodes_out(nodes, roll["marker"], roll["failed"])
-    for node, other in others.items():
+    for node, other in rolling.items():
         out.setdefault(node, "claimed by run %s of roll %s since %s" % (other["run"], roll["id"], other["since"]))
     granted, waiting, busy = [], [], []
     for node in claim:
-        if node in others:
+        if node in rolling:
             busy.append(node)
         elif node in out or len(out) < cap:
             granted.append(node)
@@ -337,6 +342,8 @@ def _slots(lease, roll, now, nodes, claim):
         else:
             waiting.append(node)
     mine = {n: {"run": roll["run"], "since": (own.get(n) or {}).get("since") or micro_time(now), "until": until} for n in granted}
+    mine.update({n: {"run": roll["run"], "since": (own.get(n) or {}).get("since") or micro_time(now), "until": until, "waiting": True}
+                 for n in waiting})
     notes = []
     if waiting:
         held = sorted(out)
@@ -387,14 +394,17 @@ def _lease_step(mode, lease, roll, now, nodes, claim):
                         msg="the Lease %s is not held by %s: nothing to give back" % (where, roll_id))
         slots = _slots(lease, roll, now, nodes, [])
         others = [n for n in held_nodes(nodes, roll["marker"], roll_id) if n not in set(roll.get("nodes") or ())]
-        others += sorted(n for n in slots["claims"] or {} if n not in others)
-        if others or slots["claims"] is None:
+        others += sorted(n for n, c in (slots["claims"] or {}).items() if n not in others and not c.get("waiting"))
+        waiting = sorted(n for n, c in (slots["claims"] or {}).items() if c.get("waiting") and n not in others)
+        if others or waiting or slots["claims"] is None:
             kept = _slots_text(roll, slots, lease)
             changed = kept != ((lease.get("metadata") or {}).get("annotations") or {}).get(SLOTS_ANNOTATION)
+            why = "; ".join(w for w in ("%s out" % ", ".join(others) if others else "",
+                                        "%s waiting for a slot" % ", ".join(waiting) if waiting else "") if w)
             return dict(quiet, action="update" if changed else "none", holder=roll_id,
                         object=_body(roll, dict(lease["spec"]), lease, kept) if changed else None,
-                        msg="the Lease %s is kept: %s" % (where, ("another run of roll %s still has %s out" % (roll_id, ", ".join(others)))
-                                                          if others else slots["msg"]))
+                        msg="the Lease %s is kept: %s" % (where, ("another run of roll %s still has %s" % (roll_id, why))
+                                                          if why else slots["msg"]))
         spec = _spec("", 1, stamp, stamp, state["transitions"])
         return dict(quiet, action="update", object=_body(roll, spec, lease), holder="", msg="roll %s gave the Lease %s back" % (roll_id, where))
     if not state["exists"]:

@@ -156,7 +156,8 @@ def test_a_batch_claims_slots_up_to_the_cap_across_the_runs_of_a_roll():
     current = with_slots(lease("roll-b"), {"gpu-1": claim("bbbb")})
     out = step("renew", current, claim=["gpu-2", "gpu-3"], cap=2)
     assert out["action"] == "update" and out["granted"] == ["gpu-2"] and out["waiting"] == ["gpu-3"] and not out["wait"]
-    assert sorted(slots_of(out)) == ["gpu-1", "gpu-2"] and slots_of(out)["gpu-2"]["run"] == "aaaa"
+    assert sorted(slots_of(out)) == ["gpu-1", "gpu-2", "gpu-3"] and slots_of(out)["gpu-2"]["run"] == "aaaa"
+    assert slots_of(out)["gpu-3"]["waiting"] is True and "waiting" not in slots_of(out)["gpu-2"]
     assert slots_of(out)["gpu-2"]["until"] == rl.micro_time(NOW + 900)
     assert out["object"]["metadata"]["annotations"]["someone/else"] == "kept", "annotations we do not manage are kept"
     assert "no slot for gpu-3: rke2_numa_max_unavailable 2 allows 2 Nodes out and 2 are out" in out["slots_msg"]
@@ -225,3 +226,33 @@ def test_a_number_too_long_to_print_is_refused_by_name():
     assert rl.max_unavailable_errors(10 ** 5000) == [
         "rke2_numa_max_unavailable (a number of more than 18 digits) must be a number of nodes from 1 to 10000 or a percentage from 1% to 100% of "
         "the cluster's Nodes"]
+
+
+def test_a_run_waiting_for_a_slot_keeps_the_roll_s_lease_when_its_sibling_ends():
+    """Two --limit halves of one roll, one slot: run bbbb rolls gpu-1, run aaaa waits for gpu-2. When bbbb ends, the
+    Lease stays the roll's (the old code gave it back: a second roll took it between, and the waiting half lost it)."""
+    waiting = step("renew", with_slots(lease("roll-b"), {"gpu-1": claim("bbbb")}), claim=["gpu-2"], cap=1)
+    assert waiting["granted"] == [] and waiting["wait"]
+    assert slots_of(waiting)["gpu-2"]["run"] == "aaaa" and slots_of(waiting)["gpu-2"]["waiting"] is True
+    assert slots_of(waiting)["gpu-2"]["until"] == rl.micro_time(NOW + 900)
+    current = waiting["object"]
+    ended = step("release", current, run="bbbb")
+    assert ended["object"]["spec"]["holderIdentity"] == "roll-b", "kept for the waiting run"
+    assert "another run of roll roll-b still has gpu-2 waiting for a slot" in ended["msg"]
+    assert sorted(slots_of(ended)) == ["gpu-2"]
+    # a waiting entry is no Node out: the waiting run gets the slot the sibling freed
+    granted = step("renew", ended["object"], claim=["gpu-2"], cap=1)
+    assert granted["granted"] == ["gpu-2"] and "waiting" not in slots_of(granted)["gpu-2"]
+    # and another run asking for a Node some run waits for is not "busy": both wait, the first granted takes it
+    other = step("renew", current, run="cccc", claim=["gpu-2"], cap=2)
+    assert other["busy"] == [] and other["granted"] == ["gpu-2"]
+    # the waiting run that gives up drops its entry: the last release gives the Lease back
+    gave_up = step("release", with_slots(lease("roll-b"), {"gpu-2": dict(claim("aaaa"), waiting=True)}))
+    assert gave_up["object"]["spec"]["holderIdentity"] == "" and slots_of(gave_up) is None
+
+
+def test_a_renewal_keeps_a_waiting_entry_waiting_and_renewed():
+    current = with_slots(lease("roll-b"), {"gpu-1": claim("aaaa"), "gpu-2": dict(claim("aaaa"), waiting=True)})
+    kept = step("renew", current)
+    assert kept["granted"] == [] and slots_of(kept)["gpu-2"]["waiting"] is True and "waiting" not in slots_of(kept)["gpu-1"]
+    assert slots_of(kept)["gpu-2"]["until"] == rl.micro_time(NOW + 900)
