@@ -17,7 +17,7 @@ import yaml
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, ".build"))
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import admission, rbac  # noqa: E402  pylint: disable=wrong-import-position
 from ansible_collections.maitred.rke2_numa.tests.fixtures import kubectl_calls  # noqa: E402  pylint: disable=wrong-import-position
 
 HEADER = """\
@@ -47,6 +47,76 @@ def render():
     # One document (a v1 List, as kubectl apply -f takes it): ansible-test's yamllint wants one per file.
     listed = {"apiVersion": "v1", "kind": "List", "items": docs}
     return text + "---\n" + yaml.dump(listed, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
+
+
+POLICY_HEADER = """\
+# What the identity may change inside the objects its RBAC lets it write, for clusters
+# with ValidatingAdmissionPolicy (Kubernetes >= 1.30): on the Nodes enrolled in the
+# ConfigMap {ns}/{enrolment} only spec.unschedulable and {prefix} labels and
+# annotations; on kured's DaemonSet only its lock annotation; no eviction in {protected}.
+# Each policy and the writes it denies: docs/ACCESS.md.
+#
+# Generated from plugins/plugin_utils/admission.py by scripts/rbac_manifest.py (make rbac):
+# do not edit. playbooks/access.yml applies it where the cluster serves
+# admissionregistration.k8s.io/v1, with the Nodes of your inventory in the ConfigMap
+# (empty here: the identity may change no Node until one is listed, one key per Node).
+"""
+
+ACCESS_HEAD = """
+## What the identity can and cannot do
+
+RBAC grants a verb on a resource, never a field: `patch` on Nodes is also a NoExecute taint, `patch` on kured's
+DaemonSet is also a privileged pod template. Where the cluster serves ValidatingAdmissionPolicy
+(`admissionregistration.k8s.io/v1`, Kubernetes 1.30 and later), `playbooks/access.yml` applies the policies of
+`plugins/plugin_utils/admission.py` (`files/rbac/rke2-numa-policies.yaml`) with the ConfigMap
+`{ns}/{enrolment}`: one key per Node of its inventory (servers never; Nodes enrolled before stay - remove one with
+`kubectl -n {ns} edit configmap {enrolment}`). On a cluster without them it says so, and the identity can do
+everything in the left column.
+
+An Eviction names only its pod, never the pod's node, and CEL cannot look the pod up: no admission policy can narrow
+evictions to the node being drained. What stays possible with the policies: evicting a pod outside kube-system,
+which still honours the pod's PodDisruptionBudget (unlike a delete or a NoExecute taint); a GPU node that runs a
+kube-system pod other than a DaemonSet's (CoreDNS, metrics-server) cannot be drained by the roll - keep them off GPU
+nodes (a taint they do not tolerate). The policies match the ServiceAccount's user name alone: the admin and every
+other tool are unaffected.
+
+`tests/integration/playbooks/test_least_privilege.py` tries each of these with the scoped kubeconfig against the API
+stand-in, with and without the policies.
+
+| the identity tries to | RBAC alone (no policies) | with the policies: the API server answers |
+|---|---|---|
+"""
+
+POLICY_TABLE_HEAD = """
+Each policy's validations (every one must hold for a write by the identity; the first that does not denies it):
+
+| policy | matches | what it guards | CEL | message |
+|---|---|---|---|---|
+"""
+
+
+def render_policies():
+    text = POLICY_HEADER.format(ns=rbac.IDENTITY_NAMESPACE, enrolment=admission.ENROLMENT, prefix=admission.PREFIX,
+                                protected=", ".join(admission.PROTECTED_NAMESPACES))
+    enrolment = admission.enrolment([], rbac.IDENTITY_NAMESPACE)
+    listed = {"apiVersion": "v1", "kind": "List", "items": [enrolment] + admission.policy_objects(rbac.IDENTITY_NAMESPACE)}
+    return text + "---\n" + yaml.dump(listed, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
+
+
+def _cell(text):
+    return str(text).replace("|", "\\|")
+
+
+def render_access():
+    head = ACCESS_HEAD.format(ns=rbac.IDENTITY_NAMESPACE, enrolment=admission.ENROLMENT)
+    rows = ["| %s (`kubectl %s`) | allowed | denied: %s |" % (e.what, _cell(" ".join(e.argv)), _cell(admission.denial(e)))
+            for e in admission.ESCALATIONS]
+    table = [POLICY_TABLE_HEAD]
+    for policy in admission.POLICIES:
+        for v in policy.validations:
+            table.append("| `%s` | %s %s | %s | `%s` | rke2-numa %s |\n" % (policy.name, policy.operation, policy.resource, v.field,
+                                                                     _cell(v.expression), _cell(v.message)))
+    return head + "\n".join(rows) + "\n" + "".join(table)
 
 
 DOC_HEAD = """\
@@ -84,10 +154,11 @@ def render_doc():
             rows.append("| %s |" % " | ".join(cells))
     head = DOC_HEAD.format(ns=rbac.IDENTITY_NAMESPACE, name=rbac.NAME, probe=rbac.PROBE_NAMESPACE, lease_ns=rbac.LEASE_DEFAULT[0],
                            lease=rbac.LEASE_DEFAULT[1])
-    return head + "\n".join(rows) + "\n"
+    return head + "\n".join(rows) + "\n" + render_access()
 
 
-OUTPUTS = {os.path.join("files", "rbac", "rke2-numa.yaml"): render, os.path.join("docs", "ACCESS.md"): render_doc}
+OUTPUTS = {os.path.join("files", "rbac", "rke2-numa.yaml"): render, os.path.join("files", "rbac", "rke2-numa-policies.yaml"): render_policies,
+           os.path.join("docs", "ACCESS.md"): render_doc}
 
 
 def main(dummy_argv):

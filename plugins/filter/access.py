@@ -10,7 +10,7 @@ import json
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import admission, rbac
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import ValueRefused, boolean
 
 
@@ -119,9 +119,26 @@ def binding_findings(reply, wanted, namespace=rbac.IDENTITY_NAMESPACE):
     return rbac.binding_findings(parsed, wanted, namespace)
 
 
+def admission_policies(discovery, namespace=rbac.IDENTITY_NAMESPACE, nodes=(), enrolled="", kured_daemonset=rbac.AUTO):
+    """{served, objects, nodes}: where the cluster serves ValidatingAdmissionPolicy (``discovery``: the text of
+    /apis/admissionregistration.k8s.io/v1, empty when not served), the enrolment ConfigMap (``nodes`` and those
+    ``enrolled`` already: the ConfigMap's JSON as kubectl gets it) and the policies with their bindings
+    (plugin_utils/admission.py)."""
+    if not admission.served(discovery):
+        return {"served": False, "objects": [], "nodes": []}
+    current = _json(enrolled, "admission_policies")
+    data = current.get("data") if isinstance(current, dict) else None
+    wanted = sorted(set(list(nodes or []) + list(data or {})))
+    try:
+        objects = admission.objects(namespace, wanted, kured=rbac.kured_target(kured_daemonset) is not None)
+    except ValueError as e:
+        raise AnsibleFilterError("admission_policies: %s" % e) from None
+    return {"served": True, "objects": objects, "nodes": wanted}
+
+
 class FilterModule:
     def filters(self):
         return {"rbac_manifest": rbac_manifest, "identity_changes": identity_changes, "scoped_kubeconfig": scoped_kubeconfig,
                 "token_request": token_request, "server_refusal": server_refusal, "subject_reviews": subject_reviews,
                 "subject_findings": subject_findings, "binding_findings": binding_findings, "access_reviews": access_reviews,
-                "access_findings": access_findings}
+                "access_findings": access_findings, "admission_policies": admission_policies}

@@ -624,6 +624,15 @@ def _norm_rules(rules):
     return sorted(out, key=repr)
 
 
+def _contains(have, want):
+    """``have`` holds everything ``want`` says (the API server adds defaults to a spec: they are not a difference)."""
+    if isinstance(want, dict):
+        return isinstance(have, dict) and all(_contains(have.get(k), v) for k, v in want.items())
+    if isinstance(want, list):
+        return isinstance(have, list) and len(have) == len(want) and all(_contains(h, w) for h, w in zip(have, want))
+    return have == want
+
+
 def _differs(current, wanted):
     """The fields of ``wanted`` that ``current`` does not have as we want them."""
     out = []
@@ -636,6 +645,9 @@ def _differs(current, wanted):
         out.append("subjects")
     if "automountServiceAccountToken" in wanted and current.get("automountServiceAccountToken") != wanted["automountServiceAccountToken"]:
         out.append("automountServiceAccountToken")
+    for field in ("spec", "data"):   # the admission policies, their bindings and the enrolment ConfigMap
+        if field in wanted and not (_contains(current.get(field), wanted[field]) if field == "spec" else current.get(field) == wanted[field]):
+            out.append(field)
     return out
 
 

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import admission, rbac
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import gpu_fleet, needs_kubectl
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node, tree
@@ -254,3 +254,64 @@ def test_a_probe_namespace_left_behind_keeps_no_rights_and_prove_false_from_e_ru
               rke2_numa_probe_namespace="rke2-numa-probe2")
     text = out.stdout + out.stderr
     assert out.returncode == 0 and "its answer was not the reviews asked for" not in text, text[-3000:]
+
+
+def _escalate(api, kubeconfig, escalation):
+    names = {"{node}": "gpu-a", "{outside}": "other-1", "{pod}": "coredns-5d4f8b7c9-x2k4q"}
+
+    def fill(text):
+        for key, value in names.items():
+            text = text.replace(key, value)
+        return text
+    return api.kubectl(*[fill(a) for a in escalation.argv], kubeconfig=kubeconfig,
+                       stdin=fill(escalation.stdin) if escalation.stdin else None)
+
+
+def _other_writers(api, tmp_path):
+    """kured's DaemonSet (kube-system/kured, where auto finds it) and a DNS pod of kube-system on gpu-a."""
+    (tmp_path / "state" / "daemonsets.json").write_text(json.dumps([
+        {"namespace": "kube-system", "name": "kured", "labels": {"app.kubernetes.io/name": "kured"}}]))
+    with api.edit("gpu-a") as node:
+        node["pods"].append({"namespace": "kube-system", "name": "coredns-5d4f8b7c9-x2k4q", "owner": "ReplicaSet",
+                             "labels": {"k8s-app": "kube-dns"}})
+
+
+@pytest.mark.parametrize("policies", [True, False], ids=["with-policies", "without-policies"])
+def test_what_the_identity_can_and_cannot_do_is_what_access_md_says(tmp_path, policies):
+    """Each escalation docs/ACCESS.md lists, with the scoped kubeconfig: denied by its policy (the message naming the
+    field) where the cluster has ValidatingAdmissionPolicy, allowed by RBAC alone where it has not (access.yml says
+    so); with the policies, the roll's own writes (cordon, our annotations and labels, uncordon) still pass."""
+    fleet = gpu_fleet(tmp_path, ("gpu-a", "other-1"), policies=policies)
+    api = next(fleet)
+    try:
+        _other_writers(api, tmp_path)
+        out, target = access(api, tmp_path)
+        text = out.stdout + out.stderr
+        assert out.returncode == 0, text[-3000:]
+        if policies:
+            assert "ValidatingAdmissionPolicy: the identity may change spec.unschedulable" in text and "1 enrolled Node(s)" in text
+            enrolled = json.loads(api.kubectl("get", "configmap", admission.ENROLMENT, "-n", rbac.IDENTITY_NAMESPACE, "-o", "json").stdout)
+            assert enrolled["data"] == {"gpu-a": "enrolled"}, "the inventory's Node only"
+        else:
+            assert "this cluster has no ValidatingAdmissionPolicy" in text
+        for escalation in admission.ESCALATIONS:
+            done = _escalate(api, target, escalation)
+            if policies:   # kubectl cordon says "error: unable to cordon node" and exits 0: the Node is looked at below
+                assert admission.denial(escalation) in done.stderr, (escalation.what, done.stderr)
+                assert done.returncode != 0 or escalation.argv[0] == "cordon", (escalation.what, done.stdout)
+            else:
+                assert done.returncode == 0 and "error" not in done.stderr, (escalation.what, done.stderr)
+        if policies:
+            node = api.node("gpu-a")
+            assert not node.get("taints") and "node-role.kubernetes.io/control-plane" not in (node.get("labels") or {})
+            assert not api.node("other-1").get("unschedulable")
+            assert any(p["name"].startswith("coredns") for p in node["pods"])
+            # what a roll writes on its own Node still passes
+            for argv in (("cordon", "gpu-a"), ("annotate", "node", "gpu-a", "rke2-numa.maitred.io/cordoned=r1"),
+                         ("label", "node", "gpu-a", "rke2-numa.maitred.io/plan=abc"),
+                         ("annotate", "node", "gpu-a", "rke2-numa.maitred.io/cordoned-"), ("uncordon", "gpu-a"),
+                         ("annotate", "daemonset", "kured", "-n", "kube-system", "weave.works/kured-node-lock={}")):
+                done = api.kubectl(*argv, kubeconfig=target)
+                assert done.returncode == 0, (argv, done.stderr)
+    finally:
+        fleet.close()

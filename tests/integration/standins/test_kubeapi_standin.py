@@ -55,7 +55,7 @@ def test_discovery(cluster):
     groups = cluster.request("GET", "/apis")[1]
     assert groups["kind"] == "APIGroupList"
     assert [(g["name"], g["preferredVersion"]["groupVersion"]) for g in groups["groups"]] == [
-        ("apps", "apps/v1"), ("authentication.k8s.io", "authentication.k8s.io/v1"), ("authorization.k8s.io", "authorization.k8s.io/v1"),
+        ("admissionregistration.k8s.io", "admissionregistration.k8s.io/v1"), ("apps", "apps/v1"), ("authentication.k8s.io", "authentication.k8s.io/v1"), ("authorization.k8s.io", "authorization.k8s.io/v1"),
         ("coordination.k8s.io", "coordination.k8s.io/v1"), ("policy", "policy/v1"), ("rbac.authorization.k8s.io", "rbac.authorization.k8s.io/v1")]
     core = {r["name"]: r for r in cluster.request("GET", "/api/v1")[1]["resources"]}
     assert (core["nodes"]["kind"], core["nodes"]["namespaced"], core["nodes"]["shortNames"]) == ("Node", False, ["no"])
@@ -71,6 +71,11 @@ def test_discovery(cluster):
     reviews = cluster.request("GET", "/apis/authorization.k8s.io/v1")[1]["resources"]
     assert [(r["name"], r["verbs"]) for r in reviews] == [("selfsubjectaccessreviews", ["create"]), ("selfsubjectrulesreviews", ["create"]),
                                                           ("subjectaccessreviews", ["create"])]
+    admission = cluster.request("GET", "/apis/admissionregistration.k8s.io/v1")[1]["resources"]
+    assert [(r["name"], r["kind"], r["namespaced"]) for r in admission] == [
+        ("validatingadmissionpolicies", "ValidatingAdmissionPolicy", False),
+        ("validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", False)]
+    assert (core["configmaps"]["shortNames"], core["configmaps"]["namespaced"]) == (["cm"], True)
     apps = {r["name"]: r for r in cluster.request("GET", "/apis/apps/v1")[1]["resources"]}
     assert apps["daemonsets"]["shortNames"] == ["ds"] and apps["daemonsets"]["kind"] == "DaemonSet"
     policy = {r["name"]: r for r in cluster.request("GET", "/apis/policy/v1")[1]["resources"]}

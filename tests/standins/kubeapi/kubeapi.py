@@ -75,6 +75,12 @@ import urllib.parse
 import uuid
 from fractions import Fraction
 
+try:   # cel-python (PyPI): the CEL of ValidatingAdmissionPolicy; without it the stand-in is a cluster without that API
+    import celpy
+    import celpy.celtypes
+except ImportError:  # pragma: no cover - requirements-dev.txt installs it
+    celpy = None
+
 DEFAULT_STATE_DIR = "/var/lib/rke2-standin"
 VERSION = "v1.33.1+rke2r1"
 KUBELET_VERSION = VERSION
@@ -92,6 +98,7 @@ OWNER_API_VERSIONS = {"DaemonSet": "apps/v1", "ReplicaSet": "apps/v1", "Stateful
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json")
 RBAC_GROUP = "rbac.authorization.k8s.io"
 COORDINATION_GROUP = "coordination.k8s.io"
+ADMISSION_GROUP = "admissionregistration.k8s.io"
 
 
 # ---------------------------------------------------------------- errors: Status objects
@@ -387,6 +394,20 @@ def node_object(node, now=None):
     status.update({"conditions": conditions, "addresses": [{"type": "Hostname", "address": name}],
                    "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}}, "nodeInfo": node_info})
     return {"kind": "Node", "apiVersion": "v1", "metadata": meta, "spec": spec, "status": status}
+
+
+def as_admitted_node(after, before):
+    """The Node admission sees for an update: the patched object with the controller-owned taints as they were
+    (the node controllers add or remove theirs after the write, as another user; the patch itself did not)."""
+    admitted = copy.deepcopy(after)
+    spec = admitted.setdefault("spec", {})
+    own = [t for t in spec.get("taints") or [] if t.get("key") not in DERIVED_TAINTS]
+    derived = [t for t in (before.get("spec") or {}).get("taints") or [] if t.get("key") in DERIVED_TAINTS]
+    if own + derived:
+        spec["taints"] = own + derived
+    else:
+        spec.pop("taints", None)
+    return admitted
 
 
 def owner_name(node, pod):
@@ -982,6 +1003,11 @@ KINDS = [
     Kind(RBAC_GROUP, "v1", "roles", "role", "Role", True, STORED_VERBS, stored=True),
     Kind(RBAC_GROUP, "v1", "rolebindings", "rolebinding", "RoleBinding", True, STORED_VERBS, stored=True),
     Kind(COORDINATION_GROUP, "v1", "leases", "lease", "Lease", True, STORED_VERBS, stored=True),
+    Kind("", "v1", "configmaps", "configmap", "ConfigMap", True, STORED_VERBS, ["cm"], stored=True),
+    Kind(ADMISSION_GROUP, "v1", "validatingadmissionpolicies", "validatingadmissionpolicy", "ValidatingAdmissionPolicy", False, STORED_VERBS,
+         categories=["api-extensions"], stored=True),
+    Kind(ADMISSION_GROUP, "v1", "validatingadmissionpolicybindings", "validatingadmissionpolicybinding", "ValidatingAdmissionPolicyBinding",
+         False, STORED_VERBS, categories=["api-extensions"], stored=True),
     Kind("authentication.k8s.io", "v1", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview", False, ["create"]),
     Kind("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", False, ["create"]),
     Kind("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "selfsubjectrulesreview", "SelfSubjectRulesReview", False, ["create"]),
@@ -1004,7 +1030,7 @@ SUBRESOURCES = {
                  {"name": "serviceaccounts/token", "singularName": "", "namespaced": True, "group": "authentication.k8s.io",
                   "version": "v1", "kind": "TokenRequest", "verbs": ["create"]}],
 }
-GROUPS = [("apps", "v1"), ("authentication.k8s.io", "v1"), ("authorization.k8s.io", "v1"), (COORDINATION_GROUP, "v1"), ("policy", "v1"),
+GROUPS = [(ADMISSION_GROUP, "v1"), ("apps", "v1"), ("authentication.k8s.io", "v1"), ("authorization.k8s.io", "v1"), (COORDINATION_GROUP, "v1"), ("policy", "v1"),
           (RBAC_GROUP, "v1")]
 
 
@@ -1621,6 +1647,123 @@ def applies_to(user, subjects, namespace):
     return None
 
 
+# ---------------------------------------------------------------- ValidatingAdmissionPolicy
+# As staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating (dispatcher.go, validator.go) does it for
+# what the collection ships: a binding (validationActions Deny) names a policy; the policy's matchConstraints
+# resourceRules match the request (group, version, operation, resource[/subresource]); every matchCondition is true;
+# the params (paramKind + the binding's paramRef name/namespace) are found, or parameterNotFoundAction Deny denies;
+# then each validation is evaluated and the first false one denies, with its message (or "failed expression: ...").
+# An expression that fails to evaluate counts as the policy's failurePolicy (Fail: denied). The CEL is cel-python's
+# (PyPI), not a hand-written evaluator.
+_CEL_PROGRAMS = {}
+_CEL_LOCK = threading.Lock()
+
+
+def cel_program(expression):
+    """A compiled CEL program (cached); raises ValueError with the parser's message for an invalid expression."""
+    with _CEL_LOCK:
+        program = _CEL_PROGRAMS.get(expression)
+        if program is None:
+            env = celpy.Environment()
+            try:
+                program = env.program(env.compile(expression))
+            except Exception as exc:  # celpy.CELParseError and lark's errors  # pylint: disable=broad-except
+                raise ValueError("compilation failed: %s" % str(exc).splitlines()[0]) from exc
+            _CEL_PROGRAMS[expression] = program
+        return program
+
+
+def cel_true(expression, activation):
+    """(True/False, None) of a boolean CEL expression over activation (plain JSON values), or (None, error text)."""
+    try:
+        result = cel_program(expression).evaluate({k: celpy.json_to_cel(v) for k, v in activation.items()})
+    except ValueError as exc:
+        return None, str(exc)
+    except Exception as exc:  # celpy.CELEvalError raised  # pylint: disable=broad-except
+        return None, str(exc)
+    if isinstance(result, celpy.celtypes.BoolType):
+        return bool(result), None
+    return None, "expression did not evaluate to a bool: %s" % type(result).__name__
+
+
+def _rule_matches(rule, operation, group, version, resource):
+    def has(values, value):
+        values = values or []
+        return "*" in values or value in values
+    return (has(rule.get("apiGroups"), group) and has(rule.get("apiVersions"), version) and has(rule.get("operations"), operation)
+            and has(rule.get("resources"), resource))
+
+
+def _resources_match(match, operation, group, version, resource):
+    rules = (match or {}).get("resourceRules")
+    if rules is None:
+        return True
+    return any(isinstance(r, dict) and _rule_matches(r, operation, group, version, resource) for r in rules)
+
+
+def admission_denial(policies, bindings, configmaps, user, operation, kind, namespace, name, obj, old, resource, dry_run):
+    """The ApiError a bound ValidatingAdmissionPolicy answers the request with, or None (admitted). ``resource``:
+    the resource[/subresource] the request is for (default the kind's plural)."""
+    group, version = kind.group, kind.version
+    resource = resource or kind.plural
+    plural, _sep, sub = resource.partition("/")
+    by_name = {p["metadata"]["name"]: p for p in policies}
+    request = {"kind": {"group": group, "version": version, "kind": kind.kind},
+               "resource": {"group": group, "version": version, "resource": plural}, "subResource": sub,
+               "name": name or "", "namespace": namespace or "", "operation": operation, "userInfo": user.info(), "dryRun": bool(dry_run)}
+    for binding in sorted(bindings, key=lambda b: b["metadata"]["name"]):
+        spec = binding.get("spec") or {}
+        policy = by_name.get(spec.get("policyName"))
+        if policy is None or "Deny" not in (spec.get("validationActions") or []):
+            continue
+        pspec = policy.get("spec") or {}
+        if not _resources_match(pspec.get("matchConstraints"), operation, group, version, resource):
+            continue
+        if spec.get("matchResources") and not _resources_match(spec["matchResources"], operation, group, version, resource):
+            continue
+        prefix = "ValidatingAdmissionPolicy '%s' with binding '%s' denied request: " % (policy["metadata"]["name"], binding["metadata"]["name"])
+        fail = (pspec.get("failurePolicy") or "Fail") == "Fail"
+
+        def denied(text):
+            return forbidden_error(group, plural, name, prefix + text)
+
+        activation = {"object": obj, "oldObject": old, "request": request, "params": None}
+        matched = True
+        for condition in pspec.get("matchConditions") or []:
+            ok, error = cel_true(condition.get("expression", ""), activation)
+            if error is not None:
+                if fail:
+                    return denied("expression '%s' resulted in error: %s" % (condition.get("expression"), error))
+                matched = False
+                break
+            if not ok:
+                matched = False
+                break
+        if not matched:
+            continue
+        if pspec.get("paramKind"):
+            ref = spec.get("paramRef") or {}
+            param_kind = pspec["paramKind"]
+            found = None
+            if (param_kind.get("apiVersion"), param_kind.get("kind")) == ("v1", "ConfigMap"):
+                found = next((c for c in configmaps if c["metadata"].get("name") == ref.get("name")
+                              and c["metadata"].get("namespace") == (ref.get("namespace") or namespace)), None)
+            if found is None:
+                if ref.get("parameterNotFoundAction") == "Deny":
+                    return denied("failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction")
+                continue
+            activation["params"] = found
+        for validation in pspec.get("validations") or []:
+            ok, error = cel_true(validation.get("expression", ""), activation)
+            if error is not None:
+                if fail:
+                    return denied("expression '%s' resulted in error: %s" % (validation.get("expression"), error))
+                continue
+            if not ok:
+                return denied(validation.get("message") or "failed expression: %s" % validation.get("expression"))
+    return None
+
+
 class Rbac:
     """The authorizers in kube-apiserver's order: the privileged-group one (system:masters may do anything, reason
     ""), then RBAC (plugin/pkg/auth/authorizer/rbac) over the ClusterRoles, Roles and bindings records(plural)
@@ -1971,7 +2114,11 @@ OBJECT_FIELDS = {
     "clusterrolebindings": ("subjects", "roleRef"),
     "rolebindings": ("subjects", "roleRef"),
     "leases": ("spec",),
+    "configmaps": ("data",),
+    "validatingadmissionpolicies": ("spec",),
+    "validatingadmissionpolicybindings": ("spec",),
 }
+_CONFIGMAP_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 
 
 class ObjectFiles:
@@ -2186,6 +2333,41 @@ def _name_causes(plural, name):
     return [("metadata.name", "Invalid value: %s: %s" % (_q(name), m), "FieldValueInvalid") for m in _path_segment_errors(name)]
 
 
+def _policy_causes(kind, spec):
+    """The registry's checks of a ValidatingAdmissionPolicy (each CEL expression compiles; failurePolicy) or a binding
+    (policyName, validationActions), as far as the collection's objects go."""
+    causes = []
+    if kind.plural == "validatingadmissionpolicybindings":
+        if not spec.get("policyName"):
+            causes.append(("spec.policyName", "Required value", "FieldValueRequired"))
+        actions = spec.get("validationActions")
+        if not actions:
+            causes.append(("spec.validationActions", "Required value: at least one validation action is required", "FieldValueRequired"))
+        for index, action in enumerate(actions or []):
+            if action not in ("Deny", "Warn", "Audit"):
+                causes.append(("spec.validationActions[%d]" % index, 'Unsupported value: %s: supported values: "Audit", "Deny", "Warn"'
+                               % _q(action), "FieldValueNotSupported"))
+        return causes
+    if spec.setdefault("failurePolicy", "Fail") not in ("Fail", "Ignore"):
+        causes.append(("spec.failurePolicy", 'Unsupported value: %s: supported values: "Fail", "Ignore"' % _q(spec["failurePolicy"]),
+                       "FieldValueNotSupported"))
+    if not spec.get("matchConstraints"):
+        causes.append(("spec.matchConstraints", "Required value", "FieldValueRequired"))
+    for field in ("matchConditions", "validations"):
+        for index, entry in enumerate(spec.get(field) or []):
+            expression = entry.get("expression") if isinstance(entry, dict) else None
+            if not expression:
+                causes.append(("spec.%s[%d].expression" % (field, index), "Required value", "FieldValueRequired"))
+                continue
+            if celpy is not None:
+                try:
+                    cel_program(expression)
+                except ValueError as exc:
+                    causes.append(("spec.%s[%d].expression" % (field, index), "Invalid value: %s: %s" % (_q(expression), exc),
+                                   "FieldValueInvalid"))
+    return causes
+
+
 def admit_object(kind, namespace, name, body, old):
     """The record to store for a Namespace, ServiceAccount, ClusterRole, Role or binding from the object a client sent
     (create, update, or the result of a patch or an apply): defaults as decoding applies them, then validation (422
@@ -2232,6 +2414,21 @@ def admit_object(kind, namespace, name, body, old):
     elif kind.plural == "leases":
         record["spec"], spec_causes = _decode_lease_spec(kind, body.get("spec"))
         causes += spec_causes
+    elif kind.plural == "configmaps":
+        data = _string_map(body.get("data"), "data")
+        for key in data:
+            if not _CONFIGMAP_KEY.fullmatch(key) or len(key) > 253:
+                causes.append(("data[%s]" % key, "Invalid value: %s: a valid config key must consist of alphanumeric characters, '-', "
+                               "'_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is "
+                               "'[-._a-zA-Z0-9]+')" % _q(key), "FieldValueInvalid"))
+        if data:
+            record["data"] = data
+    elif kind.plural in ("validatingadmissionpolicies", "validatingadmissionpolicybindings"):
+        spec = body.get("spec")
+        if not isinstance(spec, dict):
+            raise _cannot_decode(kind, "json: cannot unmarshal %s into Go struct field %s.spec" % (type(spec).__name__, kind.kind))
+        record["spec"] = copy.deepcopy(spec)
+        causes += _policy_causes(kind, record["spec"])
     elif kind.plural in ("clusterroles", "roles"):
         record["rules"] = _decode_rules(kind, body.get("rules"))
         if kind.plural == "clusterroles" and isinstance(body.get("aggregationRule"), dict):
@@ -2492,7 +2689,8 @@ def _json_body(request, what):
 
 
 class Api:
-    def __init__(self, state_dir, log_path):
+    def __init__(self, state_dir, log_path, policies=None):
+        self.policies = celpy is not None if policies is None else bool(policies) and celpy is not None
         self.store = Store(state_dir)
         self.versions = Versions()
         self.log_path = log_path
@@ -2505,6 +2703,21 @@ class Api:
         self.tokens = Tokens(self.store)
         self.rbac = Rbac(self.records)
         self.started = _iso()  # the bootstrap policy's creationTimestamp
+
+    def groups(self):
+        """The API groups served: admissionregistration.k8s.io only with ValidatingAdmissionPolicy at work."""
+        return [gv for gv in GROUPS if self.policies or gv[0] != ADMISSION_GROUP]
+
+    def admit(self, request, operation, kind, namespace, name, obj, old, resource=None):
+        """ValidatingAdmissionPolicy: every binding whose policy matches the request denies it when a validation is
+        false (after RBAC, before the write; see admission_denial)."""
+        if not self.policies:
+            return
+        denial = admission_denial(self.records("validatingadmissionpolicies"), self.records("validatingadmissionpolicybindings"),
+                                  self.records("configmaps"), request.user, operation, kind, namespace, name, obj, old, resource,
+                                  request.query.get("dryRun") == "All")
+        if denial is not None:
+            raise denial
 
     # -- the call log
     def record(self, request, response):
@@ -2617,7 +2830,7 @@ class Api:
             group, version, rest = segments[1], segments[2], segments[3:]
         else:
             raise not_found_path()
-        if (group, version) != ("", "v1") and (group, version) not in GROUPS:
+        if (group, version) != ("", "v1") and (group, version) not in self.groups():
             raise not_found_path()
         if not rest:
             if request.method != "GET":
@@ -2646,9 +2859,9 @@ class Api:
             return Response(200, {"kind": "APIVersions", "versions": ["v1"],
                                   "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": self.address}]})
         if segments == ["apis"]:
-            return Response(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [api_group(g, v) for g, v in GROUPS]})
+            return Response(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [api_group(g, v) for g, v in self.groups()]})
         if len(segments) == 2 and segments[0] == "apis":
-            for group, version in GROUPS:
+            for group, version in self.groups():
                 if segments[1] == group:
                     return Response(200, api_group(group, version))
         if segments in (["healthz"], ["livez"], ["readyz"]):
@@ -2841,6 +3054,7 @@ class Api:
             if "taints" in changes:
                 changed["taints"] = update["taints"]
             result = node_object(changed)
+            self.admit(request, "UPDATE", NODES, None, name, as_admitted_node(result, before), before)
             if dry_run:
                 result["metadata"]["resourceVersion"] = before["metadata"]["resourceVersion"]
                 return Response(200, result)
@@ -2873,6 +3087,7 @@ class Api:
                 version = meta.get("resourceVersion")
                 if version not in (None, "") and str(version) != before["metadata"]["resourceVersion"]:
                     raise conflict(DAEMONSETS, name)
+                self.admit(request, "UPDATE", DAEMONSETS, namespace, name, after, before)
                 for field in ("labels", "annotations"):
                     values = _string_map(meta.get(field), field)
                     if values:
@@ -3025,6 +3240,10 @@ class Api:
         options = (body or {}).get("deleteOptions") or {}
         if not isinstance(options, dict):
             raise bad_request("deleteOptions is not DeleteOptions")
+        eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": namespace}}
+        if options:
+            eviction["deleteOptions"] = options
+        self.admit(request, "CREATE", PODS, namespace, name, eviction, None, "pods/eviction")
         grace = options.get("gracePeriodSeconds")
         budgets = pdb_entries(self.store.nodes())
 
@@ -3827,7 +4046,7 @@ def serve(args):
     log_path = args.log or os.environ.get("KUBEAPI_STANDIN_LOG") or os.path.join(state_dir, "kubeapi.log")
     os.makedirs(os.path.join(state_dir, "nodes"), exist_ok=True)
     server = (Server6 if ":" in args.address else Server)((args.address, args.port), Handler)
-    server.api = Api(state_dir, log_path)
+    server.api = Api(state_dir, log_path, policies=not args.without_admission_policies)
     server.ssl_context = tls_context(args.tls_dir or os.path.join(state_dir, "auth"), args.address)
     host, port = server.server_address[:2]
     server.api.address = ("[%s]:%d" if ":" in host else "%s:%d") % (host, port)
@@ -3846,7 +4065,8 @@ def serve(args):
         with open(tmp, "w", encoding="utf-8") as handle:
             handle.write("%d\n" % port)
         os.replace(tmp, args.port_file)
-    sys.stderr.write("kubeapi stand-in %s: serving %s for %s, log %s\n" % (VERSION, url, state_dir, log_path))
+    sys.stderr.write("kubeapi stand-in %s: serving %s for %s, log %s%s\n" % (VERSION, url, state_dir, log_path,
+                     "" if server.api.policies else ", without ValidatingAdmissionPolicy"))
     sys.stderr.flush()
     while not stop.wait(1):
         pass
@@ -3867,6 +4087,8 @@ def main(argv=None):
     serving.add_argument("--port", type=int, default=6443, help="0 picks a free port")
     serving.add_argument("--port-file", help="write the port here once listening")
     serving.add_argument("--log", help="the call log (default <state dir>/kubeapi.log)")
+    serving.add_argument("--without-admission-policies", action="store_true",
+                         help="serve no admissionregistration.k8s.io (a cluster before Kubernetes 1.30); also without cel-python")
     serving.add_argument("--tls-dir", help="where tls.crt and tls.key are (made when absent; default <state dir>/auth)")
     config = commands.add_parser("kubeconfig", help="print a kubeconfig for the server")
     config.add_argument("--server", required=True, help="e.g. http://127.0.0.1:6443")

@@ -1,0 +1,203 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the scoped identity may change inside the objects RBAC lets it write (controller side).
+
+RBAC grants a verb on a resource; it cannot narrow a patch to fields. A Node patch may taint the node NoExecute
+(every pod deleted, PodDisruptionBudgets or not) or label it control-plane; a patch on kured's DaemonSet may give it
+a privileged pod template (root on every node). The API server narrows writes with ValidatingAdmissionPolicy
+(admissionregistration.k8s.io/v1, GA in Kubernetes 1.30): CEL over ``object``, ``oldObject``, ``request`` and a
+parameter object, evaluated in process before the write is stored. ``POLICIES`` is the one table of what the
+identity may not do; ``objects()`` renders it (with the enrolment ConfigMap its Node policy reads) for
+``playbooks/access.yml``, ``scripts/rbac_manifest.py`` writes it to files/rbac/ and docs/ACCESS.md, and
+tests/integration/test_least_privilege.py tries each escalation against the API stand-in, which evaluates these
+policies with a CEL library (tests/standins/kubeapi).
+
+Why these, and what they cannot do (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/policy):
+  - Nodes: an UPDATE (a patch is one) by the identity may change ``spec.unschedulable`` and keys under
+    ``rke2-numa.maitred.io/`` of labels and annotations, on a Node access.yml enrolled (its name a key of the
+    ConfigMap ``<namespace>/rke2-numa-nodes``, which the identity cannot write). Every other field of the spec
+    (taints first), every other label or annotation, finalizers and owners: denied, the message naming the field.
+  - kured's DaemonSet: only kured's lock annotation may change; its spec (the pod template) and labels may not.
+  - Evictions: an Eviction names only the pod, never its node, and CEL cannot look the pod up; so no policy can
+    narrow evictions to the pods of a node being drained. The policy denies evictions in kube-system (the cluster's
+    own pods: DNS, metrics, the CNI's operators); elsewhere an eviction still honours the pod's
+    PodDisruptionBudget, unlike a delete or a NoExecute taint. docs/ACCESS.md says so.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import dns1123_subdomain_errors
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import KURED_LOCK_ANNOTATION
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import PREFIX
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rbac import NAME, _meta
+
+API_VERSION = "admissionregistration.k8s.io/v1"
+GROUP_VERSION = ("admissionregistration.k8s.io", "v1")
+RESOURCE = "validatingadmissionpolicies"   # discovery names it when the cluster has the API (Kubernetes >= 1.30)
+ENROLMENT = "rke2-numa-nodes"              # the ConfigMap: one key per Node the identity may change
+PROTECTED_NAMESPACES = ("kube-system",)    # no evictions there
+NODE_SPEC_FIELDS = ("taints", "podCIDR", "podCIDRs", "providerID", "configSource", "externalID")   # v1 NodeSpec but unschedulable
+
+
+class Validation(collections.namedtuple("Validation", "field expression message")):
+    """One CEL expression that must be true; ``field`` names what it guards (docs/ACCESS.md, the test)."""
+
+
+class Policy(collections.namedtuple("Policy", "name what group version resource operation params validations")):
+    """A ValidatingAdmissionPolicy and its binding, matched to the identity's requests on one resource."""
+
+
+def _unchanged(path):
+    """``path`` (e.g. ``object.spec.taints``) is present in both or neither, and equal."""
+    new, old = path, "oldObject" + path[len("object"):]
+    parent, _sep, leaf = new.rpartition(".")
+    old_parent = old.rpartition(".")[0]
+    return "has(%s.%s) == has(%s.%s) && (!has(%s.%s) || %s == %s)" % (parent, leaf, old_parent, leaf, parent, leaf, new, old)
+
+
+def _only_keys_change(map_name, key_test):
+    """Of metadata.<map_name>, only keys passing ``key_test`` (CEL over ``k``) are added, changed or removed."""
+    new, old = "object.metadata." + map_name, "oldObject.metadata." + map_name
+    added_or_changed = "(!has(object.metadata.%s) || %s.all(k, %s || (has(oldObject.metadata.%s) && k in %s && %s[k] == %s[k])))" % (
+        map_name, new, key_test, map_name, old, old, new)
+    removed = "(!has(oldObject.metadata.%s) || %s.all(k, %s || (has(object.metadata.%s) && k in %s)))" % (
+        map_name, old, key_test, map_name, new)
+    return added_or_changed + " && " + removed
+
+
+def _ours(prefix=PREFIX):
+    return "k.startsWith('%s')" % prefix
+
+
+_NODE = "may change a Node's spec.unschedulable and its %s labels and annotations only" % PREFIX
+POLICIES = (
+    Policy("rke2-numa-nodes", "Nodes", "", "v1", "nodes", "UPDATE", True, (
+        Validation("the Node's enrolment", "has(params.data) && object.metadata.name in params.data",
+                   "may change only the Nodes playbooks/access.yml enrolled (the ConfigMap %s)" % ENROLMENT),
+    ) + tuple(Validation("spec." + f, _unchanged("object.spec." + f), "may not change spec.%s (%s)" % (f, _NODE)) for f in NODE_SPEC_FIELDS) + (
+        Validation("metadata.labels", _only_keys_change("labels", _ours()), "may not change metadata.labels outside %s (%s)" % (PREFIX, _NODE)),
+        Validation("metadata.annotations", _only_keys_change("annotations", _ours()),
+                   "may not change metadata.annotations outside %s (%s)" % (PREFIX, _NODE)),
+        Validation("metadata.finalizers", _unchanged("object.metadata.finalizers"), "may not change metadata.finalizers (%s)" % _NODE),
+        Validation("metadata.ownerReferences", _unchanged("object.metadata.ownerReferences"),
+                   "may not change metadata.ownerReferences (%s)" % _NODE),
+    )),
+    Policy("rke2-numa-kured", "kured's DaemonSet", "apps", "v1", "daemonsets", "UPDATE", False, (
+        Validation("spec", "object.spec == oldObject.spec",
+                   "may not change a DaemonSet's spec (the pod template among it): only kured's lock annotation %s" % KURED_LOCK_ANNOTATION),
+        Validation("metadata.labels", _unchanged("object.metadata.labels"),
+                   "may not change a DaemonSet's metadata.labels: only kured's lock annotation %s" % KURED_LOCK_ANNOTATION),
+        Validation("metadata.annotations", _only_keys_change("annotations", "k == '%s'" % KURED_LOCK_ANNOTATION),
+                   "may change only kured's lock annotation %s of a DaemonSet's metadata.annotations" % KURED_LOCK_ANNOTATION),
+    )),
+    Policy("rke2-numa-evictions", "evictions", "", "v1", "pods/eviction", "CREATE", False, (
+        Validation("the pod's namespace", " && ".join("request.namespace != '%s'" % n for n in PROTECTED_NAMESPACES),
+                   "may not evict pods in %s (the cluster's own pods; a GPU node that runs one is not drained by the roll)"
+                   % ", ".join(PROTECTED_NAMESPACES)),
+    )),
+)
+
+
+def service_account_user(namespace):
+    """The username the API server gives the identity's tokens."""
+    return "system:serviceaccount:%s:%s" % (namespace, NAME)
+
+
+def enrolment_errors(nodes):
+    """What is wrong with the Node names to enrol (empty: fine)."""
+    if not isinstance(nodes, (list, tuple)):
+        return ["the Nodes to enrol are not a list"]
+    errors = []
+    for node in nodes:
+        errors += ["Node name %r: %s" % (node, e) for e in dns1123_subdomain_errors(node)]
+    return errors
+
+
+def enrolment(nodes, namespace):
+    """The ConfigMap ``<namespace>/rke2-numa-nodes``: one key per Node the identity may change (a Node name is a valid
+    ConfigMap key: a DNS subdomain)."""
+    errors = enrolment_errors(nodes)
+    if errors:
+        raise ValueError("; ".join(errors))
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(ENROLMENT, namespace),
+            "data": {str(n): "enrolled" for n in sorted(set(nodes))}}
+
+
+def policy_objects(namespace, kured=True):
+    """The ValidatingAdmissionPolicies and their bindings, in the order to apply them (a binding names its policy).
+    ``kured``: False when the identity holds no right on kured's DaemonSet (no policy to bind)."""
+    user = service_account_user(namespace)
+    out = []
+    for policy in POLICIES:
+        if policy.resource == "daemonsets" and not kured:
+            continue
+        spec = {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{"apiGroups": [policy.group], "apiVersions": [policy.version],
+                                                    "operations": [policy.operation], "resources": [policy.resource]}]},
+            "matchConditions": [{"name": "the-scoped-identity", "expression": "request.userInfo.username == '%s'" % user}],
+            "validations": [{"expression": v.expression, "message": "rke2-numa " + v.message, "reason": "Forbidden"}
+                            for v in policy.validations],
+        }
+        if policy.params:
+            spec["paramKind"] = {"apiVersion": "v1", "kind": "ConfigMap"}
+        binding = {"policyName": policy.name, "validationActions": ["Deny"]}
+        if policy.params:
+            binding["paramRef"] = {"name": ENROLMENT, "namespace": namespace, "parameterNotFoundAction": "Deny"}
+        out.append({"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": _meta(policy.name), "spec": spec})
+        out.append({"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding", "metadata": _meta(policy.name), "spec": binding})
+    return out
+
+
+def objects(namespace, nodes, kured=True):
+    """Everything access.yml applies where the cluster serves ValidatingAdmissionPolicy: the enrolment ConfigMap,
+    then the policies and bindings."""
+    return [enrolment(nodes, namespace)] + policy_objects(namespace, kured)
+
+
+def served(discovery):
+    """Does the cluster serve ValidatingAdmissionPolicy? ``discovery``: the APIResourceList of
+    /apis/admissionregistration.k8s.io/v1 (a dict or its JSON text; anything else: no)."""
+    if isinstance(discovery, str):
+        try:
+            discovery = json.loads(discovery) if discovery.strip() else None
+        except ValueError:
+            return False
+    if not isinstance(discovery, dict):
+        return False
+    return any(isinstance(r, dict) and r.get("name") == RESOURCE for r in discovery.get("resources") or [])
+
+
+class Escalation(collections.namedtuple("Escalation", "what argv stdin policy field")):
+    """A write RBAC lets the identity make that a roll never makes: ``argv`` (kubectl's, with ``{node}`` an enrolled
+    Node, ``{outside}`` a Node in no inventory, ``{pod}`` a pod in kube-system) succeeds on a cluster without the
+    policies and is denied by ``policy``'s validation of ``field`` with them. docs/ACCESS.md lists them;
+    tests/integration/playbooks/test_least_privilege.py runs each against the API stand-in, with and without."""
+
+
+_EVICTION = '{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "{pod}", "namespace": "kube-system"}}'
+ESCALATIONS = (
+    Escalation("taint a Node NoExecute (the kubelet deletes every pod on it, PodDisruptionBudgets or not)",
+               ("taint", "node", "{node}", "evict=all:NoExecute"), None, "rke2-numa-nodes", "spec.taints"),
+    Escalation("label a Node control-plane (workloads that select it move there)",
+               ("label", "node", "{node}", "node-role.kubernetes.io/control-plane=true"), None, "rke2-numa-nodes", "metadata.labels"),
+    Escalation("evict a pod of kube-system (the cluster's DNS, say)",
+               ("create", "--raw", "/api/v1/namespaces/kube-system/pods/{pod}/eviction", "-f", "-"), _EVICTION,
+               "rke2-numa-evictions", "the pod's namespace"),
+    Escalation("cordon, and so drain, a Node outside the inventory",
+               ("cordon", "{outside}"), None, "rke2-numa-nodes", "the Node's enrolment"),
+    Escalation("give kured's DaemonSet another pod template (root on every node)",
+               ("patch", "daemonset", "kured", "--namespace", "kube-system", "--type", "merge", "-p",
+                '{"spec": {"template": {"spec": {"hostPID": true}}}}'), None, "rke2-numa-kured", "spec"),
+)
+
+
+def denial(escalation):
+    """The message the API server answers ``escalation`` with when the policies are there."""
+    policy = next(p for p in POLICIES if p.name == escalation.policy)
+    validation = next(v for v in policy.validations if v.field == escalation.field)
+    return "ValidatingAdmissionPolicy '%s' with binding '%s' denied request: rke2-numa %s" % (policy.name, policy.name, validation.message)
