@@ -109,8 +109,9 @@ def _cell(text):
 
 def render_access():
     head = ACCESS_HEAD.format(ns=rbac.IDENTITY_NAMESPACE, enrolment=admission.ENROLMENT)
-    rows = ["| %s (`kubectl %s`) | allowed | denied: %s |" % (e.what, _cell(" ".join(e.argv)), _cell(admission.denial(e)))
-            for e in admission.ESCALATIONS]
+    rows = ["| %s (`kubectl %s`) | %s | denied: %s |" % (
+        e.what, _cell(" ".join(e.argv)), "allowed with `rke2_numa_kured_hold: true`; `auto`: no right on kured's DaemonSet (RBAC)"
+        if e.policy == "rke2-numa-kured" else "allowed", _cell(admission.denial(e))) for e in admission.ESCALATIONS]
     table = [POLICY_TABLE_HEAD]
     for policy in admission.POLICIES:
         for v in policy.validations:

@@ -81,6 +81,9 @@ options:
       rke2_numa_kured_daemonset:
         description: C(namespace/name) of kured's DaemonSet, or empty (not checked).
         type: raw
+      rke2_numa_kured_hold:
+        description: C(auto), or true or false - hold kured's reboot lock during a roll.
+        type: raw
       rke2_numa_foreign_node_annotations:
         description: Node annotation keys (qualified names) that say another tool maintains the node.
         type: raw

@@ -178,6 +178,8 @@ def input_errors(playbook, inputs, groups, hosts, now):
         if value not in ("", "auto") and (len(parts) != 2 or dns1123_label_errors(parts[0]) or dns1123_subdomain_errors(parts[1])):
             errors.append("rke2_numa_kured_daemonset %s must be namespace/name of kured's DaemonSet (a namespace and a "
                           "DaemonSet name), auto (found by its labels, image or command) or empty: not checked" % show(value))
+    if "rke2_numa_kured_hold" in inputs and get("rke2_numa_kured_hold") != "auto" and not is_boolean(get("rke2_numa_kured_hold")):
+        errors.append("rke2_numa_kured_hold %s must be auto, true or false" % show(get("rke2_numa_kured_hold")))
     if "rke2_numa_foreign_node_annotations" in inputs:
         value = get("rke2_numa_foreign_node_annotations")
         if not isinstance(value, list):

@@ -293,14 +293,24 @@ def test_what_the_identity_can_and_cannot_do_is_what_access_md_says(tmp_path, po
             enrolled = json.loads(api.kubectl("get", "configmap", admission.ENROLMENT, "-n", rbac.IDENTITY_NAMESPACE, "-o", "json").stdout)
             assert enrolled["data"] == {"gpu-a": "enrolled"}, "the inventory's Node only"
         else:
-            assert "this cluster has no ValidatingAdmissionPolicy" in text
+            assert "this cluster has no ValidatingAdmissionPolicy" in text and "rolls do not hold kured's lock" in text, text[-4000:]
         for escalation in admission.ESCALATIONS:
             done = _escalate(api, target, escalation)
             if policies:   # kubectl cordon says "error: unable to cordon node" and exits 0: the Node is looked at below
                 assert admission.denial(escalation) in done.stderr, (escalation.what, done.stderr)
                 assert done.returncode != 0 or escalation.argv[0] == "cordon", (escalation.what, done.stdout)
+            elif escalation.policy == "rke2-numa-kured":   # no policies, rke2_numa_kured_hold auto: no right on kured's DaemonSet
+                assert done.returncode != 0 and "cannot patch resource \"daemonsets\"" in done.stderr, done.stderr
             else:
                 assert done.returncode == 0 and "error" not in done.stderr, (escalation.what, done.stderr)
+        if not policies:   # the operator turns the hold on: RBAC alone, the pod template with it (access.yml says so)
+            out, target = access(api, tmp_path, "-e", "rke2_numa_kured_hold=true")
+            assert out.returncode == 0 and "and change kured's pod template (rke2_numa_kured_hold: true)" in out.stdout, out.stdout[-3000:]
+            kured = next(e for e in admission.ESCALATIONS if e.policy == "rke2-numa-kured")
+            assert _escalate(api, target, kured).returncode == 0
+            out, target = access(api, tmp_path)
+            assert out.returncode == 0 and "delete RoleBinding kube-system/rke2-numa-kured-lock" in out.stdout, out.stdout[-3000:]
+            assert _escalate(api, target, kured).returncode != 0, "auto again: the right is taken back"
         if policies:
             node = api.node("gpu-a")
             assert not node.get("taints") and "node-role.kubernetes.io/control-plane" not in (node.get("labels") or {})
