@@ -115,8 +115,8 @@ def render_access():
     table = [POLICY_TABLE_HEAD]
     for policy in admission.POLICIES:
         for v in policy.validations:
-            table.append("| `%s` | %s %s | %s | `%s` | rke2-numa %s |\n" % (policy.name, policy.operation, policy.resource, v.field,
-                                                                     _cell(v.expression), _cell(v.message)))
+            cells = (policy.name, policy.operation, policy.resource, v.field, _cell(v.expression), _cell(v.message))
+            table.append("| `%s` | %s %s | %s | `%s` | rke2-numa %s |\n" % cells)
     return head + "\n".join(rows) + "\n" + "".join(table)
 
 

@@ -55,7 +55,8 @@ def test_discovery(cluster):
     groups = cluster.request("GET", "/apis")[1]
     assert groups["kind"] == "APIGroupList"
     assert [(g["name"], g["preferredVersion"]["groupVersion"]) for g in groups["groups"]] == [
-        ("admissionregistration.k8s.io", "admissionregistration.k8s.io/v1"), ("apps", "apps/v1"), ("authentication.k8s.io", "authentication.k8s.io/v1"), ("authorization.k8s.io", "authorization.k8s.io/v1"),
+        ("admissionregistration.k8s.io", "admissionregistration.k8s.io/v1"), ("apps", "apps/v1"),
+        ("authentication.k8s.io", "authentication.k8s.io/v1"), ("authorization.k8s.io", "authorization.k8s.io/v1"),
         ("coordination.k8s.io", "coordination.k8s.io/v1"), ("policy", "policy/v1"), ("rbac.authorization.k8s.io", "rbac.authorization.k8s.io/v1")]
     core = {r["name"]: r for r in cluster.request("GET", "/api/v1")[1]["resources"]}
     assert (core["nodes"]["kind"], core["nodes"]["namespaced"], core["nodes"]["shortNames"]) == ("Node", False, ["no"])

@@ -1030,8 +1030,8 @@ SUBRESOURCES = {
                  {"name": "serviceaccounts/token", "singularName": "", "namespaced": True, "group": "authentication.k8s.io",
                   "version": "v1", "kind": "TokenRequest", "verbs": ["create"]}],
 }
-GROUPS = [(ADMISSION_GROUP, "v1"), ("apps", "v1"), ("authentication.k8s.io", "v1"), ("authorization.k8s.io", "v1"), (COORDINATION_GROUP, "v1"), ("policy", "v1"),
-          (RBAC_GROUP, "v1")]
+GROUPS = [(ADMISSION_GROUP, "v1"), ("apps", "v1"), ("authentication.k8s.io", "v1"), ("authorization.k8s.io", "v1"), (COORDINATION_GROUP, "v1"),
+          ("policy", "v1"), (RBAC_GROUP, "v1")]
 
 
 def resource_list(group, version):

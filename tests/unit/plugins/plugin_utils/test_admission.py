@@ -29,7 +29,8 @@ NODE = {"apiVersion": "v1", "kind": "Node",
         "spec": {"podCIDR": "10.42.1.0/24", "podCIDRs": ["10.42.1.0/24"], "providerID": "rke2://gpu-a",
                  "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}}
 KURED = {"apiVersion": "apps/v1", "kind": "DaemonSet",
-         "metadata": {"name": "kured", "namespace": "kube-system", "labels": {"app": "kured"}, "annotations": {"deprecated.daemonset.template.generation": "1"}},
+         "metadata": {"name": "kured", "namespace": "kube-system", "labels": {"app": "kured"},
+                      "annotations": {"deprecated.daemonset.template.generation": "1"}},
          "spec": {"template": {"spec": {"containers": [{"name": "kured", "image": "ghcr.io/kubereboot/kured:1.17.1"}]}}}}
 
 
