@@ -50,12 +50,14 @@ def identity_changes(current, wanted):
     return rbac.identity_changes(_objects(current, "identity_changes"), wanted)
 
 
-def scoped_kubeconfig(view, token_request, server=""):
-    """The scoped kubeconfig's text, from the admin kubeconfig's view and the TokenRequest the API answered."""
+def scoped_kubeconfig(view, token_request, server="", ca_data=""):
+    """The scoped kubeconfig's text, from the admin kubeconfig's view and the TokenRequest the API answered (and, for
+    another server, the CA server_check verified it with)."""
     reply = _json(token_request, "scoped_kubeconfig")
     status = reply.get("status") or {} if isinstance(reply, dict) else {}
     try:
-        return rbac.scoped_kubeconfig(_json(view, "scoped_kubeconfig"), status.get("token"), status.get("expirationTimestamp"), server or None)
+        return rbac.scoped_kubeconfig(_json(view, "scoped_kubeconfig"), status.get("token"), status.get("expirationTimestamp"), server or None,
+                                      ca_data or None)
     except ValueError as e:
         raise AnsibleFilterError("scoped_kubeconfig: %s" % e) from None
 
@@ -90,9 +92,16 @@ def access_findings(reply, playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured
     return rbac.access_findings(parsed, playbook, probe_namespace, kured_daemonset, _prove(prove), lease=lease)
 
 
-def server_refusal(view, server=""):
-    """Why the token must not go to ``server`` ("" when it may), from the admin kubeconfig's view (rbac.server_refusal)."""
-    return rbac.server_refusal(_json(view, "server_refusal"), server or None)
+def server_refusal(view, server="", ca=""):
+    """Why the token must not go to ``server`` ("" when it may), from the admin kubeconfig's view and the CA the
+    operator names (rke2_numa_access_ca), if any (rbac.server_refusal)."""
+    return rbac.server_refusal(_json(view, "server_refusal"), server or None, bool(ca))
+
+
+def server_check_args(view, server="", ca=""):
+    """What the server_check module needs to shake hands with ``server``: {check (another server than the admin
+    kubeconfig's: shake hands), ca_data, tls_server_name} - the CA and name only, never the admin's credentials."""
+    return rbac.server_check_args(_json(view, "server_check_args"), server or None, bool(ca))
 
 
 def subject_reviews(namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, lease=LEASE):
@@ -141,4 +150,5 @@ class FilterModule:
         return {"rbac_manifest": rbac_manifest, "identity_changes": identity_changes, "scoped_kubeconfig": scoped_kubeconfig,
                 "token_request": token_request, "server_refusal": server_refusal, "subject_reviews": subject_reviews,
                 "subject_findings": subject_findings, "binding_findings": binding_findings, "access_reviews": access_reviews,
-                "access_findings": access_findings, "admission_policies": admission_policies}
+                "access_findings": access_findings, "admission_policies": admission_policies,
+                "server_check_args": server_check_args}

@@ -175,6 +175,9 @@ options:
       rke2_numa_access_server:
         description: (access) Another API server address for the scoped kubeconfig - an https URL, or empty.
         type: raw
+      rke2_numa_access_ca:
+        description: (access) The PEM CA file that verifies that server - an absolute path, or empty (the admin kubeconfig's).
+        type: raw
       rke2_numa_access_namespace:
         description: (access) The ServiceAccount's namespace - an RFC 1123 label; not the probe namespace.
         type: raw

@@ -120,6 +120,10 @@ def access_errors(inputs):
     server = get("rke2_numa_access_server", "")
     if server not in (None, "") and rbac.server_url_refusal(server):
         errors.append(rbac.server_url_refusal(server))
+    ca = get("rke2_numa_access_ca", "")
+    if ca not in (None, "") and not (isinstance(ca, str) and ca.startswith("/") and not ca.endswith("/") and "\x00" not in ca
+                                     and "\n" not in ca):
+        errors.append("rke2_numa_access_ca %s must be the absolute path of a PEM file, or empty (the admin kubeconfig's CA)" % show(ca))
     if "rke2_numa_access_token_duration" in inputs:
         dummy, error = rbac.token_seconds(get("rke2_numa_access_token_duration"))
         if error:

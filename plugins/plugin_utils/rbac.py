@@ -720,10 +720,12 @@ def server_url_refusal(url, what="rke2_numa_access_server"):
     return ""
 
 
-def server_refusal(view, server=None):
+def server_refusal(view, server=None, ca_given=False):
     """Why the scoped kubeconfig's token must not be sent to ``server`` ("" when it may): the admin kubeconfig's own
-    server, or an https URL (no user, query or fragment) verified with the admin kubeconfig's CA - never one the
-    admin kubeconfig would not verify (it skips TLS verification, or has no CA). Decided before any token exists."""
+    server, or an https URL (no user, query or fragment) verified with the admin kubeconfig's CA, or with the CA the
+    operator gives (``ca_given``: rke2_numa_access_ca) - never one nothing would verify (the admin kubeconfig skips
+    TLS verification, or has no CA, and no CA is given). Decided before any token exists; the server_check module
+    then shakes hands with it (module_utils/tls_check.py)."""
     try:
         cluster = _admin_cluster(view)
     except ValueError as e:
@@ -734,19 +736,46 @@ def server_refusal(view, server=None):
     refusal = server_url_refusal(server, "rke2_numa_access_server") if server else server_url_refusal(admin, "the admin kubeconfig's server")
     if refusal:
         return refusal
-    if server and server.rstrip("/") != admin.rstrip("/"):
+    if other_server(view, server) and not ca_given:
         if cluster.get("insecure-skip-tls-verify") or not cluster.get("certificate-authority-data"):
             return ("rke2_numa_access_server %s is not the admin kubeconfig's server (%s), and the admin kubeconfig %s: nothing could "
-                    "tell that server from an impostor; leave rke2_numa_access_server empty, or give the admin kubeconfig its CA"
+                    "tell that server from an impostor; leave rke2_numa_access_server empty, or name its CA (rke2_numa_access_ca)"
                     % (show(server), show(admin), "skips TLS verification" if cluster.get("insecure-skip-tls-verify") else "has no CA"))
     return ""
 
 
-def scoped_kubeconfig(view, token, expires, server=None):
+def server_check_args(view, server, ca_given=False):
+    """{check, url, ca_data, tls_server_name}: whether to shake hands with the server the token will go to (another
+    than the admin kubeconfig's, or any when the operator names a CA: ``ca_given``), its URL, and the admin
+    kubeconfig's CA and TLS name for it - never its credentials."""
+    try:
+        cluster = _admin_cluster(view)
+    except ValueError:
+        cluster = {}
+    url = server or str(cluster.get("server") or "")
+    if not (other_server(view, server) or ca_given):
+        return {"check": False, "url": url, "ca_data": "", "tls_server_name": ""}
+    return {"check": True, "url": url, "ca_data": str(cluster.get("certificate-authority-data") or ""),
+            "tls_server_name": str(cluster.get("tls-server-name") or "")}
+
+
+def other_server(view, server):
+    """Is ``server`` given and another address than the admin kubeconfig's? (Then it must prove itself with a CA.)"""
+    if not server:
+        return False
+    try:
+        admin = str(_admin_cluster(view).get("server") or "")
+    except ValueError:
+        return True
+    return str(server).rstrip("/") != admin.rstrip("/")
+
+
+def scoped_kubeconfig(view, token, expires, server=None, ca_data=None):
     """The text of a kubeconfig for the ServiceAccount's bound ``token``: the cluster (server, CA) of the admin
     kubeconfig's current context (``kubectl config view --minify --flatten -o json``), or ``server`` instead of
-    its address; the admin's own credentials are never copied."""
-    refusal = server_refusal(view, server)
+    its address and ``ca_data`` (base64 of PEM: the CA server_check verified it with) instead of its CA; the admin's
+    own credentials are never copied."""
+    refusal = server_refusal(view, server, bool(ca_data))
     if refusal:
         raise ValueError(refusal)
     if not isinstance(token, str) or not token or any(c.isspace() for c in token):
@@ -754,6 +783,9 @@ def scoped_kubeconfig(view, token, expires, server=None):
     cluster = {k: v for k, v in _admin_cluster(view).items() if k in _CLUSTER_KEYS}
     if server:
         cluster["server"] = server
+    if ca_data:
+        cluster.pop("insecure-skip-tls-verify", None)
+        cluster["certificate-authority-data"] = ca_data
     doc = {"apiVersion": "v1", "kind": "Config", "clusters": [{"name": NAME, "cluster": cluster}],
            "users": [{"name": NAME, "user": {"token": token}}],
            "contexts": [{"name": NAME, "context": {"cluster": NAME, "user": NAME}}], "current-context": NAME, "preferences": {}}

@@ -7,6 +7,7 @@ it; a right taken away stops the roll before any node is cordoned, naming the ri
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import stat
@@ -17,11 +18,12 @@ import yaml
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import admission, rbac
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
-from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import gpu_fleet, needs_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBEAPI_PATH, _load, gpu_fleet, needs_kubectl
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node, tree
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import SPEC, is_write, node_vars, run
 
 pytestmark = needs_kubectl
+KUBEAPI = _load("kubeapi_standin_for_least_privilege", KUBEAPI_PATH)
 SA_USER = rbac.identity()
 
 
@@ -325,3 +327,27 @@ def test_what_the_identity_can_and_cannot_do_is_what_access_md_says(tmp_path, po
                 assert done.returncode == 0, (argv, done.stderr)
     finally:
         fleet.close()
+
+
+def test_another_server_proves_itself_with_the_ca_named_before_any_token(api, tmp_path):
+    """rke2_numa_access_server over https with rke2_numa_access_ca: a TLS handshake verifies it before the token
+    request, and the kubeconfig carries that CA; a CA that does not verify it is refused - no token, no file."""
+    server = "https://127.0.0.1:%d" % api.port
+    own_ca = os.path.join(api.state, "auth", "tls.crt")
+    other_ca = tmp_path / "other-ca.pem"
+    other_ca.write_text(KUBEAPI.self_signed_certificate()[0])
+    since = len(api.calls())
+    out, target = access(api, tmp_path, rke2_numa_access_server=server, rke2_numa_access_ca=str(other_ca))
+    text = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode != 0 and "did not prove it is the cluster's API server" in text, text[-2000:]
+    assert token_requests(api, since) == [] and not os.path.exists(target)
+
+    out, target = access(api, tmp_path, rke2_numa_access_server=server, rke2_numa_access_ca=own_ca)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    with open(target) as handle:
+        cluster = yaml.safe_load(handle)["clusters"][0]["cluster"]
+    with open(own_ca) as handle:
+        assert cluster["server"] == server and cluster["certificate-authority-data"] == base64.b64encode(handle.read().encode()).decode()
+    assert "insecure-skip-tls-verify" not in cluster
+    done = api.kubectl("get", "nodes", "-o", "name", kubeconfig=target)
+    assert done.returncode == 0 and "node/gpu-a" in done.stdout, done.stderr

@@ -153,6 +153,9 @@ ACCESS = {"rke2_numa_access_kubeconfig": "/etc/rancher/rke2/rke2-numa.yaml", "rk
     ({"rke2_numa_access_server": "https://u:p@10.0.0.1:6443"}, "must be an https URL (https://HOST[:PORT][/PATH], no user"),
     ({"rke2_numa_access_server": "https://10.0.0.1:99999"}, "rke2_numa_access_server 'https://10.0.0.1:99999' is not a URL"),
     ({"rke2_numa_access_server": ["https://10.0.0.1"]}, "is not a URL"),
+    ({"rke2_numa_kured_hold": "maybe"}, "rke2_numa_kured_hold 'maybe' must be auto, true or false"),
+    ({"rke2_numa_access_ca": "ca.pem"}, "rke2_numa_access_ca 'ca.pem' must be the absolute path of a PEM file"),
+    ({"rke2_numa_access_ca": ["/etc/ca.pem"]}, "rke2_numa_access_ca ['/etc/ca.pem'] must be the absolute path"),
     ({"rke2_numa_access_kubeconfig_owner": "-o"}, "rke2_numa_access_kubeconfig_owner '-o' must be a user name"),
     ({"rke2_numa_access_kubeconfig_owner": "Root"}, "must be a user name"),
 ])

@@ -292,6 +292,19 @@ def test_the_token_goes_only_to_a_server_the_admin_kubeconfig_verifies(server, v
             rbac.scoped_kubeconfig(view, "tok", "2026-12-04T00:00:00Z", server or None)
 
 
+def test_a_ca_named_by_the_operator_verifies_another_server_and_goes_into_the_kubeconfig():
+    insecure = _view(**{"insecure-skip-tls-verify": True})
+    assert "is not the admin kubeconfig's server" in rbac.server_refusal(insecure, "https://10.0.0.9:6443")
+    assert rbac.server_refusal(insecure, "https://10.0.0.9:6443", ca_given=True) == ""
+    assert rbac.server_check_args(_view(), None) == {"check": False, "url": "https://127.0.0.1:6443", "ca_data": "", "tls_server_name": ""}
+    assert rbac.server_check_args(_view(**{"tls-server-name": "api"}), "https://10.0.0.9:6443") == {
+        "check": True, "url": "https://10.0.0.9:6443", "ca_data": "Q0E=", "tls_server_name": "api"}
+    assert rbac.server_check_args(_view(), None, ca_given=True)["check"], "a CA named: checked on the admin's server too"
+    text = rbac.scoped_kubeconfig(insecure, "tok", "2026-12-04T00:00:00Z", "https://10.0.0.9:6443", "T1RIRVI=")
+    cluster = json.loads(text.split("\n", 2)[2])["clusters"][0]["cluster"]
+    assert cluster == {"server": "https://10.0.0.9:6443", "certificate-authority-data": "T1RIRVI="}
+
+
 def _binding(kind, name, subjects, role="cluster-admin", namespace=None, ours=False):
     meta = {"name": name}
     if namespace:
