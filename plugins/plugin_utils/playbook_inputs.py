@@ -28,7 +28,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names impor
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import roll_lease
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer, is_boolean, show
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer, as_percent, is_boolean, show
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, parse_iso8601
 
 # Upper bounds: long enough for any real fleet, short enough that a typo does not hold a node for a day.
@@ -45,7 +45,6 @@ RESERVED_STEMS = ("fleet",)
 # A command kubectl may be given as: an absolute path, or a name looked up on PATH.
 _USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")   # useradd's NAME_REGEX, without the trailing $
 _COMMAND = re.compile(r"/[^\x00]*|[A-Za-z0-9_.+][-A-Za-z0-9_.+]*")
-_PERCENT = re.compile(r"\s*([0-9]{1,3})\s*%\s*")
 
 
 def _bounded(name, value, low, high, unit, none_ok=False, none_means=""):
@@ -68,11 +67,11 @@ def serial_errors(value):
     bad = []
     for item in items:
         number = as_integer(item)
-        match = _PERCENT.fullmatch(item) if isinstance(item, str) else None
+        percent = as_percent(item)
         if number is not None:
             ok = number >= 1
-        elif match:
-            ok = 1 <= int(match.group(1)) <= 100
+        elif percent is not None:
+            ok = 1 <= percent <= 100
         else:
             ok = False
         if not ok:

@@ -29,7 +29,7 @@ import datetime
 import json
 import re
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer, show
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer, as_percent, show
 
 LEASE_API_VERSION = "coordination.k8s.io/v1"
 DEFAULT_NAMESPACE = "rke2-numa-system"
@@ -244,10 +244,9 @@ def max_unavailable_errors(value):
     number = as_integer(value) if not isinstance(value, float) else None
     if number is not None and 1 <= number <= MAX_UNAVAILABLE_MAX:
         return []
-    if isinstance(value, str) and value.strip().endswith("%"):
-        percent = as_integer(value.strip()[:-1]) if value.strip()[:1].isdigit() else None
-        if percent is not None and 1 <= percent <= 100:
-            return []
+    percent = as_percent(value)
+    if percent is not None and 1 <= percent <= 100:
+        return []
     return ["rke2_numa_max_unavailable %s must be a number of nodes from 1 to %d or a percentage from 1%% to 100%% of the cluster's "
             "Nodes" % (show(value), MAX_UNAVAILABLE_MAX)]
 
@@ -263,8 +262,9 @@ def default_max_unavailable(serial):
 def unavailable_cap(max_unavailable, node_count):
     """The number of Nodes a roll may have out: the int, or the percentage of ``node_count`` rounded down, at least 1
     (as a Deployment's or an MCO pool's maxUnavailable)."""
-    if isinstance(max_unavailable, str) and max_unavailable.strip().endswith("%"):
-        return max(1, int(max_unavailable.strip()[:-1]) * int(node_count) // 100)
+    percent = as_percent(max_unavailable)
+    if percent is not None:
+        return max(1, percent * int(node_count) // 100)
     return int(max_unavailable)
 
 

@@ -82,6 +82,16 @@ def as_integer(value):
     return None
 
 
+_PERCENT = re.compile(r"\s*([0-9]{1,3})\s*%\s*")
+
+
+def as_percent(value):
+    """N from a percentage string ``N%`` (at most three digits, spaces around), as Ansible's serial and a
+    maxUnavailable take it; None for anything else (a bare number is no percentage)."""
+    match = _PERCENT.fullmatch(value) if isinstance(value, str) else None
+    return int(match.group(1)) if match else None
+
+
 def integer(name, value, low, high, unit=""):
     """``value`` as an int from ``low`` to ``high``; ValueRefused naming ``name`` otherwise."""
     number = as_integer(value)

@@ -12,7 +12,7 @@ import pytest
 from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import (
-    FALSE, TRUE, ValueRefused, as_boolean, as_integer, boolean, integer, is_boolean, show)
+    FALSE, TRUE, ValueRefused, as_boolean, as_integer, as_percent, boolean, integer, is_boolean, show)
 
 
 def test_the_spellings_are_ansibles_own():
@@ -79,3 +79,10 @@ def test_the_roll_reads_its_numbers_here_too():
     assert max_unavailable_errors("2") == [] and max_unavailable_errors(" 50% ") == [] and max_unavailable_errors("-1%")
     assert default_roll_id("\u00b2", "7", 0.0) == "awx-job-7" and default_roll_id("-3", None, 0.0).startswith("roll-")
     assert lease_seconds({"rke2_numa_drain_timeout": "\u00b2"}) == lease_seconds({})
+
+
+@pytest.mark.parametrize("value, percent", [("10%", 10), (" 5 % ", 5), ("100%", 100), ("0%", 0), ("1000%", None), ("%", None),
+                                            ("5", None), (5, None), ("-5%", None), ("5.5%", None), ("5%%", None), (None, None),
+                                            (["5%"], None), ("٥%", None)])
+def test_a_percentage_is_read_in_one_place(value, percent):
+    assert as_percent(value) == percent
