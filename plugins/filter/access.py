@@ -135,9 +135,7 @@ def admission_policies(discovery, namespace=rbac.IDENTITY_NAMESPACE, nodes=(), e
     (plugin_utils/admission.py)."""
     if not admission.served(discovery):
         return {"served": False, "objects": [], "nodes": []}
-    current = _json(enrolled, "admission_policies")
-    data = current.get("data") if isinstance(current, dict) else None
-    wanted = sorted(set(list(nodes or []) + list(data or {})))
+    wanted = admission.enrolment_nodes(nodes, _json(enrolled, "admission_policies"))
     try:
         objects = admission.objects(namespace, wanted, kured=rbac.kured_target(kured_daemonset) is not None)
     except ValueError as e:

@@ -117,6 +117,13 @@ def enrolment_errors(nodes):
     return errors
 
 
+def enrolment_nodes(nodes, current):
+    """The Nodes to enrol: ``nodes`` and those the ConfigMap ``current`` (as kubectl gets it; anything else: none)
+    lists already - a run over part of the fleet un-enrols nobody."""
+    data = current.get("data") if isinstance(current, dict) else None
+    return sorted(set(list(nodes or []) + list(data if isinstance(data, dict) else {})))
+
+
 def enrolment(nodes, namespace):
     """The ConfigMap ``<namespace>/rke2-numa-nodes``: one key per Node the identity may change (a Node name is a valid
     ConfigMap key: a DNS subdomain)."""

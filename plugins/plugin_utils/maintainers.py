@@ -33,7 +33,7 @@ from __future__ import annotations
 import datetime
 import json
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_boolean, as_integer
 
 KURED_LOCK_ANNOTATION = "weave.works/kured-node-lock"
 KURED_DEFAULT = ("kube-system", "kured")
@@ -227,6 +227,13 @@ def kured_lock_claims(daemonsets, kured_setting, now, ttl_seconds, roll_id):
         value = {"maxOwners": owners, "locks": [entry("/%d" % i) for i in range(1, owners + 1)]} if multi else entry("")
         out.append(_target(ident, key, ds, json.dumps(value, sort_keys=True, separators=(",", ":"))))
     return out
+
+
+def kured_hold(setting, allowed):
+    """Does a roll hold kured's lock? ``setting``: rke2_numa_kured_hold - ``auto`` holds when ``allowed`` (access.yml:
+    the cluster has the admission policies that narrow the patch to the lock; a roll: its kubeconfig may patch
+    kured's DaemonSet), true always, false never; anything else (refused by the inputs check) never."""
+    return as_boolean(allowed if setting == AUTO else setting) is True
 
 
 def kured_lock_releases(daemonsets, kured_setting, roll_id):

@@ -736,7 +736,7 @@ def server_refusal(view, server=None, ca_given=False):
     refusal = server_url_refusal(server, "rke2_numa_access_server") if server else server_url_refusal(admin, "the admin kubeconfig's server")
     if refusal:
         return refusal
-    if other_server(view, server) and not ca_given:
+    if _other_server(admin, server) and not ca_given:
         if cluster.get("insecure-skip-tls-verify") or not cluster.get("certificate-authority-data"):
             return ("rke2_numa_access_server %s is not the admin kubeconfig's server (%s), and the admin kubeconfig %s: nothing could "
                     "tell that server from an impostor; leave rke2_numa_access_server empty, or name its CA (rke2_numa_access_ca)"
@@ -752,22 +752,18 @@ def server_check_args(view, server, ca_given=False):
         cluster = _admin_cluster(view)
     except ValueError:
         cluster = {}
-    url = server or str(cluster.get("server") or "")
-    if not (other_server(view, server) or ca_given):
+    admin = str(cluster.get("server") or "")
+    url = server or admin
+    if not (_other_server(admin, server) or ca_given):
         return {"check": False, "url": url, "ca_data": "", "tls_server_name": ""}
     return {"check": True, "url": url, "ca_data": str(cluster.get("certificate-authority-data") or ""),
             "tls_server_name": str(cluster.get("tls-server-name") or "")}
 
 
-def other_server(view, server):
-    """Is ``server`` given and another address than the admin kubeconfig's? (Then it must prove itself with a CA.)"""
-    if not server:
-        return False
-    try:
-        admin = str(_admin_cluster(view).get("server") or "")
-    except ValueError:
-        return True
-    return str(server).rstrip("/") != admin.rstrip("/")
+def _other_server(admin, server):
+    """Is ``server`` given and another address than the admin kubeconfig's ``admin``? (Then it must prove itself with
+    a CA.)"""
+    return bool(server) and str(server).rstrip("/") != admin.rstrip("/")
 
 
 def scoped_kubeconfig(view, token, expires, server=None, ca_data=None):

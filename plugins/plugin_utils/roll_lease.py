@@ -341,9 +341,8 @@ def _slots(lease, roll, now, nodes, claim):
             out.setdefault(node, "claimed by this run")
         else:
             waiting.append(node)
-    mine = {n: {"run": roll["run"], "since": (own.get(n) or {}).get("since") or micro_time(now), "until": until} for n in granted}
-    mine.update({n: {"run": roll["run"], "since": (own.get(n) or {}).get("since") or micro_time(now), "until": until, "waiting": True}
-                 for n in waiting})
+    mine = {n: dict({"run": roll["run"], "since": (own.get(n) or {}).get("since") or micro_time(now), "until": until},
+                    **({"waiting": True} if n in waiting else {})) for n in granted + waiting}
     notes = []
     if waiting:
         held = sorted(out)

@@ -12,6 +12,7 @@ import pytest
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import (
     find_kured,
     is_kured,
+    kured_hold,
     kured_lock_claims,
     kured_lock_releases,
     kured_locks,
@@ -178,3 +179,11 @@ def test_a_lock_in_neither_format_is_never_claimed_nor_rewritten():
     released = ds("kube-system", "kured", {KEY: '{"maxOwners":2,"locks":null}'})   # kured's multi lock after its last release
     assert maintainers_at_work(node(), [released], [], "auto", [], NOW) == []
     assert json.loads(kured_lock_claims([released], "auto", NOW, 600, "roll-a")[0]["value"])["maxOwners"] == 2
+
+
+@pytest.mark.parametrize("setting, allowed, held", [
+    ("auto", True, True), ("auto", False, False), (True, False, True), ("true", False, True), ("yes", False, True),
+    (False, True, False), ("false", True, False), ("no", True, False), ("0", True, False), ("maybe", True, False), (None, True, False),
+])
+def test_kured_hold_is_one_rule_for_access_and_the_roll(setting, allowed, held):
+    assert kured_hold(setting, allowed) is held
