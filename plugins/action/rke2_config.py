@@ -23,7 +23,9 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.maitred.rke2_numa.plugins.modules import rke2_config as rke2_config_doc
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import is_ours
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import config_mode
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
     SECURE,
     ConfigError,
@@ -108,30 +110,56 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("writing %s failed: %s" % (dest, result.get("msg")))
         return result
 
+    def _undo_checked(self, args, backup, previous):
+        if backup and os.path.dirname(os.path.normpath(backup)) != os.path.normpath(args["backup_dir"]):
+            raise AnsibleActionFail("restore: the backup %s is not in %s; nothing written" % (backup, args["backup_dir"]))
+        if backup and not (isinstance(previous, dict) and all(previous.get(k) for k in ("mode", "owner", "group"))):
+            raise AnsibleActionFail("restore: the backup %s comes without the previous mode, owner and group; nothing written" % backup)
+
+    def _put_back(self, backup, real, previous, task_vars):
+        """The backup copied back over ``real`` with its previous mode, owner and group; whether that changed anything."""
+        done = self._module("ansible.builtin.copy", {"src": backup, "dest": real, "remote_src": True, "mode": previous["mode"],
+                                                     "owner": previous["owner"], "group": previous["group"]}, task_vars)
+        return bool(done.get("changed"))
+
     def _restore(self, args, undo, task_vars):
-        """Undo an earlier run from its result: its backup back with the previous mode and owner, or the file it
-        created removed. Checked first, so that a result that names another file writes nothing."""
-        target = args["path"] if args["mode"] == "merge" else args["dropin_path"]
+        """Undo an earlier run from its result: its backups back with the previous mode and owner (the file it manages and
+        the others it changed with it), or the file it created removed. Every file is checked first, so that a result
+        that names another file writes nothing."""
+        # auto: the mode the undone run used (its result says), or the file its result names
+        mode = args["mode"]
+        if mode == "auto":
+            mode = undo.get("mode") if undo.get("mode") in ("merge", "dropin") else \
+                "dropin" if str(undo.get("real_path") or "") == args["dropin_path"] else "merge"
+        target = args["path"] if mode == "merge" else args["dropin_path"]
         real, st = self._target(target, task_vars)
         undo_path = str(undo.get("real_path") or "")
         if undo_path not in (target, real):
             raise AnsibleActionFail("restore: %s is not %s (or its symlink's target); nothing written" % (undo_path or "(none)", target))
         backup, previous, created = str(undo.get("backup_file") or ""), undo.get("previous"), bool(undo.get("created"))
-        if backup and os.path.dirname(os.path.normpath(backup)) != os.path.normpath(args["backup_dir"]):
-            raise AnsibleActionFail("restore: the backup %s is not in %s; nothing written" % (backup, args["backup_dir"]))
-        if backup and not (isinstance(previous, dict) and all(previous.get(k) for k in ("mode", "owner", "group"))):
-            raise AnsibleActionFail("restore: the backup %s comes without the previous mode, owner and group; nothing written" % backup)
-        out = {"changed": False, "restored": "", "removed": "", "path": target, "real_path": real}
+        self._undo_checked(args, backup, previous)
+        others = []
+        for other in undo.get("also_changed") or []:
+            path = str(other.get("path") or "")
+            allowed = path == args["path"] or os.path.dirname(os.path.normpath(path)) == os.path.normpath(args["path"] + ".d")
+            other_real = self._target(path, task_vars)[0] if allowed else ""
+            if not allowed or str(other.get("real_path") or "") not in (path, other_real) or not other.get("backup_file"):
+                raise AnsibleActionFail("restore: %s is not RKE2's config file or one of its drop-ins, or comes without its "
+                                        "backup; nothing written" % (path or "(none)"))
+            self._undo_checked(args, str(other["backup_file"]), other.get("previous"))
+            others.append((str(other["backup_file"]), other_real, other["previous"]))
+        out = {"changed": False, "restored": "", "removed": "", "also_restored": [], "path": target, "real_path": real}
         if backup:
             out.update(changed=True, restored=real)
             if not self._task.check_mode:
-                done = self._module("ansible.builtin.copy", {"src": backup, "dest": real, "remote_src": True, "mode": previous["mode"],
-                                                             "owner": previous["owner"], "group": previous["group"]}, task_vars)
-                out["changed"] = bool(done.get("changed"))
+                out["changed"] = self._put_back(backup, real, previous, task_vars)
         elif created and st is not None:
             out.update(changed=True, removed=real)
             if not self._task.check_mode:
                 self._module("ansible.builtin.file", {"path": real, "state": "absent"}, task_vars)
+        for other_backup, other_real, other_previous in others:
+            out["also_restored"].append(other_real)
+            out["changed"] = True if self._task.check_mode else self._put_back(other_backup, other_real, other_previous, task_vars) or out["changed"]
         return out
 
     def run(self, tmp=None, task_vars=None):
@@ -148,43 +176,110 @@ class ActionModule(ActionBase):
             args[key] = [str(v) for v in args[key]]
         managed = tuple(args["managed_flags"])
         path = args["path"]
-        target = path if args["mode"] == "merge" else args["dropin_path"]
+        rancher = self._module("maitred.rke2_numa.rancher_agent_info", {"root": args["rancher_root"], "config_path": path}, task_vars)
+        mode, unmerge, refusal = config_mode(args["mode"], rancher, args["dropin_path"])
+        if refusal:
+            raise AnsibleActionFail(refusal + ": nothing written")
+        target = path if mode == "merge" else args["dropin_path"]
         # every check and read first: a refusal writes nothing
+        texts = {}
+
+        def read(p):
+            if p not in texts:
+                texts[p] = self._read(p, task_vars)
+            return texts[p]
+
         try:
             real, st = self._target(target, task_vars)
             before = self._read(real, task_vars) if st else None
             dropins = self._dropins(path + ".d", task_vars)
-            new_text, report = plan_write(path, args["mode"], target, before, lambda p: self._read(p, task_vars), dropins,
-                                          args["kubelet_args"], args["node_labels"], args["node_taints"], managed)
+            ours = [d for d in dropins if os.path.normpath(d) != os.path.normpath(target) and is_ours(read(d))
+                    and self._target(d, task_vars)[0] == d]  # a link of ours is not removed, nor its target
+            new_text, report = plan_write(path, mode, target, before, read, dropins, args["kubelet_args"], args["node_labels"],
+                                          args["node_taints"], managed, unmerge=unmerge, ours=ours)
             files = report.pop("files")
+            unmerged = report.pop("unmerged")  # config.yaml's text: the join token never goes into the result
             url = healthz_url(effective_config(files))
+            others = [(path, "unmerged", unmerged)] if unmerged is not None else []
+            others += [(d, "removed", None) for d in report["removed"]]
+            others = [(p, change, text, self._target(p, task_vars)) for p, change, text in others]
         except ConfigError as e:
             raise AnsibleActionFail(str(e))
 
         previous = {"mode": st["mode"], "owner": st["pw_name"], "group": st["gr_name"]} if st else None
         secure = previous == SECURE
         changed = new_text is not None or (st is not None and not secure)
-        if changed and not self._task.check_mode:
-            if st and args["backup"]:
+        also = [{"path": p, "real_path": other_real, "change": change, "backup_file": "",
+                 "previous": {"mode": other_st["mode"], "owner": other_st["pw_name"], "group": other_st["gr_name"]}}
+                for p, change, dummy, (other_real, other_st) in others]
+        if (changed or others) and not self._task.check_mode:
+            # every file backed up before the first write (the other files always: their backup is how they come back)
+            if st and changed and (args["backup"] or also):  # with other files, how ours comes back
                 result["backup_file"] = self._backup(real, args["backup_dir"], task_vars)
-            if new_text is None:  # content as planned: only the secret-safe mode and owner
-                self._module("ansible.builtin.file", dict(SECURE, path=real), task_vars)
-            else:
-                if st:  # make it 0600 before the token-holding content is rewritten
-                    self._module("ansible.builtin.file", {"path": real, "mode": "0600"}, task_vars)
-                else:  # a new file: config.yaml.d (or /etc/rancher/rke2) may not exist yet; copy does not create it
-                    self._module("ansible.builtin.file", {"path": os.path.dirname(real), "state": "directory"}, task_vars)
-                self._write(real, new_text, task_vars)
-        if new_text is not None and self._task.diff:
-            result["diff"] = {"before": mask(before or ""), "after": mask(new_text),
-                              "before_header": real, "after_header": real}
+            for entry in also:
+                entry["backup_file"] = self._backup(entry["real_path"], args["backup_dir"], task_vars)
+            self._transaction(real, st, new_text, changed, also, [text for dummy, dummy2, text, dummy3 in others], result, task_vars)
+        diffs = []
+        if new_text is not None:
+            diffs.append({"before": mask(before or ""), "after": mask(new_text), "before_header": real, "after_header": real})
+        for entry, (dummy, change, text, dummy2) in zip(also, others):
+            old_text = texts.get(entry["path"]) if entry["path"] in texts else self._read(entry["real_path"], task_vars)
+            diffs.append({"before": mask(old_text or ""), "after": mask(text or ""), "before_header": entry["real_path"],
+                          "after_header": entry["real_path"] if change == "unmerged" else "(removed)"})
+        if diffs and self._task.diff:
+            result["diff"] = diffs if len(diffs) > 1 else diffs[0]
         if report.get("normalised"):
             self._display.warning("%s held duplicate managed kubelet flags %s; they are now set once"
                                   % (path, ", ".join(report["normalised"])))
         for warning in report["elsewhere"]:
             self._display.warning(warning)
-        result.update(changed=changed, content_changed=new_text is not None, path=target, real_path=real,
+        result.update(changed=changed or bool(also), content_changed=new_text is not None, path=target, real_path=real,
                       healthz_url=url,
                       created=changed and st is None,
-                      previous=previous, mode=args["mode"], report=report)
+                      previous=previous, mode=mode, report=report, also_changed=also,
+                      managed_by=rancher["managed_by"], rancher_evidence=rancher["evidence"] + rancher["at_work"])
         return result
+
+    def _transaction(self, real, st, new_text, changed, also, texts, result, task_vars):
+        """Our file first, then the others (config.yaml without what merge mode wrote, earlier drop-ins of ours gone);
+        when a write fails, every file already written is put back from its backup (a file we created is removed)."""
+        done = []
+        try:
+            if changed:
+                if new_text is None:  # content as planned: only the secret-safe mode and owner
+                    self._module("ansible.builtin.file", dict(SECURE, path=real), task_vars)
+                else:
+                    if st:  # make it 0600 before the token-holding content is rewritten
+                        self._module("ansible.builtin.file", {"path": real, "mode": "0600"}, task_vars)
+                    else:  # a new file: config.yaml.d (or /etc/rancher/rke2) may not exist yet; copy does not create it
+                        self._module("ansible.builtin.file", {"path": os.path.dirname(real), "state": "directory"}, task_vars)
+                    done.append(("ours", real))
+                    self._write(real, new_text, task_vars)
+            for entry, text in zip(also, texts):
+                # in the list once something of it changed (a failed first step changed nothing)
+                if entry["change"] == "removed":
+                    self._module("ansible.builtin.file", {"path": entry["real_path"], "state": "absent"}, task_vars)
+                    done.append(("other", entry))
+                else:
+                    self._module("ansible.builtin.file", {"path": entry["real_path"], "mode": "0600"}, task_vars)
+                    done.append(("other", entry))
+                    self._write(entry["real_path"], text, task_vars)
+        except AnsibleActionFail as e:
+            put_back = []
+            for kind, what in reversed(done):
+                try:
+                    if kind == "other":
+                        self._put_back(what["backup_file"], what["real_path"], what["previous"], task_vars)
+                        put_back.append(what["real_path"])
+                    elif result.get("backup_file"):
+                        self._put_back(result["backup_file"], real, {"mode": st["mode"], "owner": st["pw_name"],
+                                                                     "group": st["gr_name"]}, task_vars)
+                        put_back.append(real)
+                    elif st is None:
+                        self._module("ansible.builtin.file", {"path": real, "state": "absent"}, task_vars)
+                        put_back.append(real + " (removed)")
+                except AnsibleActionFail as again:
+                    raise AnsibleActionFail("%s; putting the files back failed too (%s): the backups are in %s"
+                                            % (e, again, os.path.dirname(what["backup_file"] if kind == "other" else
+                                                                         result.get("backup_file") or real)))
+            raise AnsibleActionFail("%s; every file this run had changed is back as it was (%s)" % (e, ", ".join(put_back) or "none yet"))

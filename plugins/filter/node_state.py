@@ -31,7 +31,7 @@ def verify_plan(plan, state):
         raise AnsibleFilterError("cannot read RKE2's config as RKE2 does: %s" % e)
 
 
-def node_compliance(plan, state, config_mode="merge", dropin_path=None, labels_via="nfd", node_labels=None):
+def node_compliance(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", node_labels=None):
     """{compliant, runs_plan, reasons, actions, blocked, plan_fingerprint, warnings} for ``state`` (node_state_info's
     result); ``node_labels``: the Node's labels from the API (None when not read)."""
     try:

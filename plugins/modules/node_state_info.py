@@ -66,6 +66,13 @@ options:
         (C(<rke2_numa_nfd_features_dir>/rke2-numa)). Read when set, up to 64 KiB and one byte (NFD ignores a larger
         file); it holds only labels. Not read when unset (RV(nfd_features) is null).
     type: path
+  rancher_root:
+    description:
+      - Where rancher-system-agent's files are looked for (its unit, C(/etc/rancher/agent), its interlocks, Rancher's
+        restart stamp), as M(maitred.rke2_numa.rancher_agent_info) does; C(/) on a node, a copied tree in tests.
+        Rancher's C(50-rancher.yaml) is looked for beside O(config_path).
+    type: path
+    default: /
 """
 
 EXAMPLES = r"""
@@ -109,11 +116,17 @@ rke2:
     - C(files) - RKE2's config files in the order RKE2 reads them, each with C(path), C(exists), C(mode), C(owner),
       C(group), C(link) (the target of a symlink), C(values) (only C(kubelet-arg), C(node-label), C(node-taint),
       C(node-ip) and their C(+) forms), C(shared) (those of these keys whose value shares a YAML node with another
-      place of the file - an anchor and its alias - which the merge cannot edit in place) and C(error).
+      place of the file - an anchor and its alias - which the merge cannot edit in place), C(ours) (the file starts
+      with the header of this collection's drop-in) and C(error).
   returned: always
   type: dict
   sample: {files: [{path: /etc/rancher/rke2/config.yaml, exists: true, mode: "0600", owner: root, group: root, link: null,
-                    values: {kubelet-arg: [max-pods=250]}, shared: [], error: null}]}
+                    values: {kubelet-arg: [max-pods=250]}, shared: [], ours: false, error: null}]}
+rancher:
+  description: Whether Rancher's system-agent manages the node, as M(maitred.rke2_numa.rancher_agent_info) returns it.
+  returned: success
+  type: dict
+  sample: {managed_by: rancher, evidence: ["/etc/rancher/rke2/config.yaml.d/50-rancher.yaml (Rancher's RKE2 settings)"], at_work: []}
 """
 
 import grp
@@ -129,6 +142,8 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_distro impo
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import CmdlineError
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.hugepages_unit import read_unit
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_checkpoints import read_checkpoints
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.rancher import read_rancher
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import is_ours
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import TopologyError, read_topology
 
 try:
@@ -217,7 +232,7 @@ def _shared_keys(root):
 def read_rke2_file(path):
     """The file's metadata and its RKE2_KEYS entries; never any other key, never its text."""
     out = {"path": path, "exists": os.path.exists(path), "mode": None, "owner": None, "group": None,
-           "link": os.readlink(path) if os.path.islink(path) else None, "values": {}, "shared": [], "error": None}
+           "link": os.readlink(path) if os.path.islink(path) else None, "values": {}, "shared": [], "ours": False, "error": None}
     if not out["exists"]:
         return out
     st = os.stat(path)
@@ -254,7 +269,7 @@ def read_rke2_file(path):
     except ValueError:  # an alias inside the node it names: no finite value (nor can RKE2 read one)
         out["error"] = "%s: a YAML alias refers to a node that holds it" % path
         return out
-    out["values"], out["shared"] = values, _shared_keys(root)
+    out["values"], out["shared"], out["ours"] = values, _shared_keys(root), is_ours(text)
     return out
 
 
@@ -286,6 +301,7 @@ def main():
             config_path=dict(type="path", default="/etc/rancher/rke2/config.yaml"),
             units_root=dict(type="path", default="/"),
             nfd_features_file=dict(type="path"),
+            rancher_root=dict(type="path", default="/"),
         ),
         supports_check_mode=True,
     )
@@ -308,7 +324,7 @@ def main():
         boot = {"method": None, "error": str(e)}
     module.exit_json(changed=False, topology=topology, kubelet_state=read_checkpoints(p["kubelet_dir"]), boot=boot,
                      rke2={"files": [read_rke2_file(f) for f in rke2_config_files(p["config_path"])]},
-                     hugepages_unit=read_unit(p["units_root"]),
+                     hugepages_unit=read_unit(p["units_root"]), rancher=read_rancher(p["rancher_root"], p["config_path"]),
                      nfd_features=read_feature_file(p["nfd_features_file"]) if p["nfd_features_file"] else None)
 
 

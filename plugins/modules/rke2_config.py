@@ -21,6 +21,15 @@ description:
     replaced by name, duplicates of them are normalised to one and reported.
   - Or, with O(mode=dropin), writes a C(config.yaml.d) file that appends with
     C(kubelet-arg+) and leaves C(config.yaml) alone, for clusters where another tool owns it.
+  - O(mode=auto) (the default) picks V(dropin) on a node Rancher manages (M(maitred.rke2_numa.rancher_agent_info) finds
+    its files - C(50-rancher.yaml), read after C(config.yaml), replaces plain keys there, and Rancher restarts rke2 whenever it
+    changes) and V(merge) elsewhere. Moving to the drop-in takes out of C(config.yaml) what merge mode wrote there (the
+    managed flags, the given labels and taints; every other byte kept, backed up first) in the same run. An explicit
+    V(merge) on a Rancher-managed node is refused, writing nothing.
+  - A drop-in this collection wrote under another name (its header says so; an earlier default was
+    C(50-rke2-numa.yaml)) is removed, backed up first - one place holds the plan. No other file is removed.
+  - All the files one run changes change together - every one backed up before the first write; when a later write
+    fails, the earlier ones are put back.
   - Refuses, writing nothing, a file it could read differently from RKE2 - not UTF-8, not valid YAML,
     several YAML documents, not a mapping, a key given twice (named with its line).
   - Before writing, computes the kubelet flags RKE2 will really pass - C(config.yaml), then every
@@ -55,14 +64,22 @@ options:
     type: path
     default: /etc/rancher/rke2/config.yaml
   mode:
-    description: V(merge) edits O(path); V(dropin) writes O(dropin_path) and only reads O(path).
+    description:
+      - V(merge) edits O(path); V(dropin) writes O(dropin_path) and only reads O(path); V(auto) is V(dropin) on a node
+        Rancher manages, where it also takes what merge mode wrote out of O(path), and V(merge) elsewhere.
     type: str
-    default: merge
-    choices: [merge, dropin]
+    default: auto
+    choices: [auto, merge, dropin]
   dropin_path:
-    description: The drop-in file for O(mode=dropin); it must be in the C(config.yaml.d) folder next to O(path).
+    description:
+      - The drop-in file for O(mode=dropin); it must be in the C(config.yaml.d) folder next to O(path).
+      - Named to sort after Rancher's C(50-rancher.yaml) and the files before it, so that its C(kubelet-arg+) appends to theirs.
     type: path
-    default: /etc/rancher/rke2/config.yaml.d/50-rke2-numa.yaml
+    default: /etc/rancher/rke2/config.yaml.d/90-rke2-numa.yaml
+  rancher_root:
+    description: Where M(maitred.rke2_numa.rancher_agent_info) looks for rancher-system-agent's files (C(/) on a node).
+    type: path
+    default: /
   kubelet_args:
     description:
       - The plan's C(kubelet_args), C(name=value) strings as they go under C(kubelet-arg).
@@ -129,9 +146,26 @@ path:
   type: str
   sample: /etc/rancher/rke2/config.yaml
 mode:
-  description: merge or dropin.
+  description: merge or dropin - the mode used (O(mode=auto) resolved).
   returned: always
   type: str
+managed_by:
+  description: V(rancher) when Rancher manages the node (RV(rancher_evidence)), else V(none).
+  returned: always
+  type: str
+rancher_evidence:
+  description: What says Rancher manages the node - the files found, as M(maitred.rke2_numa.rancher_agent_info) returns them.
+  returned: always
+  type: list
+  elements: str
+also_changed:
+  description:
+    - The other files this run changed with the one it manages, each with C(path), C(real_path), C(change)
+      (V(unmerged) - what merge mode wrote taken out of O(path); V(removed) - an earlier drop-in of ours),
+      C(backup_file) and C(previous) (mode, owner, group); O(restore) puts each back.
+  returned: always
+  type: list
+  elements: dict
 real_path:
   description: The file really written - the target of O(path) (or O(dropin_path)) when that is a symlink.
   returned: always
@@ -156,13 +190,18 @@ backup_file:
   type: str
   sample: /var/lib/rke2-numa/backup/etc_rancher_rke2_config.yaml.20261201T041700Z~
 restored:
-  description: With O(restore), the file put back from its backup (empty when none was).
+  description: With O(restore), the file put back from its backup (empty when none was); the others put back are in RV(also_restored).
   returned: O(restore) given
   type: str
 removed:
   description: With O(restore), the file the undone run had created, now removed (empty when none was).
   returned: O(restore) given
   type: str
+also_restored:
+  description: With O(restore), the other files of the undone run (its RV(also_changed)) put back from their backups.
+  returned: O(restore) given
+  type: list
+  elements: str
 healthz_url:
   description:
     - The kubelet's healthz URL as RKE2 binds it, from the effective config - C([::1]) when the (first)

@@ -29,13 +29,14 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args impo
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, topology_at_next_start
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, label_changes, nfd_features, numa_labels, owned_label
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rancher
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
     SECURE,
     ConfigError,
-    dropin_config,
+    effective_config,
     flag_name,
-    merged_config,
     plan_write,
+    state_files,
     state_kubelet_args,
     state_text,
 )
@@ -68,59 +69,51 @@ def boot_findings(plan, state, managed=MANAGED_KERNEL_ARGS):
     return bool(change["files"] or change["commands"]), reboot, reasons
 
 
-def config_findings(plan, state, mode="merge", dropin_path=None):
-    """(change, reasons, mode_only): whether the rke2_config role would change the file it manages, and whether
-    that change is only its mode and owner (the content holds the plan: the kubelet would see nothing new)."""
-    files = state["rke2"]["files"]
-    target = files[0] if mode == "merge" else next((f for f in files if f["path"] == dropin_path), None)
-    reasons = []
-    if target is None or not target["exists"]:
-        reasons.append("%s does not exist yet" % (dropin_path if mode != "merge" else files[0]["path"]))
-        return True, reasons, False
-    if target.get("error"):
-        return True, [target["error"]], False
-    text = state_text(target["values"])
-    if mode == "merge":
-        new, dummy = merged_config(text, target["path"], plan["kubelet_args"], plan["node_labels"], plan["node_taints"])
-        changed = new is not None
-    else:
-        wanted = yaml.safe_load(dropin_config(plan["kubelet_args"], plan["node_labels"], plan["node_taints"]) or "{}")
-        changed = wanted != json.loads(json.dumps(target["values"] or {}))
-    if changed:
-        reasons.append("%s does not hold the plan's kubelet args, labels and taints" % target["path"])
-    actual = {k: target[k] for k in SECURE}
-    if actual != SECURE:
-        reasons.append("%s is %s %s:%s, not 0600 root:root (it holds the join token)"
-                       % (target["path"], actual["mode"], actual["owner"], actual["group"]))
-    return bool(reasons), reasons, bool(reasons) and not changed
-
-
 def _refusal(error):
     """A refusal's text as a finding: the action's "nothing written" is about a write check.yml never makes."""
     return str(error).replace(": nothing written", "", 1)
 
 
-def config_blocked(plan, state, mode="merge", dropin_path=None):
-    """Why the rke2_config action would refuse this node's files ([] when it would not): the same rules
-    (rke2_config.plan_write: the parse, the merge, the drop-in's folder, the kubelet flags RKE2 would pass after the
-    write), run on the keys node_state_info read. A roll must not drain a node for a write that will be refused."""
+def _effective(files):
+    """What RKE2 passes of the keys the plan writes, over [(path, text)] in its order."""
+    config = effective_config(files)
+    return dict((k, config.get(k)) for k in ("kubelet-arg", "node-label", "node-taint"))
+
+
+def config_decision(plan, state, setting="auto", dropin_path=None):
+    """What the rke2_config action would do on this node's files, decided with its rules (rancher.config_mode, then
+    rke2_config.plan_write: the parse, the merge or the drop-in with the move out of merge mode, the drop-in's folder,
+    what RKE2 would pass after the write), run on the keys node_state_info read. Returns {"mode", "blocked" (why the
+    action would refuse: a roll must not drain a node for a write that will be refused), "change", "reasons",
+    "quiet" (the write changes nothing RKE2 passes - only a file's mode or owner, or where the plan is written: fixed in
+    place, no restart)}."""
     files = state["rke2"]["files"]
     by_path = dict((f["path"], f) for f in files)
     path = files[0]["path"]
+    mode, unmerge, refusal = rancher.config_mode(setting, state.get("rancher"), dropin_path)
     target = path if mode == "merge" else dropin_path
+    out = {"mode": mode, "blocked": [], "change": False, "reasons": [], "quiet": True}
+    if refusal:
+        out["blocked"] = [refusal]
+        return out
     for f in files:
         # in drop-in mode the action rewrites its own drop-in without reading it
         if f.get("error") and not (mode != "merge" and f["path"] == target):
-            return [_refusal(f["error"])]
+            out["blocked"] = [_refusal(f["error"])]
+            return out
     current = by_path.get(target)
     if current and current.get("link") and not current["exists"]:
-        return ["%s is a symlink to %s, which does not exist (the rke2_config action refuses to write through it)"
-                % (target, current["link"])]
+        out["blocked"] = ["%s is a symlink to %s, which does not exist (the rke2_config action refuses to write through it)"
+                          % (target, current["link"])]
+        return out
     edited = ["kubelet-arg"] + (["node-label"] if plan["node_labels"] else []) + (["node-taint"] if plan["node_taints"] else [])
-    shared = [k for k in (current or {}).get("shared") or [] if mode == "merge" and k in edited]
+    edit_file = by_path.get(path) if mode == "merge" or unmerge else None
+    shared = [k for k in (edit_file or {}).get("shared") or [] if k in edited]
     if shared:
-        return ["%s: %s shares a YAML node with another place of the file (an anchor and its alias): the merge cannot edit it "
-                "in place without changing the other (rewrite it as a plain block list)" % (target, ", ".join(shared))]
+        out["blocked"] = ["%s: %s shares a YAML node with another place of the file (an anchor and its alias): the "
+                          "merge cannot edit it in place without changing the other (rewrite it as a plain block list)"
+                          % (path if unmerge else target, ", ".join(shared))]
+        return out
     before = state_text(current["values"]) if current and current["exists"] else None
 
     def read(other):
@@ -128,11 +121,34 @@ def config_blocked(plan, state, mode="merge", dropin_path=None):
         return state_text(found["values"]) if found and found["exists"] else None
 
     dropins = [f["path"] for f in files[1:] if f["exists"]]
+    ours = [f["path"] for f in files[1:] if f["exists"] and f.get("ours") and f["path"] != target]
     try:
-        plan_write(path, mode, target, before, read, dropins, plan["kubelet_args"], plan["node_labels"], plan["node_taints"])
+        new_text, report = plan_write(path, mode, target, before, read, dropins, plan["kubelet_args"], plan["node_labels"],
+                                      plan["node_taints"], unmerge=unmerge, ours=ours)
     except ConfigError as e:
-        return [_refusal(e)]
-    return []
+        out["blocked"] = [_refusal(e)]
+        return out
+    try:
+        now = _effective(state_files(state))
+    except ConfigError:  # our own drop-in, unreadable: rewritten
+        now = None
+    reasons = []
+    if current is None or not current["exists"]:
+        reasons.append("%s does not exist yet" % target)
+    elif new_text is not None and (mode == "merge" or json.loads(json.dumps(current["values"] or {})) != yaml.safe_load(new_text)):
+        reasons.append("%s does not hold the plan's kubelet args, labels and taints" % target)
+    if report["unmerged"] is not None:
+        reasons.append("%s still holds what merge mode wrote, which moves to %s: Rancher manages the node, and its "
+                       "50-rancher.yaml, read after config.yaml, would replace it" % (path, target))
+    for old in report["removed"]:
+        reasons.append("%s is an earlier drop-in of ours; %s replaces it" % (old, target))
+    if current and current["exists"]:
+        actual = dict((k, current[k]) for k in SECURE)
+        if actual != SECURE:
+            reasons.append("%s is %s %s:%s, not 0600 root:root (it holds the join token)"
+                           % (target, actual["mode"], actual["owner"], actual["group"]))
+    out.update(change=bool(reasons), reasons=reasons, quiet=_effective(report["files"]) == now)
+    return out
 
 
 UNIT_NAME = "rke2-numa-hugepages.service"
@@ -236,7 +252,7 @@ def rewritten_warning(plan, state):
     return [REWRITTEN % target["path"]]
 
 
-def assess(plan, state, config_mode="merge", dropin_path=None, labels_via="nfd", node_labels=None):
+def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", node_labels=None):
     """{"compliant", "runs_plan", "reasons", "actions", "blocked", "plan_fingerprint", "warnings"} for one node.
     ``runs_plan``: compliant, or only the config file's mode and the labels are to fix (in place, no drain:
     ``actions`` is ``["rke2_config"]``, ``["label"]`` or both) - the kubelet runs the plan, its labels may stay.
@@ -246,8 +262,8 @@ def assess(plan, state, config_mode="merge", dropin_path=None, labels_via="nfd",
     topology = state["topology"]
     reasons, actions = [], set()
     # What the apply chain would refuse: a roll must not take the node out for it (blocked, not a plan of actions).
-    blocked = (["boot configuration: %s" % state["boot"]["error"]] if state["boot"].get("error") else []) \
-        + config_blocked(plan, state, config_mode, dropin_path)
+    config = config_decision(plan, state, config_mode, dropin_path)
+    blocked = (["boot configuration: %s" % state["boot"]["error"]] if state["boot"].get("error") else []) + config["blocked"]
     files_change, reboot, boot_reasons = boot_findings(plan, state)
     reasons += boot_reasons
     if files_change:
@@ -255,11 +271,12 @@ def assess(plan, state, config_mode="merge", dropin_path=None, labels_via="nfd",
     if reboot:
         actions.add("reboot")
     try:
-        config_change, config_reasons, mode_only = config_findings(plan, state, config_mode, dropin_path)
         effective = state_kubelet_args(state)
     except ConfigError as e:
-        config_change, config_reasons, mode_only, effective = True, [str(e)], False, []
-    reasons += config_reasons
+        effective = []
+        reasons.append(str(e))
+    config_change = config["change"]
+    reasons += config["reasons"]
     if config_change:
         actions.add("rke2_config")
     report = verify(plan, topology, state["kubelet_state"]["cpu_manager"], state["kubelet_state"]["memory_manager"], effective)
@@ -272,7 +289,7 @@ def assess(plan, state, config_mode="merge", dropin_path=None, labels_via="nfd",
     if reset_reasons(plan, topology_at_next_start(topology, plan), state["kubelet_state"]["cpu_manager"],
                      state["kubelet_state"]["memory_manager"]):
         actions.add("reset")
-    elif config_change and not mode_only:
+    elif config_change and not config["quiet"]:
         actions.add("restart")
     label_reasons, label_warnings = label_findings(plan, state, labels_via, node_labels)
     reasons += label_reasons
@@ -283,12 +300,12 @@ def assess(plan, state, config_mode="merge", dropin_path=None, labels_via="nfd",
     # Only the config file's mode and owner, and the labels, to fix: the node runs its plan, the kubelet would see
     # nothing new - fixed in place, without a drain or a restart (the rolling play's "fixed in place").
     in_place = (not compliant and not blocked and bool(actions) and actions <= {"rke2_config", "label"}
-                and ("rke2_config" not in actions or mode_only))
+                and ("rke2_config" not in actions or config["quiet"]))
     if not compliant and not in_place:
         actions.update(("drain", "verify", "uncordon", "label"))
     if blocked:
         actions = set()
-    warnings = report["warnings"] + (rewritten_warning(plan, state) if config_mode == "merge" and config_change else []) \
+    warnings = report["warnings"] + (rewritten_warning(plan, state) if config["mode"] == "merge" and config_change else []) \
         + label_warnings
     return {"compliant": compliant, "runs_plan": compliant or in_place, "reasons": reasons,
             "actions": [a for a in ACTIONS if a in actions], "blocked": blocked,

@@ -32,6 +32,8 @@ import re
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.rancher import RANCHER_CONFIG_FILE
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import DROPIN_HEADER
 from ansible_collections.maitred.rke2_numa.plugins.modules import rke2_config as rke2_config_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import doc_defaults
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (
@@ -47,7 +49,6 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules im
 MANAGED_KUBELET_FLAGS = tuple(doc_defaults(rke2_config_doc.DOCUMENTATION)["managed_flags"])
 SECRET_KEY = re.compile(r"(token|secret|password|passwd|key)$", re.I)
 MASK = "********"
-DROPIN_HEADER = "# Managed by maitred.rke2_numa: kubelet args for NUMA-aligned GPU pods. Do not edit.\n"
 _FLOW_UNSAFE = re.compile(r"[,\[\]{}#&*!|>'\"%@`]|^[-?:]|:\s|\s$|^\s")
 
 
@@ -303,6 +304,52 @@ def _check_edit(before, new_text, path, expected):
                           " settings: nothing written (rewrite them as a plain block list)" % path)
 
 
+def _drop_key(text, root, key):
+    """The text without ``key`` and its value (a block mapping: their lines; a flow mapping: the value becomes [])."""
+    knode, vnode = _find(root, key)
+    if root.flow_style:
+        return _edit_list(text, root, key, lambda dummy: False, [])
+    lines = text.splitlines(True)
+    return "".join(lines[:knode.start_mark.line] + lines[_end_line(vnode) + 1:])
+
+
+def unmerged_config(text, path, node_labels=(), node_taints=(), managed=MANAGED_KUBELET_FLAGS):
+    """Merge mode undone, when the plan moves to our drop-in: config.yaml without the entries merge mode owns - the
+    managed kubelet flags, the plan's label keys and taint keys and effects (merged_config's replace rule). A list
+    left empty goes with its key. Every other byte stays; the edited text is parsed again and must hold exactly the
+    old data without those entries. Returns (new_text or None when nothing of ours is there, removed entries)."""
+    managed = set(managed)
+    before = load_config(text, path)
+    rules = [("kubelet-arg", lambda a: flag_name(a) not in managed)]
+    for key, wanted, taints in (("node-label", node_labels, False), ("node-taint", node_taints, True)):
+        keys = set(_label_key(w, taints) for w in wanted)
+        rules.append((key, lambda e, keys=keys, taints=taints: _label_key(e, taints) not in keys))
+    new, removed, expected = text or "", [], {}
+    for key, keep in rules:
+        root = compose(new, path)
+        if _find(root, key) is None:
+            continue
+        _as_list(before.get(key), key, path)
+        values = _list_values(root, key) or []
+        gone = [v for v in values if not keep(v)]
+        if not gone:
+            continue
+        removed += gone
+        expected[key] = [v for v in values if keep(v)]
+        new = _edit_list(new, root, key, keep, []) if expected[key] else _drop_key(new, root, key)
+    if not removed:
+        return None, []
+    after = load_config(new, path)
+    root = compose(new, path)
+    ok = list(after) == [k for k in before if k in after] and all(after[k] == before[k] for k in after if k not in expected)
+    ok = ok and all(k in after or not v for k, v in expected.items()) and set(before) - set(after) <= set(expected)
+    ok = ok and all((_list_values(root, k) or []) == v for k, v in expected.items() if k in after)
+    if not ok:
+        raise ConfigError("%s: the entries merge mode wrote cannot be removed in place without changing other settings:"
+                          " nothing written (rewrite them as a plain block list)" % path)
+    return new, removed
+
+
 def dropin_config(kubelet_args, node_labels=(), node_taints=()):
     """Drop-in mode: a config.yaml.d file of our own that appends with ``kubelet-arg+`` (config.yaml untouched)."""
     data = {"kubelet-arg+": list(kubelet_args)}
@@ -348,6 +395,42 @@ def kubelet_arg_sources(files):
             for flag in _as_list(value, "kubelet-arg", path)]
 
 
+def rancher_conflicts(sources, wanted, managed=MANAGED_KUBELET_FLAGS):
+    """Managed flags Rancher's file (config.yaml.d/50-rancher.yaml) sets to another value than the plan's: two owners of
+    one setting. Rancher restarts rke2 with its own value whenever its plan changes, and a Rancher user who set it
+    expects it - the node is blocked until the flag is changed or removed in Rancher (the cluster's
+    machineSelectorConfig or machineGlobalConfig kubelet-arg). Returns [(flag name, problem)]."""
+    rancher = kubelet_flag_values([(p, a) for p, a in sources if os.path.basename(p) == RANCHER_CONFIG_FILE])
+    out = []
+    for name in sorted(set(managed) & set(rancher)):
+        value, where = rancher[name]
+        planned = wanted.get(name, (None,))[0]
+        if value != planned:
+            out.append((name, "Rancher sets %s=%s (%s), the plan %s: change or remove it in Rancher (the cluster's "
+                       "machineSelectorConfig or machineGlobalConfig kubelet-arg for this node's machines)" % (
+                           name, show_flag_value(value, name), ", ".join(sorted(set(where))),
+                           "%s=%s" % (name, show_flag_value(planned, name)) if planned is not None else "does not set it")))
+    return out
+
+
+def check_effective_list(files, key, wanted, taints=False):
+    """The plan's ``node-label`` (or ``node-taint``) entries must be what RKE2 passes for their keys: not replaced by a
+    later file's plain key, not given another value after ours. Returns the problems."""
+    parts = effective_sources(files).get(key, ())
+    entries = [(p, str(v)) for p, value, dummy in parts for v in _as_list(value, key, p)]
+    problems = []
+    for entry in wanted:
+        same = [(p, e) for p, e in entries if _label_key(e, taints) == _label_key(entry, taints)]
+        if not same:
+            replaced = [p for p, dummy, appended in parts if not appended]
+            problems.append("%s %s would not reach the Node: %s sets %s, which replaces the earlier files' (use %s+ there)"
+                            % (key, entry, ", ".join(replaced) or "another file", key, key))
+        elif same[-1][1] != entry:
+            problems.append("%s would be %s, not the plan's %s: %s sets it after ours"
+                            % (key, same[-1][1], entry, same[-1][0]))
+    return problems
+
+
 def check_effective_kubelet_args(files, planned, ours, managed=MANAGED_KUBELET_FLAGS):
     """What RKE2 will really pass must be the plan: refuse naming the file and the flag when not.
 
@@ -359,10 +442,12 @@ def check_effective_kubelet_args(files, planned, ours, managed=MANAGED_KUBELET_F
     is refused. Returns the warnings: managed flags another file sets whose
     value the plan's still overrides.
     """
-    effective = kubelet_flag_values(kubelet_arg_sources(files))
+    sources = kubelet_arg_sources(files)
+    effective = kubelet_flag_values(sources)
     wanted = kubelet_flag_values([(ours, a) for a in planned])
-    problems, warnings = [], []
-    for name in sorted(set(managed) & (set(effective) | set(wanted))):
+    conflicts = rancher_conflicts(sources, wanted, managed)
+    problems, warnings = [msg for dummy, msg in conflicts], []
+    for name in sorted(set(managed) & (set(effective) | set(wanted)) - set(n for n, dummy in conflicts)):
         value, where = effective.get(name, (None, []))
         others = sorted(set(w for w in where if w != ours))
         if value == wanted.get(name, (None,))[0]:
@@ -388,32 +473,45 @@ def check_effective_kubelet_args(files, planned, ours, managed=MANAGED_KUBELET_F
 
 
 def plan_write(path, mode, target, before, read, dropins, kubelet_args, node_labels=(), node_taints=(),
-               managed=MANAGED_KUBELET_FLAGS):
+               managed=MANAGED_KUBELET_FLAGS, unmerge=False, ours=()):
     """What the rke2_config action would write, and RKE2's files as they would be after it - every rule that can
     refuse, without a write. ``path``: config.yaml; ``target``: the file we manage (``path`` in merge mode, the
     drop-in in dropin mode); ``before``: its text (None when absent); ``read(p)``: the text of another of RKE2's
     files; ``dropins``: the other config.yaml.d files. Returns (new_text or None when unchanged, report) with
     report["files"] (RKE2's reading order, after the write), report["dropins"] and report["elsewhere"]
-    (check_effective_kubelet_args' warnings). Raises ConfigError (the action's refusal; check.yml's "blocked")."""
+    (check_effective_kubelet_args' warnings), report["unmerged"] (config.yaml's new text when ``unmerge``: the drop-in
+    takes over from merge mode, None when nothing of ours was there) and report["removed"] (``ours``: drop-ins this
+    collection wrote under another name, which go - one place holds the plan). Raises ConfigError (the action's
+    refusal; check.yml's "blocked")."""
     folder = path + ".d"
-    dropins = [d for d in dropins if os.path.normpath(d) != os.path.normpath(target)]
+    stale = sorted(d for d in ours if os.path.normpath(d) != os.path.normpath(target))
+    dropins = [d for d in dropins if os.path.normpath(d) != os.path.normpath(target) and d not in stale]
     if mode == "merge":
         new_text, report = merged_config(before, path, kubelet_args, node_labels, node_taints, managed)
         files = [(path, before if new_text is None else new_text)]
+        report["unmerged"] = None
     else:
         if os.path.dirname(os.path.normpath(target)) != os.path.normpath(folder):
             raise ConfigError("%s is not in %s, the only folder RKE2 reads drop-ins from: nothing written" % (target, folder))
         new_text = dropin_config(kubelet_args, node_labels, node_taints)
         if new_text == before:
             new_text = None
-        files = [(path, read(path))]
+        config_text = read(path)
+        unmerged = unmerged_config(config_text, path, node_labels, node_taints, managed)[0] if unmerge and config_text else None
+        files = [(path, config_text if unmerged is None else unmerged)]
         dropins = sorted(dropins + [target], key=os.path.basename)
-        report = {}
-    ours = before if new_text is None else new_text
+        report = {"unmerged": unmerged}
+    written = before if new_text is None else new_text
     for dropin in dropins:
-        files.append((dropin, ours if dropin == target else read(dropin)))
+        files.append((dropin, written if dropin == target else read(dropin)))
+    problems = []
+    for key, wanted, taints in (("node-label", node_labels, False), ("node-taint", node_taints, True)):
+        problems += check_effective_list(files, key, wanted, taints)
+    if problems:
+        raise ConfigError("RKE2 would not pass the plan's labels and taints: %s: nothing written" % "; ".join(problems))
     report["elsewhere"] = check_effective_kubelet_args(files, kubelet_args, target, managed)
     report["dropins"] = dropins
+    report["removed"] = stale
     report["files"] = files
     return new_text, report
 

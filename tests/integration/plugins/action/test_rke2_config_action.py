@@ -260,3 +260,92 @@ def test_restore_removes_only_a_file_the_run_created(tmp_path, config):
     assert out.returncode == 0 and not dropin.exists() and config.exists()
     out = run(tmp_path, path=str(config), mode="dropin", dropin_path=str(dropin), restore=undo)
     assert out.returncode == 0 and "changed=0" in out.stdout
+
+
+# ---- Rancher-managed nodes: auto mode moves the plan from config.yaml into the drop-in, as one transaction
+
+RANCHER = "node-label:\n- rke.cattle.io/machine=7f3c2a1e\n"
+
+
+@pytest.fixture
+def rancher(tmp_path, config):
+    """A node that merge mode configured (the plan in config.yaml), then found Rancher-managed (50-rancher.yaml), with an
+    earlier drop-in of ours under the old default name and a drop-in of someone else's."""
+    text, dummy = __import__("ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config",
+                             fromlist=["x"]).merged_config(config.read_text(), "c", PLANNED)
+    config.write_text(text.replace("server:", "# the join server, by hand\nserver:", 1))
+    os.chmod(str(config), 0o600)
+    folder = tmp_path / "config.yaml.d"
+    folder.mkdir()
+    (folder / "50-rancher.yaml").write_text(RANCHER)
+    (folder / "50-rke2-numa.yaml").write_text(
+        "# Managed by maitred.rke2_numa: kubelet args for NUMA-aligned GPU pods. Do not edit.\nnode-label+: [old=1]\n")
+    (folder / "60-site.yaml").write_text("node-label+: [site=1]\n")
+    return config, folder
+
+
+def test_auto_on_a_rancher_node_moves_the_plan_to_the_drop_in_keeping_every_other_byte(tmp_path, rancher):
+    config, folder = rancher
+    before = config.read_text()
+    dropin = folder / "90-rke2-numa.yaml"
+    args = dict(path=str(config), dropin_path=str(dropin), rancher_root=str(tmp_path))
+    out = run(tmp_path, "--check", "--diff", **args)
+    assert out.returncode == 0 and "changed=1" in out.stdout, out.stdout + out.stderr
+    assert not dropin.exists() and config.read_text() == before and (folder / "50-rke2-numa.yaml").exists()
+    out = run(tmp_path, "--diff", "-vvv", **args)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert TOKEN not in out.stdout + out.stderr
+    res = result_of(out)
+    assert res["mode"] == "dropin" and res["managed_by"] == "rancher" and res["created"], res
+    assert "50-rancher.yaml (Rancher's RKE2 settings)" in res["rancher_evidence"][0]
+    assert yaml.safe_load(dropin.read_text()) == {"kubelet-arg+": PLANNED}
+    # config.yaml: the managed flags gone, every other byte (comment, token, the user's max-pods) as it was
+    assert config.read_text() == before.replace("  - \"cpu-manager-policy=static\"\n", "").replace("  - \"reserved-cpus=0,2\"\n", "")
+    assert "max-pods=250" in config.read_text() and "# the join server, by hand" in config.read_text()
+    # ours under the old name removed, Rancher's and the site's untouched
+    assert sorted(os.listdir(str(folder))) == ["50-rancher.yaml", "60-site.yaml", "90-rke2-numa.yaml"]
+    assert (folder / "50-rancher.yaml").read_text() == RANCHER
+    changes = dict((os.path.basename(e["path"]), e["change"]) for e in res["also_changed"])
+    assert changes == {"config.yaml": "unmerged", "50-rke2-numa.yaml": "removed"}, res["also_changed"]
+    assert all(open(e["backup_file"]).read() for e in res["also_changed"])
+    # idempotent; then the restore puts all three back as they were
+    again = run(tmp_path, **args)
+    assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout
+    undo = run(tmp_path, restore=res, **args)
+    assert undo.returncode == 0, undo.stdout + undo.stderr
+    assert config.read_text() == before and not dropin.exists()
+    assert sorted(os.listdir(str(folder))) == ["50-rancher.yaml", "50-rke2-numa.yaml", "60-site.yaml"]
+
+
+def test_an_explicit_merge_on_a_rancher_node_is_refused_writing_nothing(tmp_path, rancher):
+    config, folder = rancher
+    before = tree_of(tmp_path)
+    out = run(tmp_path, path=str(config), mode="merge", rancher_root=str(tmp_path))
+    assert out.returncode != 0 and "rke2_numa_config_mode=merge on a node Rancher manages" in out.stdout, out.stdout
+    assert "nothing written" in out.stdout and tree_of(tmp_path) == before
+
+
+def test_a_failed_write_in_the_move_puts_back_every_file_already_written(tmp_path, rancher):
+    """config.yaml immutable (chattr +i): our drop-in is written first, then config.yaml's edit fails - the drop-in goes
+    again, config.yaml and the old drop-in of ours stay as they were."""
+    config, folder = rancher
+    before = config.read_text()
+    if subprocess.run(["chattr", "+i", str(config)], capture_output=True, check=False).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        out = run(tmp_path, path=str(config), dropin_path=str(folder / "90-rke2-numa.yaml"), rancher_root=str(tmp_path))
+    finally:
+        subprocess.run(["chattr", "-i", str(config)], check=False)
+    assert out.returncode != 0 and "every file this run had changed is back as it was" in out.stdout, out.stdout
+    assert config.read_text() == before
+    assert sorted(os.listdir(str(folder))) == ["50-rancher.yaml", "50-rke2-numa.yaml", "60-site.yaml"]
+
+
+def tree_of(root):
+    out = {}
+    for base, dummy, files in os.walk(str(root)):
+        for name in files:
+            path = os.path.join(base, name)
+            if "/backup" not in path and not name.endswith(".yml") or name == "config.yaml":
+                out[path] = (open(path, "rb").read(), os.stat(path).st_mode)
+    return out

@@ -35,7 +35,8 @@ def node(tmp_path, capsys):
     def state(**more):
         with patch_module_args(dict(dict(sysfs_root=str(root), boot_root=str(root), boot_method="auto",
                                          kubelet_dir=str(root / "var/lib/kubelet"),
-                                         config_path=str(root / "etc/rancher/rke2/config.yaml"), units_root=str(root)), **more)):
+                                         config_path=str(root / "etc/rancher/rke2/config.yaml"), units_root=str(root),
+                                         rancher_root=str(root)), **more)):
             with pytest.raises(SystemExit) as exc:
                 node_state_info.main()
         out = capsys.readouterr().out
@@ -391,3 +392,105 @@ def test_labels_kubectl_wrote_are_a_finding_when_labels_go_another_way_now(node)
     assert assess(plan, state(), labels_via="nfd", node_labels=stale)["reasons"][0].endswith(
         "does not publish: rke2-numa.maitred.io/hugepages-1gi-per-node - labels.yml removes them")
     assert assess(plan, state(), labels_via="none", node_labels={})["compliant"]
+
+
+# ---- Rancher-managed nodes (rancher-system-agent's 50-rancher.yaml beside config.yaml)
+
+DROPIN = "etc/rancher/rke2/config.yaml.d/90-rke2-numa.yaml"
+
+
+def rancher_node(root, kubelet_args=None):
+    """Rancher's planner's file: plain keys, node-label with the machine's label (and kubelet-arg when a user set one)."""
+    folder = root / "etc/rancher/rke2/config.yaml.d"
+    folder.mkdir(exist_ok=True)
+    data = "node-label:\n- rke.cattle.io/machine=7f3c2a1e-0d4b-4a8e-9c51-2f0c3b7d8e90\n"
+    if kubelet_args:
+        data += "kubelet-arg:\n" + "".join("- %s\n" % a for a in kubelet_args)
+    (folder / "50-rancher.yaml").write_text(data)
+    (root / "etc/systemd/system").mkdir(parents=True, exist_ok=True)
+    (root / "etc/systemd/system/rancher-system-agent.service").write_text("[Service]\n")
+
+
+def test_the_node_read_says_rancher_manages_it_and_why(node):
+    root, plan, state = node
+    assert state()["rancher"] == {"managed_by": "none", "evidence": [], "at_work": []}
+    rancher_node(root)
+    found = state()["rancher"]
+    assert found["managed_by"] == "rancher" and len(found["evidence"]) == 2, found
+    assert "50-rancher.yaml (Rancher's RKE2 settings)" in found["evidence"][0]
+    assert "/etc/systemd/system/rancher-system-agent.service" in found["evidence"][1]
+
+
+def test_merge_mode_on_a_rancher_node_is_blocked_naming_the_way_out(node):
+    """On today's code merge was written into config.yaml, which Rancher's file shadows at its next restart."""
+    root, plan, state = node
+    comply(root, plan, config=False)
+    rancher_node(root)
+    result = assess(plan, state(), "merge", str(root / DROPIN))
+    assert result["actions"] == [] and len(result["blocked"]) == 1, result
+    assert "Rancher manages" in result["blocked"][0] and "rke2_numa_config_mode=auto" in result["blocked"][0]
+    assert "rancher-system-agent.service" in result["blocked"][0]
+
+
+def test_auto_on_a_rancher_node_writes_the_drop_in_after_rancher_s(node):
+    root, plan, state = node
+    comply(root, plan, config=False)
+    rancher_node(root)
+    result = assess(plan, state(), "auto", str(root / DROPIN))
+    assert result["blocked"] == [] and "rke2_config" in result["actions"], result
+    assert any("90-rke2-numa.yaml does not exist yet" in r for r in result["reasons"]), result["reasons"]
+
+
+def test_a_merged_rancher_node_moves_to_the_drop_in_in_place_without_a_restart(node):
+    """The plan in config.yaml (an earlier merge) holds today, but Rancher's first kubelet-arg would replace it: it moves
+    to the drop-in. RKE2 would pass the same flags after the move - fixed in place, no drain, no restart."""
+    root, plan, state = node
+    comply(root, plan)
+    rancher_node(root)
+    dropin = root / DROPIN
+    result = assess(plan, state(), "auto", str(dropin))
+    assert not result["compliant"] and result["runs_plan"] and result["actions"] == ["rke2_config"], result
+    assert any("still holds what merge mode wrote, which moves to" in r for r in result["reasons"]), result["reasons"]
+    # after the move (what the action writes): compliant
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import dropin_config, unmerged_config
+    config = root / "etc/rancher/rke2/config.yaml"
+    config.write_text(unmerged_config(config.read_text(), str(config))[0])
+    dropin.write_text(dropin_config(plan["kubelet_args"], plan["node_labels"], plan["node_taints"]))
+    os.chmod(str(dropin), 0o600)
+    result = assess(plan, state(), "auto", str(dropin))
+    assert result["compliant"], result
+
+
+def test_a_rancher_kubelet_arg_that_conflicts_with_the_plan_blocks_naming_both_values(node):
+    root, plan, state = node
+    comply(root, plan, config=False)
+    theirs = "reserved-memory=0:memory=512Mi"
+    rancher_node(root, ["max-pods=200", theirs])
+    ours = next(a for a in plan["kubelet_args"] if a.startswith("reserved-memory="))
+    result = assess(plan, state(), "auto", str(root / DROPIN))
+    assert result["actions"] == [] and result["blocked"], result
+    text = " ".join(result["blocked"])
+    assert "Rancher sets reserved-memory=0:memory=512Mi" in text and ours in text and "machineSelectorConfig" in text, text
+
+
+def test_a_rancher_kubelet_arg_the_plan_does_not_manage_is_kept_and_fine(node):
+    root, plan, state = node
+    comply(root, plan, config=False)
+    rancher_node(root, ["max-pods=200"])
+    result = assess(plan, state(), "auto", str(root / DROPIN))
+    assert result["blocked"] == [] and "rke2_config" in result["actions"], result
+
+
+def test_an_earlier_drop_in_of_ours_under_the_old_name_is_replaced(node):
+    root, plan, state = node
+    comply(root, plan, config=False)
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import dropin_config
+    folder = root / "etc/rancher/rke2/config.yaml.d"
+    folder.mkdir(exist_ok=True)
+    old = folder / "50-rke2-numa.yaml"
+    old.write_text(dropin_config(plan["kubelet_args"], plan["node_labels"], plan["node_taints"]))
+    os.chmod(str(old), 0o600)
+    result = assess(plan, state(), "dropin", str(root / DROPIN))
+    # both would add up (reserved-memory accumulates) - but the old one is ours: it goes, nothing is blocked
+    assert result["blocked"] == [] and any("earlier drop-in of ours" in r for r in result["reasons"]), result
+    assert result["actions"] == ["rke2_config"], result   # RKE2 passes the same flags after: in place

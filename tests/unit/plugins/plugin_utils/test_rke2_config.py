@@ -12,6 +12,8 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config impo
     dropin_config,
     mask,
     merged_config,
+    plan_write,
+    unmerged_config,
 )
 
 TOKEN = "K10c0ffee::server:5ecret"
@@ -280,3 +282,68 @@ def test_in_dropin_mode_config_yaml_map_flags_merge_with_ours():
 )
 def test_the_healthz_url_follows_the_node_ip_family_as_rke2_binds_it(config, url):
     assert healthz_url(config) == url
+
+
+# ---- the move from merge mode to the drop-in (Rancher-managed nodes), and Rancher's own file
+
+
+def test_unmerge_takes_out_only_what_merge_mode_wrote_and_keeps_every_other_byte():
+    merged, dummy = merged_config(CONFIG, "config.yaml", PLANNED, ["rke2-numa.maitred.io/numa-nodes=2"])
+    new, removed = unmerged_config(merged, "config.yaml", ["rke2-numa.maitred.io/numa-nodes=2"])
+    assert removed == PLANNED + ["rke2-numa.maitred.io/numa-nodes=2"], removed
+    # the user's entries and every other line stay as they were, in place
+    assert new == CONFIG.replace("  - reserved-cpus=0-1\n", "").replace("  - --cpu-manager-policy=none\n", "").replace(
+        "  - reserved-cpus=0-3\n", ""), new
+    assert unmerged_config(new, "config.yaml", ["rke2-numa.maitred.io/numa-nodes=2"]) == (None, [])
+
+
+def test_unmerge_drops_a_list_it_leaves_empty_with_its_key():
+    text = "# ours only\nkubelet-arg:\n  - cpu-manager-policy=static\n  - reserved-cpus=0,1\ntoken: %s\n" % TOKEN
+    new, removed = unmerged_config(text, "config.yaml")
+    assert new == "# ours only\ntoken: %s\n" % TOKEN and len(removed) == 2
+    flow = "{token: %s, kubelet-arg: [cpu-manager-policy=static]}\n" % TOKEN
+    assert yaml.safe_load(unmerged_config(flow, "config.yaml")[0]) == {"token": TOKEN, "kubelet-arg": []}
+
+
+def _files(rancher_args, ours_text=None):
+    files = {"/c/config.yaml": "token: %s\n" % TOKEN,
+             "/c/config.yaml.d/50-rancher.yaml": "node-label: [rke.cattle.io/machine=m-1]\n" + (
+                 "kubelet-arg: %s\n" % yaml.safe_dump(rancher_args, default_flow_style=True).strip() if rancher_args else "")}
+    if ours_text:
+        files["/c/config.yaml.d/50-rke2-numa.yaml"] = ours_text
+    return files
+
+
+def _plan(files, **kw):
+    return plan_write("/c/config.yaml", "dropin", "/c/config.yaml.d/90-rke2-numa.yaml", None, files.get,
+                      sorted(p for p in files if ".d/" in p), PLANNED, **kw)
+
+
+def test_rancher_s_value_of_a_managed_flag_blocks_naming_it_ours_and_where_to_change_it():
+    with pytest.raises(ConfigError) as e:
+        _plan(_files(["cpu-manager-policy=none"]))
+    assert "Rancher sets cpu-manager-policy=none (/c/config.yaml.d/50-rancher.yaml), the plan cpu-manager-policy=static" in str(e.value)
+    assert "machineSelectorConfig" in str(e.value)
+    # the same value as ours: fine, said as a warning
+    dummy, report = _plan(_files(["cpu-manager-policy=static", "max-pods=200"]))
+    assert report["elsewhere"] and "cpu-manager-policy also set in /c/config.yaml.d/50-rancher.yaml" in report["elsewhere"][0]
+
+
+def test_an_earlier_drop_in_of_ours_goes_and_is_not_counted_twice():
+    old = dropin_config(PLANNED)
+    with pytest.raises(ConfigError):   # counted as someone else's: reserved-memory would add up
+        _plan(_files([], old))
+    new, report = _plan(_files([], old), ours=["/c/config.yaml.d/50-rke2-numa.yaml"])
+    assert report["removed"] == ["/c/config.yaml.d/50-rke2-numa.yaml"] and new is not None
+    assert [p for p, dummy in report["files"]] == ["/c/config.yaml", "/c/config.yaml.d/50-rancher.yaml",
+                                                   "/c/config.yaml.d/90-rke2-numa.yaml"]
+
+
+def test_a_label_a_later_plain_node_label_would_replace_is_refused():
+    files = _files([])
+    files["/c/config.yaml.d/95-other.yaml"] = "node-label: [zone=a]\n"
+    with pytest.raises(ConfigError) as e:
+        _plan(files, node_labels=["gpu=true"])
+    assert "node-label gpu=true would not reach the Node: /c/config.yaml.d/95-other.yaml sets node-label" in str(e.value)
+    dummy, report = _plan(_files([]), node_labels=["gpu=true"])   # after Rancher's, appended: fine
+    assert report["removed"] == []

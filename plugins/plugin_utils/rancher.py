@@ -1,0 +1,53 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Rancher-managed nodes: who manages the node, and where the plan goes so that Rancher does not undo it (controller).
+
+On a node Rancher provisions, rancher-system-agent applies Rancher's plans: the planner writes
+``config.yaml.d/50-rancher.yaml`` (plain ``node-label``, ``node-taint`` and, once a Rancher user sets any kubelet
+argument, ``kubelet-arg``; rancher/rancher pkg/capr/planner), read after config.yaml, where a plain key replaces
+the earlier files' (k3s pkg/configfilearg). Rancher restarts rke2 whenever that file changes (the RKE2 installer's
+restart stamp), re-applies its plans on upgrades and agent starts, drains only when its drain options say so, and
+never deletes the kubelet's checkpoints. So on such a node the plan goes into our drop-in, named to sort after
+Rancher's and appending (``kubelet-arg+``): Rancher's values stay, ours stay after every restart.
+
+The host's evidence comes from module_utils/rancher.py (node_state_info, rancher_agent_info); the Node label
+``rke.cattle.io/machine`` (which the planner puts in 50-rancher.yaml's node-label) is more evidence when the Node
+was read. The config mode is decided from the host's evidence only: the files on the host decide what RKE2 reads.
+"""
+
+from __future__ import annotations
+
+RANCHER_MACHINE_LABEL = "rke.cattle.io/machine"
+CONFIG_MODES = ("auto", "merge", "dropin")
+
+MERGE_REFUSED = ("rke2_numa_config_mode=merge on a node Rancher manages (%s): Rancher's 50-rancher.yaml is read after "
+                 "config.yaml, so its plain kubelet-arg and node-label replace what merge writes there, and Rancher "
+                 "restarts rke2 whenever that file changes - the kubelet then runs without the plan and refuses its "
+                 "checkpoint. Set rke2_numa_config_mode=auto (or dropin): the plan goes to %s, which appends after Rancher's")
+
+
+def managed_by(rancher, node_labels=None):
+    """{"managed_by": "rancher"|"none", "evidence": [...], "at_work": [...]} of a node: the host's read
+    (node_state_info's ``rancher``; None when it was not read) and the Node's labels (None when not read)."""
+    rancher = rancher or {}
+    evidence = list(rancher.get("evidence") or [])
+    machine = (node_labels or {}).get(RANCHER_MACHINE_LABEL)
+    if machine:
+        evidence.append("the Node's label %s=%s" % (RANCHER_MACHINE_LABEL, machine))
+    at_work = list(rancher.get("at_work") or [])
+    return {"managed_by": "rancher" if evidence or at_work else "none", "evidence": evidence, "at_work": at_work}
+
+
+def config_mode(setting, rancher, dropin_path):
+    """(mode, unmerge, refusal) for rke2_numa_config_mode ``setting`` on a host whose Rancher read is ``rancher``
+    (module_utils/rancher.read_rancher's result): auto is dropin where Rancher manages the node - taking out of
+    config.yaml what merge mode wrote there (``unmerge``) - and merge elsewhere; an explicit merge where Rancher manages
+    the node is refused (``refusal``: why, and the way out)."""
+    host = (rancher or {}).get("managed_by") == "rancher"
+    if setting == "auto":
+        return ("dropin", True, None) if host else ("merge", False, None)
+    if setting == "merge" and host:
+        why = "; ".join((rancher.get("evidence") or []) + (rancher.get("at_work") or []))
+        return "merge", False, MERGE_REFUSED % (why, dropin_path)
+    return setting, False, None

@@ -1,0 +1,41 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Who manages the node, and the config mode that follows from it."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import config_mode, managed_by
+
+DROPIN = "/etc/rancher/rke2/config.yaml.d/90-rke2-numa.yaml"
+HOST = {"managed_by": "rancher", "evidence": ["/etc/rancher/rke2/config.yaml.d/50-rancher.yaml (Rancher's RKE2 settings)"],
+        "at_work": []}
+NONE = {"managed_by": "none", "evidence": [], "at_work": []}
+
+
+@pytest.mark.parametrize("setting, host, expected", [
+    ("auto", HOST, ("dropin", True, None)),
+    ("auto", NONE, ("merge", False, None)),
+    ("auto", None, ("merge", False, None)),
+    ("dropin", HOST, ("dropin", False, None)),
+    ("dropin", NONE, ("dropin", False, None)),
+    ("merge", NONE, ("merge", False, None)),
+])
+def test_auto_is_the_drop_in_where_rancher_manages_the_node_and_merge_elsewhere(setting, host, expected):
+    assert config_mode(setting, host, DROPIN) == expected
+
+
+def test_an_explicit_merge_where_rancher_manages_the_node_is_refused_with_the_evidence_and_the_way_out():
+    mode, unmerge, refusal = config_mode("merge", HOST, DROPIN)
+    assert mode == "merge" and not unmerge
+    assert "50-rancher.yaml (Rancher's RKE2 settings)" in refusal and "rke2_numa_config_mode=auto" in refusal and DROPIN in refusal
+
+
+def test_the_node_label_is_evidence_beside_the_host_s():
+    assert managed_by(NONE, {"rke.cattle.io/machine": "m-1"}) == {
+        "managed_by": "rancher", "evidence": ["the Node's label rke.cattle.io/machine=m-1"], "at_work": []}
+    assert managed_by(HOST, None)["evidence"] == HOST["evidence"]
+    assert managed_by(None, None) == NONE
+    assert managed_by(dict(NONE, at_work=["rancher-system-agent is applying a plan (...)"]), {})["managed_by"] == "rancher"
