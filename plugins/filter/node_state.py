@@ -31,11 +31,12 @@ def verify_plan(plan, state):
         raise AnsibleFilterError("cannot read RKE2's config as RKE2 does: %s" % e)
 
 
-def node_compliance(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", node_labels=None):
+def node_compliance(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", node_labels=None, rancher_machine=None):
     """{compliant, runs_plan, reasons, actions, blocked, plan_fingerprint, warnings} for ``state`` (node_state_info's
-    result); ``node_labels``: the Node's labels from the API (None when not read)."""
+    result); ``node_labels``: the Node's labels from the API (None when not read); ``rancher_machine``: the Node's
+    rke.cattle.io/machine label (None when not read or not there)."""
     try:
-        return assess(plan, state, config_mode, dropin_path, labels_via, node_labels)
+        return assess(plan, state, config_mode, dropin_path, labels_via, node_labels, rancher_machine)
     except Exception as e:  # a rule's refusal (a kernel arg the plan should not hold...): the host fails, naming it
         raise AnsibleFilterError("cannot decide compliance: %s" % e)
 

@@ -252,8 +252,10 @@ def rewritten_warning(plan, state):
     return [REWRITTEN % target["path"]]
 
 
-def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", node_labels=None):
-    """{"compliant", "runs_plan", "reasons", "actions", "blocked", "plan_fingerprint", "warnings"} for one node.
+def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", node_labels=None, rancher_machine=None):
+    """{"compliant", "runs_plan", "reasons", "actions", "blocked", "plan_fingerprint", "warnings", "config_mode",
+    "managed_by", "managed_by_evidence"} for one node (``rancher_machine``: the Node's rke.cattle.io/machine label, when
+    the Node was read - evidence of Rancher beside the host's; the config mode is decided from the host's only).
     ``runs_plan``: compliant, or only the config file's mode and the labels are to fix (in place, no drain:
     ``actions`` is ``["rke2_config"]``, ``["label"]`` or both) - the kubelet runs the plan, its labels may stay.
     ``labels_via`` and ``node_labels`` (the Node's labels from the API, None when not read): label_findings.
@@ -307,6 +309,14 @@ def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", 
         actions = set()
     warnings = report["warnings"] + (rewritten_warning(plan, state) if config["mode"] == "merge" and config_change else []) \
         + label_warnings
+    managed = rancher.managed_by(state.get("rancher"), {rancher.RANCHER_MACHINE_LABEL: rancher_machine} if rancher_machine else None)
+    warnings += ["Rancher is at work on the node: %s - a roll does not take it until Rancher has finished" % "; ".join(managed["at_work"])] \
+        if managed["at_work"] else []
+    if managed["managed_by"] == "rancher" and not state.get("rancher", {}).get("managed_by") == "rancher":
+        warnings.append("the Node carries Rancher's label %s but the node shows no sign of Rancher (no 50-rancher.yaml beside %s, no "
+                        "rancher-system-agent): its config is written in %s mode" % (rancher.RANCHER_MACHINE_LABEL,
+                                                                                     state["rke2"]["files"][0]["path"], config["mode"]))
     return {"compliant": compliant, "runs_plan": compliant or in_place, "reasons": reasons,
             "actions": [a for a in ACTIONS if a in actions], "blocked": blocked,
-            "plan_fingerprint": plan["fingerprint"], "warnings": warnings}
+            "plan_fingerprint": plan["fingerprint"], "warnings": warnings, "config_mode": config["mode"],
+            "managed_by": managed["managed_by"], "managed_by_evidence": managed["evidence"] + managed["at_work"]}

@@ -51,3 +51,30 @@ def config_mode(setting, rancher, dropin_path):
         why = "; ".join((rancher.get("evidence") or []) + (rancher.get("at_work") or []))
         return "merge", False, MERGE_REFUSED % (why, dropin_path)
     return setting, False, None
+
+
+def machine_labels(items):
+    """{Node name: its rke.cattle.io/machine label} from the items of a ``kubectl get nodes[,pods] -o json`` reply (other
+    kinds, and Nodes without the label, skipped)."""
+    out = {}
+    for item in items or []:
+        if isinstance(item, dict) and item.get("kind") == "Node":
+            meta = item.get("metadata") or {}
+            machine = (meta.get("labels") or {}).get(RANCHER_MACHINE_LABEL)
+            if machine:
+                out[str(meta.get("name"))] = str(machine)
+    return out
+
+
+def rancher_at_work(managed, node, cordoned_key):
+    """Why the roll must not take this node now because Rancher is at work on it ([] when it may): ``managed`` is
+    managed_by's result (the host's interlocks fresh from the node), ``node`` the Node object, ``cordoned_key`` our
+    cordon marker. Rancher's drain (its upgradeStrategy's drain options) cordons the Node and leaves no mark on it - its
+    state lives on the management cluster's Machine - so on a node Rancher manages, a cordon without our marker is
+    taken as Rancher's."""
+    reasons = list(managed.get("at_work") or [])
+    meta, spec = node.get("metadata") or {}, node.get("spec") or {}
+    if managed.get("managed_by") == "rancher" and spec.get("unschedulable") and cordoned_key not in (meta.get("annotations") or {}):
+        reasons.append("the Node is cordoned and Rancher manages it: Rancher's drain may be at work (it leaves no mark on the "
+                       "Node) - wait for Rancher's plan to finish, or uncordon the node if the cordon is an admin's")
+    return reasons

@@ -111,6 +111,14 @@ def host_warnings(entry):
     return found
 
 
+def managed_text(compliance):
+    """``managed by Rancher (<evidence>), config in <mode> mode`` for a node Rancher manages, else ''."""
+    if (compliance or {}).get("managed_by") != "rancher":
+        return ""
+    return "managed by Rancher (%s), config in %s mode" % ("; ".join(compliance.get("managed_by_evidence") or []),
+                                                          compliance.get("config_mode") or "?")
+
+
 def check_lines(entries):
     """The check play's output, a line per host and finding: ``<host>: compliant, plan <fingerprint>`` or
     ``<host>: NOT compliant: <reasons> -> <actions>`` (``not checked`` for a host that failed before), then
@@ -121,10 +129,11 @@ def check_lines(entries):
         host = str(entry["host"])
         status, label, detail = host_status(entry, "check")
         compliance, pods = entry.get("compliance") or {}, entry.get("pods") or {}
+        rancher = managed_text(compliance)
         if status == "compliant":
-            lines.append("%s: compliant, plan %s" % (host, compliance.get("plan_fingerprint") or ""))
+            lines.append("%s: compliant, plan %s%s" % (host, compliance.get("plan_fingerprint") or "", rancher and "; " + rancher))
         else:
-            lines.append("%s: %s: %s" % (host, label, detail))
+            lines.append("%s: %s: %s%s" % (host, label, detail, rancher and "; " + rancher))
         lines += ["%s: WARNING: %s" % (host, w) for w in compliance.get("warnings") or []]
         lines += ["%s: NOT PINNED: %s" % (host, p) for p in pods.get("unpinned") or []]
         lines += ["%s: REFUSED: %s" % (host, p) for p in pods.get("topology_errors") or []]
@@ -157,6 +166,9 @@ def check_fleet(entries):
         "unpinned_gpu_pods": [pod for e in checked for pod in (e.get("pods") or {}).get("unpinned") or []],
         "topology_errors": [pod for e in checked for pod in (e.get("pods") or {}).get("topology_errors") or []],
         "pods_not_audited": hosts(lambda c, p: "error" in p),
+        "managed_by_rancher": hosts(lambda c, p: c.get("managed_by") == "rancher"),
+        "managed_by": dict((str(e["host"]), {"managed_by": e["compliance"].get("managed_by") or "none",
+                                             "evidence": e["compliance"].get("managed_by_evidence") or []}) for e in checked),
     }
 
 
@@ -172,6 +184,8 @@ def check_fleet_line(fleet):
                 len(fleet["topology_errors"])))
     if fleet["pods_not_audited"]:
         line += "; pods not audited on: " + ", ".join(fleet["pods_not_audited"])
+    if fleet.get("managed_by_rancher"):
+        line += "; managed by Rancher (the plan in the drop-in): " + ", ".join(fleet["managed_by_rancher"])
     return line
 
 
@@ -196,6 +210,7 @@ def summarize(entries, mode):
             "pod_node": table["node"] if table else None,
             "shapes": [shape_text(fit) for fit in plan.get("pod_shapes") or []],
             "warnings": host_warnings(entry),
+            "managed": managed_text(entry.get("compliance")),
         })
     return rows
 

@@ -70,7 +70,8 @@ def test_a_node_that_runs_its_plan_is_compliant(node):
     comply(root, plan)
     result = assess(plan, state())
     assert result == {"compliant": True, "runs_plan": True, "reasons": [], "actions": [], "blocked": [],
-                      "plan_fingerprint": plan["fingerprint"], "warnings": []}
+                      "plan_fingerprint": plan["fingerprint"], "warnings": [],
+                      "config_mode": "merge", "managed_by": "none", "managed_by_evidence": []}
 
 
 def test_a_config_that_only_needs_its_mode_is_fixed_in_place_without_a_drain(node):
@@ -103,7 +104,7 @@ def test_labels_that_lie_are_fixed_in_place_and_missing_labels_are_no_finding(no
     # never labelled (or labels not used): compliant, nothing to say
     assert assess(plan, state(**read)) == assess(plan, state()) == {
         "compliant": True, "runs_plan": True, "reasons": [], "actions": [], "blocked": [], "plan_fingerprint": plan["fingerprint"],
-        "warnings": []}
+        "warnings": [], "config_mode": "merge", "managed_by": "none", "managed_by_evidence": []}
     # the labels of another plan: a finding, fixed in place
     features.mkdir(parents=True)
     path.write_text(nfd_features(dict(wanted, **{PLAN: "0123456789abcdef"})))
@@ -494,3 +495,18 @@ def test_an_earlier_drop_in_of_ours_under_the_old_name_is_replaced(node):
     # both would add up (reserved-memory accumulates) - but the old one is ours: it goes, nothing is blocked
     assert result["blocked"] == [] and any("earlier drop-in of ours" in r for r in result["reasons"]), result
     assert result["actions"] == ["rke2_config"], result   # RKE2 passes the same flags after: in place
+
+
+def test_the_decision_says_who_manages_the_node_and_rancher_at_work_is_a_warning(node):
+    root, plan, state = node
+    comply(root, plan)
+    result = assess(plan, state(), "auto", str(root / DROPIN), rancher_machine="m-1")
+    assert result["managed_by"] == "rancher" and result["managed_by_evidence"] == ["the Node's label rke.cattle.io/machine=m-1"]
+    assert result["config_mode"] == "merge" and result["compliant"], result   # the host's files decide the mode
+    assert any("shows no sign of Rancher" in w for w in result["warnings"]), result["warnings"]
+    lock = root / "var/lib/rancher/agent/interlock/applyinator-active"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("")
+    result = assess(plan, state(), "auto", str(root / DROPIN))
+    assert result["managed_by"] == "rancher" and "applying a plan" in result["managed_by_evidence"][0], result
+    assert any(w.startswith("Rancher is at work on the node: rancher-system-agent is applying a plan") for w in result["warnings"])

@@ -39,3 +39,32 @@ def test_the_node_label_is_evidence_beside_the_host_s():
     assert managed_by(HOST, None)["evidence"] == HOST["evidence"]
     assert managed_by(None, None) == NONE
     assert managed_by(dict(NONE, at_work=["rancher-system-agent is applying a plan (...)"]), {})["managed_by"] == "rancher"
+
+
+MARKER = "rke2-numa.maitred.io/cordoned"
+
+
+def _node(unschedulable=False, annotations=None, labels=None):
+    return {"kind": "Node", "metadata": {"name": "gpu-1", "annotations": annotations or {}, "labels": labels or {}},
+            "spec": {"unschedulable": unschedulable}}
+
+
+def test_rancher_at_work_keeps_the_roll_away_interlock_or_unmarked_cordon():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import rancher_at_work
+    assert rancher_at_work(managed_by(HOST), _node(), MARKER) == []
+    busy = dict(HOST, at_work=["rancher-system-agent is applying a plan (/var/lib/rancher/agent/interlock/applyinator-active, for 3 s)"])
+    assert rancher_at_work(managed_by(busy), _node(), MARKER) == busy["at_work"]
+    # a cordon that is not ours on a node Rancher manages: Rancher's drain leaves no mark
+    reasons = rancher_at_work(managed_by(HOST), _node(unschedulable=True), MARKER)
+    assert len(reasons) == 1 and "Rancher's drain may be at work" in reasons[0]
+    assert rancher_at_work(managed_by(HOST), _node(True, {MARKER: "roll-1"}), MARKER) == []      # ours
+    assert rancher_at_work(managed_by(NONE), _node(unschedulable=True), MARKER) == []            # an admin's, no Rancher
+    by_label = managed_by(NONE, {"rke.cattle.io/machine": "m-1"})
+    assert rancher_at_work(by_label, _node(unschedulable=True), MARKER), by_label
+
+
+def test_machine_labels_from_the_cluster_s_reply():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import machine_labels
+    items = [_node(labels={"rke.cattle.io/machine": "m-1"}), dict(_node(), metadata={"name": "gpu-2"}),
+             {"kind": "Pod", "metadata": {"name": "p", "labels": {"rke.cattle.io/machine": "x"}}}, "junk"]
+    assert machine_labels(items) == {"gpu-1": "m-1"}

@@ -285,7 +285,8 @@ def test_the_check_fleet_summary_sorts_the_hosts_and_totals_the_pod_audit():
     ]
     fleet = report.check_fleet(entries)
     assert fleet == {"hosts": 4, "compliant": ["a"], "not_compliant": ["b", "c"], "blocked": ["c"], "not_checked": ["d"],
-                     "reboot": ["b"], "unpinned_gpu_pods": ["ml/x", "ml/y"], "topology_errors": ["ml/z"], "pods_not_audited": ["c"]}
+                     "reboot": ["b"], "unpinned_gpu_pods": ["ml/x", "ml/y"], "topology_errors": ["ml/z"], "pods_not_audited": ["c"],
+                     "managed_by_rancher": [], "managed_by": dict((h, {"managed_by": "none", "evidence": []}) for h in "abc")}
     assert report.check_fleet_line(fleet) == (
         "1 of 4 compliant; to reconfigure: b (1 need a reboot); blocked (fix by hand first, never rolled): c; "
         "not checked (unreachable or failed): d; GPU pods that cannot be pinned: 2; pods refused with TopologyAffinityError: 1"
@@ -294,3 +295,18 @@ def test_the_check_fleet_summary_sorts_the_hosts_and_totals_the_pod_audit():
     assert report.check_fleet_line(quiet) == (
         "1 of 1 compliant; to reconfigure: none (0 need a reboot); blocked (fix by hand first, never rolled): none; "
         "not checked (unreachable or failed): none; GPU pods that cannot be pinned: 0; pods refused with TopologyAffinityError: 0")
+
+
+def test_a_node_rancher_manages_is_named_so_in_its_line_fleet_json_and_the_page():
+    managed = {"compliant": True, "actions": [], "plan_fingerprint": "f1", "managed_by": "rancher", "config_mode": "dropin",
+               "managed_by_evidence": ["/etc/rancher/rke2/config.yaml.d/50-rancher.yaml (Rancher's RKE2 settings)"]}
+    entries = [{"host": "r", "compliance": managed, "pods": None}, {"host": "p", "compliance": {"compliant": True}, "pods": None}]
+    assert report.check_lines(entries)[0] == (
+        "r: compliant, plan f1; managed by Rancher (/etc/rancher/rke2/config.yaml.d/50-rancher.yaml (Rancher's RKE2 settings)), "
+        "config in dropin mode")
+    assert report.check_lines(entries)[1] == "p: compliant, plan "
+    fleet = report.check_fleet(entries)
+    assert fleet["managed_by_rancher"] == ["r"] and fleet["managed_by"]["r"]["evidence"] == managed["managed_by_evidence"]
+    assert report.check_fleet_line(fleet).endswith("; managed by Rancher (the plan in the drop-in): r")
+    page = report.render_html(entries, "check")
+    assert 'class="managed"' in page and "config in dropin mode" in page
