@@ -27,7 +27,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args impo
     split_cmdline,
     validate_args,
 )
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, topology_at_next_start
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, restart_refusals, topology_at_next_start
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, label_changes, nfd_features, numa_labels, owned_label
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rancher
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
@@ -272,8 +272,14 @@ def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", 
         actions.add("boot_params")
     if reboot:
         actions.add("reboot")
+    host_rancher = (state.get("rancher") or {}).get("managed_by") == "rancher"
     try:
         effective = state_kubelet_args(state)
+        reasons += ["at the next restart of rke2%s the kubelet would refuse its checkpoint with the flags RKE2's files pass "
+                    "today: %s" % (" (Rancher restarts it at its next plan change, upgrade or agent start, and never resets "
+                                   "the checkpoint)" if host_rancher else "", refusal)
+                    for refusal in restart_refusals(effective, state["kubelet_state"]["cpu_manager"],
+                                                    state["kubelet_state"]["memory_manager"])]
     except ConfigError as e:
         effective = []
         reasons.append(str(e))

@@ -115,26 +115,53 @@ def _static_cpu_refusals(plan, online, cpu_state):
     return reasons
 
 
+def _cpu_policy_refusal(policy, cpu_state):
+    if not cpu_state.get("exists"):
+        return None
+    if not cpu_state.get("valid"):
+        return "could not restore state from checkpoint: %s" % cpu_state.get("error")
+    if cpu_state["policy"] != policy:
+        return 'configured policy "%s" differs from state checkpoint policy "%s"' % (policy, cpu_state["policy"])
+    return None
+
+
+def _memory_policy_refusal(policy, memory_state):
+    if not memory_state.get("exists"):
+        return None
+    if not memory_state.get("valid"):
+        return "could not restore state from checkpoint: %s" % memory_state.get("error")
+    if memory_state["policy"] != policy:
+        return '[memorymanager] configured policy "%s" differs from state checkpoint policy "%s"' % (policy, memory_state["policy"])
+    return None
+
+
+def restart_refusals(kubelet_args, cpu_state, memory_state):
+    """What the kubelet would refuse if it started now with ``kubelet_args`` (``--name=value``, what RKE2's files pass
+    today) on the checkpoints it left: a policy that differs from the checkpoint's (the kubelet's defaults: CPU Manager
+    none, Memory Manager None), or a checkpoint it cannot read. What a restart of rke2 by anyone else (Rancher's plans)
+    would meet."""
+    flags = kubelet_flag_values([("", str(a).lstrip("-")) for a in kubelet_args])
+    found = [_cpu_policy_refusal(flags.get("cpu-manager-policy", ("none",))[0], cpu_state),
+             _memory_policy_refusal(flags.get("memory-manager-policy", ("None",))[0], memory_state)]
+    return [r for r in found if r]
+
+
 def reset_reasons(plan, topology, cpu_state, memory_state):
     """The kubelet's refusals of its current checkpoints under the plan, as its messages."""
     reasons = []
     inputs = plan["reset_inputs"]
     online = set(parse_cpulist(topology["cpus_online"]))
     if cpu_state.get("exists"):
-        if not cpu_state.get("valid"):
-            reasons.append("could not restore state from checkpoint: %s" % cpu_state.get("error"))
-        elif cpu_state["policy"] != inputs["cpu_manager_policy"]:
-            reasons.append('configured policy "%s" differs from state checkpoint policy "%s"'
-                           % (inputs["cpu_manager_policy"], cpu_state["policy"]))
+        refusal = _cpu_policy_refusal(inputs["cpu_manager_policy"], cpu_state)
+        if refusal:
+            reasons.append(refusal)
         elif inputs["cpu_manager_policy"] == "static" and (cpu_state["default_cpu_set"] or cpu_state["assigned_cpus"]):
             # (an empty static checkpoint is one the kubelet sets up afresh)
             reasons += _static_cpu_refusals(plan, online, cpu_state)
     if memory_state.get("exists"):
-        if not memory_state.get("valid"):
-            reasons.append("could not restore state from checkpoint: %s" % memory_state.get("error"))
-        elif memory_state["policy"] != inputs["memory_manager_policy"]:
-            reasons.append('[memorymanager] configured policy "%s" differs from state checkpoint policy "%s"'
-                           % (inputs["memory_manager_policy"], memory_state["policy"]))
+        refusal = _memory_policy_refusal(inputs["memory_manager_policy"], memory_state)
+        if refusal:
+            reasons.append(refusal)
         elif inputs["memory_manager_policy"] == "Static" and memory_state["machine_state"]:
             # (an empty machine state is one the kubelet sets up afresh)
             reserved = dict((k, parse_bytes(v)) for k, v in plan.get("reserved_memory", {}).items())

@@ -510,3 +510,19 @@ def test_the_decision_says_who_manages_the_node_and_rancher_at_work_is_a_warning
     result = assess(plan, state(), "auto", str(root / DROPIN))
     assert result["managed_by"] == "rancher" and "applying a plan" in result["managed_by_evidence"][0], result
     assert any(w.startswith("Rancher is at work on the node: rancher-system-agent is applying a plan") for w in result["warnings"])
+
+
+def test_the_check_says_what_rancher_s_next_restart_would_do_to_a_merged_node(node):
+    """The plan in config.yaml, then a Rancher user sets a kubelet argument: 50-rancher.yaml's plain kubelet-arg
+    replaces config.yaml's. The kubelet still runs with the plan (not restarted yet); at Rancher's restart it would
+    read cpu-manager-policy none and refuse its static checkpoint - said before it happens."""
+    root, plan, state = node
+    comply(root, plan)
+    rancher_node(root, ["max-pods=200"])
+    result = assess(plan, state(), "auto", str(root / DROPIN))
+    restart = [r for r in result["reasons"] if r.startswith("at the next restart of rke2")]
+    assert len(restart) == 2 and "Rancher restarts it" in restart[0], result["reasons"]
+    assert 'configured policy "none" differs from state checkpoint policy "static"' in restart[0]
+    assert '[memorymanager] configured policy "None" differs from state checkpoint policy "Static"' in restart[1]
+    # the way out: the drop-in after Rancher's, then a restart with the plan (no reset: the checkpoints hold it)
+    assert result["blocked"] == [] and {"drain", "rke2_config", "restart"} <= set(result["actions"]), result
