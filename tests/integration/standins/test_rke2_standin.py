@@ -720,3 +720,26 @@ def test_a_kubelet_that_fails_after_its_checkpoints_answers_healthz_first(tmp_pa
             assert json.load(f)["policyName"] == "static", "the checkpoints were written before the failure"
     finally:
         agent.stop()
+
+
+# ---------------------------------------------------------------- Rancher's system-agent
+
+def test_rancher_s_plan_file_is_the_planner_s_json_and_restarts_only_when_it_changes(tmp_path):
+    config = tmp_path / "etc/rancher/rke2/config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text("token: t\n")
+    held = []
+
+    def look():
+        held.append(os.path.exists(str(tmp_path / "var/lib/rancher/agent/interlock/applyinator-active")))
+
+    assert rke2.rancher_apply(str(config), str(tmp_path), "m-1", hold=look) is True
+    assert held == [True] and not os.path.exists(str(tmp_path / "var/lib/rancher/agent/interlock/applyinator-active"))
+    text = (tmp_path / "etc/rancher/rke2/config.yaml.d/50-rancher.yaml").read_text()
+    assert json.loads(text) == {"node-label": ["rke.cattle.io/machine=m-1"]} and text.startswith('{\n  "node-label"')
+    assert rke2.rancher_apply(str(config), str(tmp_path), "m-1") is False          # same plan: no restart
+    assert rke2.rancher_apply(str(config), str(tmp_path), "m-1", kubelet_args=["max-pods=200"], node_taints=["gpu=1:NoSchedule"]) is True
+    data = json.loads((tmp_path / "etc/rancher/rke2/config.yaml.d/50-rancher.yaml").read_text())
+    assert list(data) == ["kubelet-arg", "node-label", "node-taint"] and data["kubelet-arg"] == ["max-pods=200"]
+    # RKE2 reads it after config.yaml: a plain key that replaces
+    assert rke2.load_config(rke2.config_files(str(config), str(config) + ".d"))["kubelet-arg"] == ["max-pods=200"]

@@ -1965,6 +1965,95 @@ class Agent:
         self.stop.wait(self.restart_seconds)
 
 
+# ---------------------------------------------------------------- Rancher's system-agent
+
+# What rancher-system-agent does with a plan from Rancher's planner (rancher/rancher pkg/capr/planner,
+# rancher/system-agent pkg/applyinator, rancher/system-agent-installer-rke2 package/run.sh):
+# - the applyinator holds <var>/interlock/applyinator-active while it applies the plan;
+# - the plan's file config.yaml.d/50-rancher.yaml is the planner's json.MarshalIndent(config, "", "  ") of plain
+#   keys (Go's encoding/json sorts map keys): node-label always (rke.cattle.io/machine=<id> among them), node-taint
+#   when the machine has taints, kubelet-arg once a Rancher user set a kubelet argument;
+# - the installer's run.sh compares the plan's RESTART_STAMP with <data-dir>/system-agent-installer/rke2_restart_stamp
+#   and, when it differs, writes it and runs `systemctl --no-block restart rke2-<type>`;
+# - nothing touches the kubelet's checkpoints, and nothing drains the node here (Rancher's drain is the
+#   management cluster's, only with upgradeStrategy drain options).
+RANCHER_FILE = "50-rancher.yaml"
+RANCHER_MACHINE_LABEL = "rke.cattle.io/machine"
+
+
+def rancher_plan_file(machine, kubelet_args=(), node_labels=(), node_taints=()):
+    """The text of 50-rancher.yaml as the planner writes it."""
+    config = {"node-label": ["%s=%s" % (RANCHER_MACHINE_LABEL, machine)] + list(node_labels)}
+    if node_taints:
+        config["node-taint"] = list(node_taints)
+    if kubelet_args:
+        config["kubelet-arg"] = list(kubelet_args)
+    return json.dumps(config, indent=2, sort_keys=True)
+
+
+def rancher_apply(config_path, root, machine, kubelet_args=(), node_labels=(), node_taints=(), hold=None):
+    """Apply a Rancher plan on the node: 50-rancher.yaml beside ``config_path``, the restart stamp under ``root``
+    (``/`` on a node). Returns True when rke2 must restart (the stamp changed). ``hold``: a callable run while the
+    applyinator's interlock is held (tests look at the node then)."""
+    interlock = os.path.join(root, "var/lib/rancher/agent/interlock")
+    os.makedirs(interlock, mode=0o700, exist_ok=True)
+    active = os.path.join(interlock, "applyinator-active")
+    with open(active, "w"):
+        pass
+    try:
+        if hold is not None:
+            hold()
+        text = rancher_plan_file(machine, kubelet_args, node_labels, node_taints)
+        folder = config_path + ".d"
+        os.makedirs(folder, exist_ok=True)
+        target = os.path.join(folder, RANCHER_FILE)
+        with open(target + ".tmp", "w") as handle:
+            handle.write(text)
+        os.chmod(target + ".tmp", 0o600)
+        os.replace(target + ".tmp", target)
+        stamp = hashlib.sha256(text.encode()).hexdigest()
+        stamp_file = os.path.join(root, "var/lib/rancher/rke2/system-agent-installer/rke2_restart_stamp")
+        os.makedirs(os.path.dirname(stamp_file), exist_ok=True)
+        prior = _read(stamp_file, "").strip()
+        if prior == stamp:
+            return False
+        with open(stamp_file, "w") as handle:
+            handle.write(stamp + "\n")
+        return True
+    finally:
+        os.unlink(active)
+
+
+def kubelet_start(config_path, sysfs_root, kubelet_dir, options=None):
+    """What one start of `rke2 agent` gives its kubelet, once: RKE2's config files read in order, the kubelet-arg as
+    flags, the kubelet started on the checkpoints it finds (KubeletRefusal when it refuses them)."""
+    config = load_config(config_files(config_path, config_path + ".d"))
+    args = kubelet_args(_as_list(config.get("kubelet-arg") or []), {})
+    cfg = parse_kubelet_flags(args)
+    return start_kubelet(cfg, read_topology(sysfs_root), kubelet_dir, options or {})
+
+
+def rancher_command(argv):
+    """`rke2 standin-rancher-apply --machine ID [--kubelet-arg A]... [--node-label L]... [--node-taint T]...`:
+    rancher-system-agent applying a plan; restarts rke2-agent (systemctl --no-block) when the stamp changed."""
+    opts = {"--machine": [], "--kubelet-arg": [], "--node-label": [], "--node-taint": [], "--config": [], "--root": []}
+    rest = list(argv)
+    while rest:
+        item = rest.pop(0)
+        name, eq, value = item.partition("=")
+        if name not in opts or (not eq and not rest):
+            sys.stderr.write("usage: rke2 standin-rancher-apply --machine ID [--kubelet-arg A]... [--node-label L]... "
+                             "[--node-taint T]... [--config FILE] [--root DIR]\n")
+            return 2
+        opts[name].append(value if eq else rest.pop(0))
+    config_path = (opts["--config"] or [env("RKE2_STANDIN_CONFIG", DEFAULT_CONFIG)])[-1]
+    restart = rancher_apply(config_path, (opts["--root"] or ["/"])[-1], (opts["--machine"] or ["standin-machine"])[-1],
+                            opts["--kubelet-arg"], opts["--node-label"], opts["--node-taint"])
+    if restart:
+        return subprocess.call(["systemctl", "--no-block", "restart", "rke2-agent"])
+    return 0
+
+
 # ---------------------------------------------------------------- command line
 
 def fix_checksum(paths):
@@ -1981,6 +2070,7 @@ def fix_checksum(paths):
 USAGE = """usage: rke2 agent [--config FILE]
        rke2 --version
        rke2 standin-fix-checksum CHECKPOINT...   (stand-in only)
+       rke2 standin-rancher-apply --machine ID [--kubelet-arg A]...   (stand-in only: Rancher's system-agent)
 """
 
 
@@ -1991,6 +2081,8 @@ def main(argv=None):
         return 0
     if argv and argv[0] == "standin-fix-checksum":
         return fix_checksum(argv[1:])
+    if argv and argv[0] == "standin-rancher-apply":
+        return rancher_command(argv[1:])
     if not argv or argv[0] != "agent":
         sys.stderr.write(USAGE)
         return 2
