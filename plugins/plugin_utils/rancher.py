@@ -18,6 +18,12 @@ was read. The config mode is decided from the host's evidence only: the files on
 
 from __future__ import annotations
 
+import hashlib
+import json
+import textwrap
+
+import yaml
+
 RANCHER_MACHINE_LABEL = "rke.cattle.io/machine"
 CONFIG_MODES = ("auto", "merge", "dropin")
 
@@ -78,3 +84,84 @@ def rancher_at_work(managed, node, cordoned_key):
         reasons.append("the Node is cordoned and Rancher manages it: Rancher's drain may be at work (it leaves no mark on the "
                        "Node) - wait for Rancher's plan to finish, or uncordon the node if the cordon is an admin's")
     return reasons
+
+
+# ---- A Rancher-native path, as output only (plan.yml): Rancher owns the settings, we never patch its objects.
+
+RANCHER_NAMESPACE = "fleet-default"
+CHECKPOINT_WARNING = (
+    "Rancher restarts rke2 with these settings but never deletes the kubelet's checkpoints: a node whose kubelet ran "
+    "another CPU or Memory Manager policy refuses /var/lib/kubelet/cpu_manager_state or memory_manager_state and goes "
+    "NotReady (\"configured policy ... differs from state checkpoint policy\", rancher/rancher#32783). Roll the nodes "
+    "with maitred.rke2_numa.rolling (it drains, resets the checkpoints and proves the pinning), or drain each node and "
+    "delete both files before Rancher applies the change.")
+
+
+def hardware_classes(plans):
+    """[(class id, [hosts], plan)] of ``plans`` ({host: plan}): hosts whose plans write the same kubelet args, labels
+    and taints share a class; its id is the first 10 hex digits of their sha256 (a label value)."""
+    classes = {}
+    for host in sorted(plans):
+        plan = plans[host]
+        key = json.dumps([plan["kubelet_args"], plan.get("node_labels") or [], plan.get("node_taints") or []])
+        classes.setdefault(key, (hashlib.sha256(key.encode()).hexdigest()[:10], [], plan))[1].append(host)
+    return sorted(classes.values(), key=lambda c: c[1][0])
+
+
+def rancher_selector_config(plans, machine_label, cluster, dropin_path, dropin_text):
+    """The Rancher-native alternative for ``plans`` ({host: plan}), per hardware class: the ``machineSelectorConfig``
+    entry (the whole kubelet-arg list, for the machines labelled ``machine_label=<class>``), and the
+    ``machineSelectorFiles`` entry that carries our drop-in instead, with the Secret it reads (in fleet-default,
+    authorized for ``cluster``). ``dropin_text(plan)``: the drop-in's text. Returns {"cluster_spec": {...},
+    "secrets": [...], "classes": [{class, hosts}], "warning": CHECKPOINT_WARNING}."""
+    selector_config, selector_files, secrets, classes = [], [], [], []
+    for ident, hosts, plan in hardware_classes(plans):
+        selector = {"matchLabels": {machine_label: ident}}
+        config = {"kubelet-arg": list(plan["kubelet_args"])}
+        if plan.get("node_labels"):
+            config["node-label"] = list(plan["node_labels"])
+        if plan.get("node_taints"):
+            config["node-taint"] = list(plan["node_taints"])
+        selector_config.append({"config": config, "machineLabelSelector": json.loads(json.dumps(selector))})
+        name = "rke2-numa-%s" % ident
+        key = dropin_path.rsplit("/", 1)[-1]
+        selector_files.append({"fileSources": [{"secret": {"name": name, "items": [
+            {"key": key, "path": dropin_path, "permissions": "0600"}]}}], "machineLabelSelector": selector})
+        secrets.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                        "metadata": {"name": name, "namespace": RANCHER_NAMESPACE,
+                                     "annotations": {"rke.cattle.io/object-authorized-for-clusters": cluster}},
+                        "stringData": {key: dropin_text(plan)}})
+        classes.append({"class": ident, "hosts": hosts})
+    return {"classes": classes, "machine_label": machine_label, "warning": CHECKPOINT_WARNING,
+            "machineSelectorConfig": selector_config, "machineSelectorFiles": selector_files, "secrets": secrets}
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Multi-line strings (the drop-in in a Secret) as literal blocks."""
+
+
+_BlockDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))
+
+
+def rancher_selector_text(result):
+    """rancher_selector_config's result as the file plan.yml writes (rancher.yaml): what to paste where, the
+    checkpoint warning, then the Cluster spec's two lists and the Secrets, as YAML documents."""
+    head = ["# Rancher-native alternative to the roll (rke2_numa_config_mode auto writes the same drop-in on each node):",
+            "# Rancher then owns these settings. Nothing here was applied - this collection never patches provisioning.cattle.io",
+            "# objects (they need the management cluster's credentials).",
+            "#",
+            "# 1. Label each machine pool (or custom node's registration) with %s=<class> below." % result["machine_label"],
+            "# 2. Paste ONE of the two lists under spec.rkeConfig of the provisioning.cattle.io/v1 Cluster:",
+            "#    machineSelectorConfig - the whole kubelet-arg list into Rancher's 50-rancher.yaml (visible in Rancher's UI;",
+            "#      any kubelet-arg of machineGlobalConfig is replaced for these machines), or",
+            "#    machineSelectorFiles - our drop-in, from the Secret below (create it first, in %s)." % RANCHER_NAMESPACE,
+            "#",
+        ] + ["# " + line for line in textwrap.wrap("WARNING: " + result["warning"], 110)] + [
+            "#",
+            "# Hardware classes (hosts whose plans write the same kubelet args):"]
+    head += ["#   %s: %s" % (c["class"], ", ".join(c["hosts"])) for c in result["classes"]]
+    spec = {"machineSelectorConfig": result["machineSelectorConfig"], "machineSelectorFiles": result["machineSelectorFiles"]}
+    docs = [yaml.dump(d, Dumper=_BlockDumper, default_flow_style=False, sort_keys=False, width=1000)
+            for d in [spec] + result["secrets"]]
+    return "\n".join(head) + "\n---\n" + "---\n".join(docs)

@@ -65,10 +65,12 @@ def test_default_callback_output_and_plan_files(inventory, tmp_path):
         assert (out + result.stderr).count(text) == 1, text
     # relative to where ansible-playbook runs, not to playbooks/
     assert sorted(os.listdir(tmp_path / "plans")) == [
-        "dell-roundrobin.config.yaml", "dell-roundrobin.json", "l40s-offline.config.yaml", "l40s-offline.json"]
+        "dell-roundrobin.config.yaml", "dell-roundrobin.json", "l40s-offline.config.yaml", "l40s-offline.json", "rancher.yaml"]
+    rancher = list(yaml.safe_load_all((tmp_path / "plans" / "rancher.yaml").read_text()))
+    assert len(rancher[0]["machineSelectorConfig"]) == 2 and len(rancher) == 3   # two hardware classes, their Secrets
     assert not os.path.exists(os.path.join(REPO, "playbooks", "plans"))
     # new files: changed; the same files again: ok
     hosts = ("l40s-offline", "dell-roundrobin")
-    assert sum(recap(out, host)["changed"] for host in hosts) == 5  # the folder and 2 files per host
+    assert sum(recap(out, host)["changed"] for host in hosts) == 6  # the folder, 2 files per host and rancher.yaml
     again = play(inventory, tmp_path, "-e", "rke2_numa_plan_dir=%s" % (tmp_path / "plans"))
     assert sum(recap(again.stdout, host)["changed"] for host in hosts) == 0

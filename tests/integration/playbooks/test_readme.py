@@ -202,7 +202,7 @@ def test_clone_collection_tree_runs_the_sample_plan(samples, tmp_path):
     command = readme_command("ansible-playbook -i inventory/sample.yml maitred.rke2_numa.plan")
     argv = shlex.split(command) + ["--limit", SAMPLE_HOST, "-e", "rke2_numa_plan_dir=%s" % (tmp_path / "plans")]
     run(argv, REPO, env)
-    assert sorted(os.listdir(tmp_path / "plans")) == [SAMPLE_HOST + ".config.yaml", SAMPLE_HOST + ".json"]
+    assert sorted(os.listdir(tmp_path / "plans")) == [SAMPLE_HOST + ".config.yaml", SAMPLE_HOST + ".json", "rancher.yaml"]
 
 
 def test_make_demo_installs_only_what_it_runs():

@@ -68,3 +68,29 @@ def test_machine_labels_from_the_cluster_s_reply():
     items = [_node(labels={"rke.cattle.io/machine": "m-1"}), dict(_node(), metadata={"name": "gpu-2"}),
              {"kind": "Pod", "metadata": {"name": "p", "labels": {"rke.cattle.io/machine": "x"}}}, "junk"]
     assert machine_labels(items) == {"gpu-1": "m-1"}
+
+
+def test_the_rancher_native_alternative_has_one_entry_per_hardware_class_and_the_checkpoint_warning():
+    import yaml
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import rancher_selector_config, rancher_selector_text
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import dropin_config
+    same = {"kubelet_args": ["cpu-manager-policy=static", "reserved-cpus=0,8"], "node_labels": [], "node_taints": []}
+    other = {"kubelet_args": ["cpu-manager-policy=static", "reserved-cpus=0,1"], "node_labels": ["gpu=1"], "node_taints": []}
+    result = rancher_selector_config({"b": same, "a": dict(same), "c": other}, "example.com/class", "gpu-prod", DROPIN,
+                                     lambda p: dropin_config(p["kubelet_args"], p["node_labels"], p["node_taints"]))
+    assert [c["hosts"] for c in result["classes"]] == [["a", "b"], ["c"]]
+    first, second = result["machineSelectorConfig"]
+    assert first["config"] == {"kubelet-arg": same["kubelet_args"]}
+    assert second["config"] == {"kubelet-arg": other["kubelet_args"], "node-label": ["gpu=1"]}
+    assert first["machineLabelSelector"] == {"matchLabels": {"example.com/class": result["classes"][0]["class"]}}
+    files = result["machineSelectorFiles"][0]["fileSources"][0]["secret"]
+    assert files["items"] == [{"key": "90-rke2-numa.yaml", "path": DROPIN, "permissions": "0600"}]
+    secret = result["secrets"][0]
+    assert secret["metadata"]["namespace"] == "fleet-default" and secret["metadata"]["name"] == files["name"]
+    assert secret["metadata"]["annotations"] == {"rke.cattle.io/object-authorized-for-clusters": "gpu-prod"}
+    assert yaml.safe_load(secret["stringData"]["90-rke2-numa.yaml"]) == {"kubelet-arg+": same["kubelet_args"]}
+    text = rancher_selector_text(result)
+    docs = list(yaml.safe_load_all(text))
+    assert list(docs[0]) == ["machineSelectorConfig", "machineSelectorFiles"] and len(docs) == 3
+    assert "never deletes the kubelet's checkpoints" in text and "&id" not in text and text.startswith("# Rancher-native")
+    assert "# Managed by maitred.rke2_numa" in docs[1]["stringData"]["90-rke2-numa.yaml"]
