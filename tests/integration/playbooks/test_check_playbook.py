@@ -86,7 +86,8 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
     assert {name: tree(root) for name, root in nodes.items()} == before
     reports = {name: json.loads((tmp_path / (name + ".json")).read_text()) for name in nodes}
     assert reports["gpu-a"] == {"host": "gpu-a", "compliant": True, "runs_plan": True, "reasons": [], "actions": [], "blocked": [],
-                                "plan_fingerprint": plan["fingerprint"], "warnings": [], "pods": {"unpinned": [], "topology_errors": []}}
+                                "plan_fingerprint": plan["fingerprint"], "warnings": [], "pods": {"unpinned": [], "topology_errors": []},
+                                "config_mode": "merge", "managed_by": "none", "managed_by_evidence": []}
     unpinned = ("ml/vllm-0 requests nvidia.com/gpu but is Burstable (requests != limits): no exclusive CPUs, no NUMA-local memory, "
                 "and the GPU is not aligned with its CPUs")
     assert reports["gpu-b"]["pods"] == {"unpinned": [unpinned], "topology_errors": []}
@@ -97,7 +98,8 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
     assert fleet_json.pop("roll_in_progress")["busy"] is False, "no roll holds the Lease"
     assert fleet_json == {
         "hosts": 3, "compliant": ["gpu-a"], "not_compliant": ["gpu-b", "gpu-c"], "blocked": [], "not_checked": [], "reboot": ["gpu-b", "gpu-c"],
-        "unpinned_gpu_pods": [unpinned], "topology_errors": [], "pods_not_audited": []}
+        "unpinned_gpu_pods": [unpinned], "topology_errors": [], "pods_not_audited": [], "managed_by_rancher": [],
+        "managed_by": dict((h, {"managed_by": "none", "evidence": []}) for h in ("gpu-a", "gpu-b", "gpu-c"))}
     assert ("1 of 3 compliant; to reconfigure: gpu-b, gpu-c (2 need a reboot); blocked (fix by hand first, never rolled): none; "
             "not checked (unreachable or failed): none; "
             "GPU pods that cannot be pinned: 1; pods refused with TopologyAffinityError: 0") in out.stdout

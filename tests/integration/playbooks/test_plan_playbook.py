@@ -53,7 +53,7 @@ def test_plan_writes_the_same_files_with_and_without_check(inventory, tmp_path):
         outputs[mode] = dict((f, (out_dir / f).read_text()) for f in sorted(os.listdir(out_dir)))
         outputs[mode].update((f, (report_dir / f).read_text()) for f in sorted(os.listdir(report_dir)))
     assert sorted(outputs["run"]) == ["dgx-h100.config.yaml", "dgx-h100.json", "index.html", "l40s-offline.config.yaml",
-                                      "l40s-offline.json", "summary.md"]
+                                      "l40s-offline.json", "rancher.yaml", "summary.md"]
     assert outputs["run"] == outputs["check"]
     assert "2 hosts: 2 planned, 0 not planned; warnings on 1 host (plan.yml)." in outputs["run"]["summary.md"]
     plan = json.loads(outputs["run"]["dgx-h100.json"])
@@ -69,7 +69,8 @@ def test_refused_plan_fails_the_host_naming_the_rule(inventory, tmp_path):
     assert "reserved-cores: reserved_cores=40 leaves no core to isolate: at most 30 fit" in result.stdout
     assert re.search(r"^dgx-h100 +: ok=\d+ +changed=[1-9]\d* +unreachable=0 +failed=0", result.stdout, re.M)  # its plan files, new
     assert re.search(r"^l40s-offline +: ok=\d+ +changed=0 +unreachable=0 +failed=1", result.stdout, re.M)
-    assert sorted(os.listdir(tmp_path)) == ["dgx-h100.config.yaml", "dgx-h100.json"]
+    assert sorted(os.listdir(tmp_path)) == ["dgx-h100.config.yaml", "dgx-h100.json", "rancher.yaml"]
+    assert ": dgx-h100\n" in (tmp_path / "rancher.yaml").read_text()   # the planned host's class only
 
 
 def test_plan_of_another_host_is_refused(inventory, tmp_path):
@@ -90,7 +91,8 @@ def test_plan_of_another_host_is_refused(inventory, tmp_path):
 
 
 def test_plan_role_variables_match_the_documented_options():
-    """The plan role's variables are numa_plan's options (plugins/modules/numa_plan.py, the one source)."""
+    """The plan role's variables are numa_plan's options (plugins/modules/numa_plan.py, the one source), and where and
+    how its files are written."""
     doc = yaml.safe_load(numa_plan.DOCUMENTATION)["options"]
     role = os.path.join(REPO, "roles", "plan")
     with open(os.path.join(role, "defaults", "main.yml")) as f:
@@ -98,7 +100,7 @@ def test_plan_role_variables_match_the_documented_options():
     with open(os.path.join(role, "meta", "argument_specs.yml")) as f:
         specs = yaml.safe_load(f)["argument_specs"]["main"]["options"]
     options = set(doc) - {"topology"}
-    assert set(n[len("rke2_numa_"):] for n in defaults) - {"plan_dir"} == options
+    assert set(n[len("rke2_numa_"):] for n in defaults) - {"plan_dir", "rancher_machine_label", "rancher_cluster"} == options
     for name in options:
         spec, option = specs["rke2_numa_" + name], doc[name]
         assert spec["type"] == option["type"] or option["type"] == "raw", name
