@@ -133,7 +133,7 @@ def test_readme_plan_command_from_the_installed_tarball(tarball_install, samples
     command = readme_command("ansible-playbook -i inventory.yml maitred.rke2_numa.plan")
     run(plan_argv(command, tmp_path), tmp_path, env)
     plan_dir = tmp_path / re.search(r"rke2_numa_plan_dir=(\S+)", command).group(1)
-    assert sorted(os.listdir(plan_dir)) == [SAMPLE_HOST + ".config.yaml", SAMPLE_HOST + ".json"]
+    assert sorted(os.listdir(plan_dir)) == [SAMPLE_HOST + ".config.yaml", SAMPLE_HOST + ".json", "rancher.yaml"]
 
 
 def parse_playbook_argv(argv):
