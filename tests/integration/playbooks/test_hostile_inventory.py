@@ -187,6 +187,10 @@ def kured_lock(*nodes):
     ("upgrade", "gpu-a is being maintained by another tool: system-upgrade-controller is upgrading it "
                 "(cattle-system/apply-rke2-agent-on-gpu-a-1a2b3)"),
     ("named-kured-missing", "rke2_numa_kured_daemonset ops/kured: no such DaemonSet"),
+    ("rancher-applying", "gpu-a is being maintained by another tool: rancher-system-agent is applying a plan "
+                         "(/var/lib/rancher/agent/interlock/applyinator-active, for "),
+    ("rancher-cordon", "gpu-a is being maintained by another tool: the Node is cordoned and Rancher manages it: Rancher's drain "
+                       "may be at work"),
 ])
 def test_no_node_is_taken_out_while_another_maintainer_is_at_work(cluster, tmp_path, case, words):
     """kured rebooting another node (its multi-node lock, installed by a chart in its own namespace), the autoscaler
@@ -203,13 +207,25 @@ def test_no_node_is_taken_out_while_another_maintainer_is_at_work(cluster, tmp_p
         with cluster.edit("gpu-a") as node:
             node["pods"].append({"namespace": "cattle-system", "name": "apply-rke2-agent-on-gpu-a-1a2b3", "owner": "Job",
                                  "labels": {"upgrade.cattle.io/node": "gpu-a", "upgrade.cattle.io/plan": "rke2-agent"}})
+    elif case.startswith("rancher"):
+        # a Rancher-provisioned node: its files under the node's root, where the drain role's read looks
+        root = tmp_path / "node"
+        (root / "etc/rancher/rke2/config.yaml.d").mkdir(parents=True)
+        (root / "etc/rancher/rke2/config.yaml.d/50-rancher.yaml").write_text('{"node-label": ["rke.cattle.io/machine=m-1"]}')
+        variables.update(rke2_numa_boot_root=str(root), rke2_numa_config_path=str(root / "etc/rancher/rke2/config.yaml"))
+        if case == "rancher-applying":
+            (root / "var/lib/rancher/agent/interlock").mkdir(parents=True)
+            (root / "var/lib/rancher/agent/interlock/applyinator-active").write_text("")
+        else:
+            with cluster.edit("gpu-a") as node:
+                node["unschedulable"] = True
     else:
         variables["rke2_numa_kured_daemonset"] = "ops/kured"
     out = drain_play(cluster, tmp_path, **variables)
     text = out.stdout + out.stderr
     assert out.returncode != 0 and words in text, text[-3000:]
     assert [c for c in cluster.calls() if is_write(c)] == [], "no API write"
-    assert not cluster.node("gpu-a")["unschedulable"]
+    assert cluster.node("gpu-a")["unschedulable"] is (case == "rancher-cordon")
 
 
 def test_an_expired_kured_lock_does_not_hold_the_roll(cluster, tmp_path):
