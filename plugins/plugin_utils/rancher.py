@@ -156,10 +156,9 @@ def rancher_selector_text(result):
             "#    machineSelectorConfig - the whole kubelet-arg list into Rancher's 50-rancher.yaml (visible in Rancher's UI;",
             "#      any kubelet-arg of machineGlobalConfig is replaced for these machines), or",
             "#    machineSelectorFiles - our drop-in, from the Secret below (create it first, in %s)." % RANCHER_NAMESPACE,
-            "#",
-        ] + ["# " + line for line in textwrap.wrap("WARNING: " + result["warning"], 110)] + [
-            "#",
-            "# Hardware classes (hosts whose plans write the same kubelet args):"]
+            "#"]
+    head += ["# " + line for line in textwrap.wrap("WARNING: " + result["warning"], 110)]
+    head += ["#", "# Hardware classes (hosts whose plans write the same kubelet args):"]
     head += ["#   %s: %s" % (c["class"], ", ".join(c["hosts"])) for c in result["classes"]]
     spec = {"machineSelectorConfig": result["machineSelectorConfig"], "machineSelectorFiles": result["machineSelectorFiles"]}
     docs = [yaml.dump(d, Dumper=_BlockDumper, default_flow_style=False, sort_keys=False, width=1000)

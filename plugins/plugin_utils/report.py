@@ -115,8 +115,8 @@ def managed_text(compliance):
     """``managed by Rancher (<evidence>), config in <mode> mode`` for a node Rancher manages, else ''."""
     if (compliance or {}).get("managed_by") != "rancher":
         return ""
-    return "managed by Rancher (%s), config in %s mode" % ("; ".join(compliance.get("managed_by_evidence") or []),
-                                                          compliance.get("config_mode") or "?")
+    evidence = "; ".join(compliance.get("managed_by_evidence") or [])
+    return "managed by Rancher (%s), config in %s mode" % (evidence, compliance.get("config_mode") or "?")
 
 
 def check_lines(entries):
