@@ -16,8 +16,9 @@
    sample plans in turn), in process: size and controller time; once as such a fleet is (identical machines
    share one drawn map) and once with every host's map different (the worst case).
 5. Skipping a compliant fleet: playbooks/rolling.yml over 12 node filesystem
-   copies that already run their plan (ansible_connection=local; kubectl
-   answers the one Node list with no cordoned node) against playbooks/plan.yml
+   copies that already run their plan (ansible_connection=local; kubectl -
+   tests/fixtures/fake_kubectl.py - answers the access check, no roll's Lease,
+   and the one Node list with no cordoned node) against playbooks/plan.yml
    over the same copies, alternating; medians and the ratio (target <= 1.3).
 
 Run from the repo root with the venv active: python bench/bench.py [--rounds N] [--hosts N] [--only rolling]
@@ -41,7 +42,7 @@ sys.path.insert(0, BUILD)
 from ansible_collections.maitred.rke2_numa.plugins.filter.fleet_report import fleet_report  # noqa: E402
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology  # noqa: E402
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan  # noqa: E402
-from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs  # noqa: E402
+from ansible_collections.maitred.rke2_numa.tests.fixtures import fake_kubectl, gen_sysfs  # noqa: E402
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node  # noqa: E402
 
 PROBES = {
@@ -188,10 +189,9 @@ def bench_rolling(args):
             root = make_node(base / ("gpu-%02d" % i), sockets=2, cores_per_socket=8, threads=2, gpus_per_node=4)
             comply(root, make_plan(read_topology(str(root))))
             hosts["gpu-%02d" % i] = root
-        kubectl = base / "kubectl"
-        # An empty cluster: every read (the pod audit's "get nodes,pods -A -o json") returns no item; any write fails.
-        kubectl.write_text('#!/bin/sh\ncase "$*" in *" -o json") echo \'{"items": []}\' ;; *) exit 1 ;; esac\n')
-        kubectl.chmod(0o755)
+        # An empty cluster: the access check answered with exactly the rights asked for, no roll's Lease, every read
+        # (the pod audit's "get nodes,pods -A -o json") returns no item; any other call fails.
+        kubectl = fake_kubectl.write(base / "kubectl")
         inventory = base / "inventory.yml"
         with open(str(inventory), "w") as f:
             f.write("gpu:\n  vars:\n    ansible_connection: local\n    ansible_python_interpreter: %s\n    rke2_numa_kubectl: %s\n  hosts:\n"

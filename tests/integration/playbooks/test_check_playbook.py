@@ -20,22 +20,15 @@ import yaml
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import nfd_features, numa_labels
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+from ansible_collections.maitred.rke2_numa.tests.fixtures import fake_kubectl
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import TOKEN, comply, make_node, tree
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLAYBOOK = os.path.join(REPO, "playbooks", "check.yml")
 SPEC = dict(sockets=2, cores_per_socket=4, threads=2, gpus_per_node=1)
 # The playbooks first ask the API what their kubeconfig may do (one kubectl create of SelfSubjectAccessReviews): these
-# kubectls answer as a kubeconfig with exactly the rights asked for (not everything) does.
-ASKED = "--kubeconfig /etc/rancher/rke2/rke2.yaml create --validate=false -o json -f -"
-ACCESS_ANSWERS = ('case "$*" in *"create --validate=false -o json -f -") exec %s -c \'import json, sys; '
-                  '[print(json.dumps(dict(r, status={"allowed": i > 0}))) for i, r in enumerate(json.load(sys.stdin)["items"])]\' ;; esac\n'
-                  % sys.executable)
-
-
-# The roll's Lease: none yet (kubectl get --ignore-not-found prints nothing); a create or replace answers the object.
-NO_LEASE = '*" get lease rke2-numa-roll --namespace rke2-numa-system --ignore-not-found -o json") exit 0 ;; *"-o json -f -") cat ;;'
-LEASE_READ = "--kubeconfig /etc/rancher/rke2/rke2.yaml get lease rke2-numa-roll --namespace rke2-numa-system --ignore-not-found -o json"
+# kubectls answer as a kubeconfig with exactly the rights asked for (not everything) does; no roll's Lease yet.
+ASKED, LEASE_READ, ACCESS_ANSWERS, NO_LEASE = fake_kubectl.ASKED, fake_kubectl.LEASE_READ, fake_kubectl.ACCESS_ANSWERS, fake_kubectl.NO_LEASE
 
 
 @pytest.fixture(scope="module")
