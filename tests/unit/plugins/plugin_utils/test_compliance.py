@@ -526,3 +526,18 @@ def test_the_check_says_what_rancher_s_next_restart_would_do_to_a_merged_node(no
     assert '[memorymanager] configured policy "None" differs from state checkpoint policy "Static"' in restart[1]
     # the way out: the drop-in after Rancher's, then a restart with the plan (no reset: the checkpoints hold it)
     assert result["blocked"] == [] and {"drain", "rke2_config", "restart"} <= set(result["actions"]), result
+
+
+def test_check_yml_s_managed_by_facts_are_the_decision_s(node):
+    """check.yml sets rke2_numa_managed_by(_evidence) with the managed_by filter (not a second run of the decision)."""
+    from ansible_collections.maitred.rke2_numa.plugins.filter.rancher import rke2_numa_managed_by
+    root, plan, state = node
+    rancher_node(root)
+    lock = root / "var/lib/rancher/agent/interlock/applyinator-active"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("")
+    read = state()
+    for machine in (None, "m-1"):
+        result, facts = assess(plan, read, "auto", str(root / DROPIN), rancher_machine=machine), rke2_numa_managed_by(read["rancher"], machine)
+        assert (facts["managed_by"], facts["evidence"]) == (result["managed_by"], result["managed_by_evidence"]), (facts, result)
+    assert len(facts["evidence"]) == 4 and rke2_numa_managed_by({"managed_by": "none", "evidence": [], "at_work": []})["managed_by"] == "none"
