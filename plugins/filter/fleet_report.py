@@ -84,6 +84,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import unread_reason
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, numa_labels
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import (
     ReportError, check_fleet, check_fleet_line, check_lines, render_html, render_markdown)
@@ -103,6 +104,9 @@ def host_entry(host, variables):
     for key, name in HOST_VARS.items():
         value = variables.get(name)
         entry[key] = value if isinstance(value, dict) and value else None
+    # a node read as a user who could not read root's files (node_state_info failed, naming them): not checked, and why
+    read = variables.get("__rke2_numa_state")
+    entry["not_checked"] = unread_reason(read) if isinstance(read, dict) else ""
     # labels per host: the plan's RKE2 node-label entries, then the NUMA capacity labels the labels role publishes
     entry["labels"] = list((entry["plan"] or {}).get("node_labels") or [])
     if entry["plan"]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import assess
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import assess, unread_reason
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, topology_at_next_start
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import ConfigError
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import verify_node
@@ -41,6 +41,12 @@ def node_compliance(plan, state, config_mode="auto", dropin_path=None, labels_vi
         raise AnsibleFilterError("cannot decide compliance: %s" % e)
 
 
+def node_unread(state):
+    """Why node_state_info could not read the node ('' when it could): ``cannot read <places> as <user> (run with
+    become)``, from its result's ``access``."""
+    return unread_reason(state)
+
+
 class FilterModule(object):
     """maitred.rke2_numa node state filters."""
 
@@ -49,5 +55,6 @@ class FilterModule(object):
             "kubelet_reset_reasons": kubelet_reset_reasons,
             "kubelet_start_topology": kubelet_start_topology,
             "node_compliance": node_compliance,
+            "node_unread": node_unread,
             "verify_plan": verify_plan,
         }

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import ProveError, audit_error, audit_pods, kube_items, probe_pods, prove_report
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import (
+    ProveError, audit_error, audit_pods, gpu_holders, kube_items, probe_pods, prove_report)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import prove_fleet, render_prove_markdown
 
 
-def rke2_numa_probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory, use_pod_shapes=True):
+def rke2_numa_probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory, use_pod_shapes=True, whole_nodes=False):
     """[{name, namespace, shape, requests, manifest}]: the probe pods for a node."""
     try:
-        return probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory, use_pod_shapes)
+        return probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory, use_pod_shapes, whole_nodes)
     except ProveError as e:
         raise AnsibleFilterError("cannot make the probe pods: %s" % e)
 
@@ -27,6 +28,11 @@ def rke2_numa_probe_report(probes, pod_list, logs, plan, topology, cpu_state, gp
     pods = dict((p["metadata"]["name"], p) for p in kube_items(pod_list))
     texts = dict((r["item"]["name"], r.get("stdout", "")) for r in logs or [] if isinstance(r.get("item"), dict))
     return prove_report(probes, pods, texts, plan, topology, (cpu_state or {}).get("entries") or {}, gpu_resource, waited)
+
+
+def rke2_numa_gpu_holders(pod_list, gpu_resource="nvidia.com/gpu"):
+    """namespace/name of the pods of a ``kubectl get pods -o json`` reply that hold or wait for a GPU (probes aside)."""
+    return gpu_holders(kube_items(pod_list), gpu_resource)
 
 
 def rke2_numa_pod_audit(pod_list, node_names=None, gpu_resource="nvidia.com/gpu"):
@@ -56,4 +62,4 @@ class FilterModule(object):
     def filters(self):
         return {"probe_pods": rke2_numa_probe_pods, "probe_report": rke2_numa_probe_report, "pod_audit": rke2_numa_pod_audit,
                 "kube_items": rke2_numa_kube_items, "pod_audit_error": rke2_numa_pod_audit_error,
-                "prove_outputs": rke2_numa_prove_outputs}
+                "prove_outputs": rke2_numa_prove_outputs, "gpu_holders": rke2_numa_gpu_holders}

@@ -19,6 +19,9 @@ description:
   - The RKE2 config files are parsed on the host and only those keys leave it - the join token and every
     other key never appear in the result. A file that cannot be parsed is reported by line and column
     (and, for a duplicate key, the key's name) only, never with its text or any value.
+  - Root's files (C(config.yaml), the kubelet's folder, Rancher's agent folders) are read as root (C(become)). Run
+    as a user who cannot read them, the module fails before reading them - C(not checked - cannot read <places> as
+    <user> (run with become)), with RV(access) - so that a node is never judged on what could not be seen.
   - Only reads. Needs PyYAML on the host for the RKE2 config (Debian C(python3-yaml), RHEL C(python3-pyyaml)).
 author:
   - maitred.rke2_numa contributors (@maitred)
@@ -86,6 +89,14 @@ topology:
   description: As M(maitred.rke2_numa.topology_info) returns it (with C(cmdline) and per-node hugepage pools).
   returned: always
   type: dict
+access:
+  description:
+    - C(user) (the user the module ran as) and C(denied) - the places on the way to the files it reads that this user
+      cannot read (a file, or a folder it cannot search). When C(denied) is not empty the module fails, with this
+      key and RV(topology) only.
+  returned: always
+  type: dict
+  sample: {user: ops, denied: [/etc/rancher/rke2/config.yaml, /var/lib/kubelet]}
 kubelet_state:
   description: C(cpu_manager) and C(memory_manager) as M(maitred.rke2_numa.kubelet_state_info) returns them.
   returned: always
@@ -140,9 +151,10 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_distro import METHODS
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import CmdlineError
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.host_access import denied, denied_reason, user_name
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.hugepages_unit import read_unit
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_checkpoints import read_checkpoints
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.rancher import read_rancher
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_checkpoints import CPU_STATE, MEMORY_STATE, read_checkpoints
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.rancher import AGENT_VAR_DIRS, read_rancher
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import is_ours
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import TopologyError, read_topology
 
@@ -305,13 +317,24 @@ def main():
         ),
         supports_check_mode=True,
     )
-    if not HAS_YAML:
-        module.fail_json(msg=missing_required_lib("PyYAML", reason="to read RKE2's config on the host"))
     p = module.params
     try:
         topology = read_topology(p["sysfs_root"])
     except TopologyError as e:
         module.fail_json(msg="cannot read the topology: %s" % e)
+
+    # root's files (config.yaml is 0600, /var/lib/kubelet and Rancher's agent folders root's): asked before they are
+    # read - a node read as a user who cannot read them is not judged on what could not be seen
+    access = {"user": user_name(), "denied": denied(
+        files=[p["config_path"], p["nfd_features_file"]]
+        + [os.path.join(p["kubelet_dir"], name) for name in (CPU_STATE, MEMORY_STATE)],
+        folders=[p["config_path"] + ".d", p["kubelet_dir"]]
+        + [os.path.join(p["rancher_root"], var, "interlock") for var in AGENT_VAR_DIRS])}
+    if access["denied"]:
+        module.fail_json(msg="not checked: " + denied_reason(access["denied"], access["user"]), access=access, topology=topology)
+
+    if not HAS_YAML:
+        module.fail_json(msg=missing_required_lib("PyYAML", reason="to read RKE2's config on the host"))
 
     def cannot_read(msg, **dummy):
         raise CmdlineError(msg)
@@ -322,7 +345,7 @@ def main():
         boot["error"] = None
     except (CmdlineError, IOError, OSError) as e:
         boot = {"method": None, "error": str(e)}
-    module.exit_json(changed=False, topology=topology, kubelet_state=read_checkpoints(p["kubelet_dir"]), boot=boot,
+    module.exit_json(changed=False, topology=topology, access=access, kubelet_state=read_checkpoints(p["kubelet_dir"]), boot=boot,
                      rke2={"files": [read_rke2_file(f) for f in rke2_config_files(p["config_path"])]},
                      hugepages_unit=read_unit(p["units_root"]), rancher=read_rancher(p["rancher_root"], p["config_path"]),
                      nfd_features=read_feature_file(p["nfd_features_file"]) if p["nfd_features_file"] else None)

@@ -28,7 +28,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names impor
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import roll_lease
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer, as_percent, is_boolean, show
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_boolean, as_integer, as_percent, is_boolean, show
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, parse_iso8601
 
 # Upper bounds: long enough for any real fleet, short enough that a typo does not hold a node for a day.
@@ -136,6 +136,65 @@ def access_errors(inputs):
     return errors
 
 
+def server_group_errors(group, groups):
+    """rke2_numa_server_group: empty (kubectl on localhost), or a group of the inventory with a host."""
+    if group in (None, ""):
+        return []
+    if not isinstance(group, str) or group not in groups:
+        return ["rke2_numa_server_group %s is not a group of the inventory (its groups: %s); kubectl would run "
+                "on the controller instead" % (show(group), ", ".join(sorted(g for g in groups if g != "ungrouped")))]
+    if not groups[group]:
+        return ["rke2_numa_server_group %s has no host: no server to run kubectl on" % show(group)]
+    return []
+
+
+# The group a run puts the servers it leaves out in (playbooks/plays/workers.yml); run_pattern excludes it.
+SERVERS_LEFT_OUT = "rke2_numa_servers_left_out"
+# What each playbook that acts on nodes would do to a server it was given.
+NODE_PLAYBOOKS = {"plan": "plan", "check": "check", "rolling": "roll", "apply": "apply the plan to", "prove": "probe",
+                  "labels": "label"}
+
+
+def run_servers(playbook, groups, server_group, hosts, explicit, include):
+    """The RKE2 servers of a run of ``playbook`` (one of NODE_PLAYBOOKS): they run kubectl, the playbooks act on the
+    GPU workers. Returns {left_out: the servers the run leaves out, refused: why the run must not start ('' when it
+    may)}.
+
+    ``hosts``: the hosts rke2_numa_hosts (or its default, all) matches; ``explicit``: whether rke2_numa_hosts was set;
+    ``include``: rke2_numa_include_servers. Left to its default a run takes every host but the server group's; a
+    pattern the operator wrote that takes a server is refused unless ``include`` says the servers are meant too.
+    """
+    if playbook not in NODE_PLAYBOOKS:
+        raise ValueError("unknown playbook %r" % (playbook,))
+    include_value = as_boolean(include)
+    errors = server_group_errors(server_group, groups)
+    if include_value is None:
+        errors.append("rke2_numa_include_servers %s must be true or false" % show(include))
+    if errors:
+        return {"left_out": [], "refused": "; ".join(errors)}
+    servers = [h for h in (groups.get(server_group) or []) if h in hosts] if server_group else []
+    if include_value or not servers:
+        return {"left_out": [], "refused": ""}
+    if not explicit:
+        return {"left_out": servers, "refused": ""}
+    workers = [g for g in sorted(groups) if g not in ("all", "ungrouped", server_group) and groups[g]
+               and not set(groups[g]) & set(groups[server_group])]
+    return {"left_out": [], "refused": (
+        "%s %s an RKE2 server (rke2_numa_server_group %s): %s.yml would %s %s; its hosts are the GPU workers. Name "
+        "them (-e rke2_numa_hosts=%s), or add -e rke2_numa_include_servers=true to %s the server%s too"
+        % (", ".join(servers), "is" if len(servers) == 1 else "are", server_group, playbook, NODE_PLAYBOOKS[playbook],
+           "it" if len(servers) == 1 else "them", workers[0] if workers else "WORKERS", NODE_PLAYBOOKS[playbook],
+           "" if len(servers) == 1 else "s"))}
+
+
+def run_pattern(groups, hosts_pattern):
+    """The host pattern of a play that acts on nodes: rke2_numa_hosts as written, else every host but the servers
+    run_servers left out (a pattern naming no group that does not exist: Ansible warns of those)."""
+    if hosts_pattern not in (None, ""):
+        return hosts_pattern
+    return "all:!%s" % SERVERS_LEFT_OUT if groups.get(SERVERS_LEFT_OUT) else "all"
+
+
 def input_errors(playbook, inputs, groups, hosts, now):
     """Every problem with the inputs of ``playbook`` (one of PLAYBOOKS), as messages; [] when all are valid.
 
@@ -164,13 +223,7 @@ def input_errors(playbook, inputs, groups, hosts, now):
         value = get("rke2_numa_kubeconfig")
         if not isinstance(value, str) or not value.startswith("/") or "\x00" in value:
             errors.append("rke2_numa_kubeconfig %s must be an absolute path" % show(value))
-    if get("rke2_numa_server_group") not in (None, ""):
-        group = get("rke2_numa_server_group")
-        if not isinstance(group, str) or group not in groups:
-            errors.append("rke2_numa_server_group %s is not a group of the inventory (its groups: %s); kubectl would run "
-                          "on the controller instead" % (show(group), ", ".join(sorted(g for g in groups if g != "ungrouped"))))
-        elif not groups[group]:
-            errors.append("rke2_numa_server_group %s has no host: no server to run kubectl on" % show(group))
+    errors += server_group_errors(get("rke2_numa_server_group"), groups)
     if "rke2_numa_kubectl_host" in inputs:
         value = get("rke2_numa_kubectl_host")
         if not isinstance(value, str) or (value != "localhost" and value not in hosts):

@@ -81,7 +81,11 @@ echo "MARK procfs=$s"
 if command -v nvidia-smi >/dev/null 2>&1; then
   echo "MARK bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | tr '\n' ',')"
 fi
+sleep "${RKE2_NUMA_PROBE_HOLD:-0}"
 """.replace("MARK", MARK)
+# Whole-node probes hold what they got this long after printing it, so that the kubelet admits the other probes
+# while they do: what one holds, the next cannot take (PROBE_HOLD seconds; the kubelet admits a List's pods at once).
+PROBE_HOLD = 5
 # The paths the script reads, which a runtime maps into the container (the rke2 stand-in maps each to
 # a folder of its own, as a mount namespace would).
 PROBE_PATHS = ("/sys/fs/cgroup", "/proc/self/status", "/var/run/nvidia-container-devices", "/dev/nvidia",
@@ -102,11 +106,18 @@ def _probe_base(node_name):
     return "%s-%s" % (MARK, base)
 
 
-def probe_shapes(plan, topology, memory, use_pod_shapes=True):
+def probe_shapes(plan, topology, memory, use_pod_shapes=True, whole_nodes=False):
     """What to probe: the plan's pod shapes (rke2_numa_pod_shapes) when it has some and
     ``use_pod_shapes``, else per NUMA node that holds GPUs one pod of a whole core,
     ``memory``, one GPU and one hugepage of the plan's size when the plan reserves
-    hugepages on that node. [{name, cpu, memory, gpus, hugepages}] (bytes)."""
+    hugepages on that node. [{name, cpu, memory, gpus, hugepages}] (bytes), and ``numa_node`` for a
+    probe of a NUMA node: the kubelet places it where it finds room, so it is evidence for that node
+    only if it landed there (prove_report's ``numa_nodes``).
+
+    The Topology Manager takes the lowest NUMA node with room: one-GPU probes all land on node 0 of a
+    node with free GPUs there. ``whole_nodes`` (no pod holds a GPU of the node: drained, or idle): each
+    probe asks for every GPU of its NUMA node, and they run together - while the first holds node 0's
+    GPUs the next can only go to node 1, and so on - so that each GPU NUMA node is really used."""
     if use_pod_shapes and plan.get("pod_shapes"):
         return [dict(fit["request"], name=fit["name"]) for fit in plan["pod_shapes"]]
     try:
@@ -120,18 +131,22 @@ def probe_shapes(plan, topology, memory, use_pod_shapes=True):
     for table in plan["numa_tables"]:
         if not table["gpus"]:
             continue
-        out.append({"name": "numa%d" % table["node"], "cpu": cpu, "memory": memory_bytes, "gpus": 1,
-                    "hugepages": page * 1024 if per_node.get(str(table["node"])) else 0})
+        # numa_node: the node this probe is meant to exercise - evidence for it only if the kubelet put it there
+        out.append({"name": "numa%d" % table["node"], "cpu": cpu, "memory": memory_bytes,
+                    "gpus": len(table["gpus"]) if whole_nodes else 1,
+                    "hugepages": page * 1024 if per_node.get(str(table["node"])) else 0, "numa_node": table["node"]})
     return out
 
 
-def probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory, use_pod_shapes=True):
+def probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory, use_pod_shapes=True, whole_nodes=False):
     """The probe pods for one node: [{name, namespace, shape, requests, manifest}] (the
-    arguments are the prove role's variables, whose defaults live there)."""
+    arguments are the prove role's variables, whose defaults live there; ``whole_nodes``: see probe_shapes)."""
     hugepage_resource = (plan.get("hugepages") or {}).get("resource")
     probes = []
     base = _probe_base(node_name)
-    for i, shape in enumerate(probe_shapes(plan, topology, memory, use_pod_shapes)):
+    shapes = probe_shapes(plan, topology, memory, use_pod_shapes, whole_nodes)
+    hold = PROBE_HOLD if whole_nodes and sum(1 for shape in shapes if "numa_node" in shape) > 1 else 0
+    for i, shape in enumerate(shapes):
         if shape["hugepages"] and not hugepage_resource:
             raise ProveError("pod shape %s asks for hugepages, and the plan has none" % shape["name"])
         requests = {"cpu": str(shape["cpu"]), "memory": binary_si(shape["memory"])}
@@ -156,6 +171,7 @@ def probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory
                     "name": "probe", "image": image, "imagePullPolicy": "IfNotPresent",
                     "command": ["sh", "-c", PROBE_SCRIPT],
                     "resources": {"requests": dict(requests), "limits": dict(requests)},
+                    "env": [{"name": "RKE2_NUMA_PROBE_HOLD", "value": str(hold)}],
                     "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
                 }],
             },
@@ -285,7 +301,7 @@ def judge_probe(probe, pod, log, plan, topology, cpu_entries, gpu_resource="nvid
     """
     shape = probe["shape"]
     result = {"name": probe["name"], "shape": shape["name"], "ok": False, "verdict": "failed", "numa_node": None,
-              "cpus": "", "mems": "", "gpus": [], "reasons": [], "warnings": []}
+              "shape_node": shape.get("numa_node"), "cpus": "", "mems": "", "gpus": [], "reasons": [], "warnings": []}
     reasons = result["reasons"]
     wants = ", ".join("%s %s" % item for item in sorted(probe["requests"].items()))
     status = (pod or {}).get("status") or {}
@@ -453,6 +469,9 @@ def _verdict(result):
     if result["gpus"]:
         parts.append("GPU " + ", ".join(result["gpus"]))
     result["summary"] = ("NUMA node %d: " % result["numa_node"] if result["numa_node"] is not None else "") + ", ".join(parts)
+    asked = (result.get("shape_node"), result["numa_node"])
+    if asked[0] is not None and asked[1] is not None and asked[0] != asked[1]:
+        result["summary"] += " (meant for NUMA node %d: not evidence for it)" % asked[0]
     if warnings:
         result["summary"] += " (warning: %s)" % "; ".join(warnings)
     return result
@@ -474,11 +493,62 @@ def prove_report(probes, pods, logs, plan, topology, cpu_entries, gpu_resource="
     def said(verdict):
         return ["%s (%s): %s" % (r["name"], r["shape"], r["summary"]) for r in results if r["verdict"] == verdict]
 
+    nodes = numa_node_verdicts(plan, results)
     return {"ok": bool(results) and all(r["ok"] for r in results),
             "results": results,
             "reasons": said("failed") or ([] if results else ["nothing to probe: no NUMA node of the plan holds a GPU and no pod shape is given"]),
-            "inconclusive": said("inconclusive"),
-            "warnings": ["%s (%s): %s" % (r["name"], r["shape"], w) for r in results if r["verdict"] == "proven" for w in r["warnings"]]}
+            "inconclusive": said("inconclusive") + [n["why"] for n in nodes if n["verdict"] == "not exercised" and n["meant"]],
+            "warnings": ["%s (%s): %s" % (r["name"], r["shape"], w) for r in results if r["verdict"] == "proven" for w in r["warnings"]],
+            "numa_nodes": nodes, "numa_summary": numa_summary(nodes)}
+
+
+def numa_summary(nodes):
+    """``NUMA node 0: proven (<probe>); NUMA node 1: not exercised`` - what the run says of each GPU NUMA node."""
+    return "; ".join("NUMA node %d: %s%s" % (n["node"], n["verdict"], " (%s)" % ", ".join(n["probes"]) if n["probes"] else "")
+                     for n in nodes)
+
+
+def numa_node_verdicts(plan, results):
+    """Per NUMA node of the plan that holds GPUs, what the probes proved there: [{node, verdict (proven, failed,
+    inconclusive or not exercised), probes (those that landed there), meant (the probes meant for it), why}]. Only a probe that landed on
+    a node is evidence for it, whatever it was meant for: a probe meant for node 1 that the kubelet put on node 0
+    (node 1's GPUs busy, or not published) proves node 0, and leaves node 1 not exercised - said as inconclusive."""
+    out = []
+    for table in plan.get("numa_tables") or []:
+        if not table.get("gpus"):
+            continue
+        node = table["node"]
+        landed = [r for r in results if r.get("numa_node") == node]
+        meant = [r for r in results if r.get("shape_node") == node]
+        if any(r["verdict"] == "failed" for r in landed):
+            verdict = "failed"
+        elif any(r["verdict"] == "proven" for r in landed):
+            verdict = "proven"
+        elif landed:   # its probe could not tell (said as the probe's own inconclusive)
+            verdict = "inconclusive"
+        else:
+            verdict = "not exercised"
+        elsewhere = ["%s landed on NUMA node %s" % (r["name"], r["numa_node"] if r.get("numa_node") is not None else "?")
+                     for r in meant if r.get("numa_node") != node]
+        why = ("NUMA node %d not exercised: %s (the kubelet takes the lowest NUMA node with room, or node %d's GPUs were "
+               "busy) - nothing proves its pinning" % (node, "; ".join(elsewhere) or "no probe landed there", node)
+               if verdict == "not exercised" else "")
+        out.append({"node": node, "verdict": verdict, "probes": [r["name"] for r in landed], "meant": [r["name"] for r in meant],
+                    "why": why})
+    return out
+
+
+def gpu_holders(pods, gpu_resource="nvidia.com/gpu"):
+    """``namespace/name`` of the pods (a ``kubectl get pods`` reply's items) that hold or wait for a GPU of the node:
+    not ended, asking for ``gpu_resource``, not our probes. None: the probes may take whole NUMA nodes' GPUs."""
+    held = []
+    for pod in pods or []:
+        meta = pod.get("metadata") or {}
+        if (pod.get("status") or {}).get("phase") in TERMINAL or (meta.get("labels") or {}).get("app.kubernetes.io/name") == PROBE_LABELS["app.kubernetes.io/name"]:
+            continue
+        if _gpu_count(pod, gpu_resource):
+            held.append("%s/%s" % (meta.get("namespace"), meta.get("name")))
+    return sorted(held)
 
 
 # ---------------------------------------------------------------- the QoS audit

@@ -58,7 +58,7 @@ def host_status(entry, mode):
     plan, compliance = entry.get("plan"), entry.get("compliance")
     if mode == "check":
         if not compliance:
-            return "failed", "not checked", "unreachable, or failed before its compliance was decided"
+            return "failed", "not checked", entry.get("not_checked") or "unreachable, or failed before its compliance was decided"
         if compliance.get("compliant"):
             return "compliant", "compliant", ""
         if compliance.get("blocked"):
@@ -162,6 +162,8 @@ def check_fleet(entries):
         "not_compliant": hosts(lambda c, p: not c.get("compliant")),
         "blocked": hosts(lambda c, p: bool(c.get("blocked"))),
         "not_checked": [str(e["host"]) for e in entries if str(e["host"]) not in names],
+        # among them, those read as a user who could not read root's files: become would check them
+        "not_readable": [str(e["host"]) for e in entries if str(e["host"]) not in names and e.get("not_checked")],
         "reboot": hosts(lambda c, p: "reboot" in (c.get("actions") or [])),
         "unpinned_gpu_pods": [pod for e in checked for pod in (e.get("pods") or {}).get("unpinned") or []],
         "topology_errors": [pod for e in checked for pod in (e.get("pods") or {}).get("topology_errors") or []],
@@ -182,6 +184,8 @@ def check_fleet_line(fleet):
                 len(fleet["compliant"]), fleet["hosts"], names([h for h in fleet["not_compliant"] if h not in fleet["blocked"]]),
                 len(fleet["reboot"]), names(fleet["blocked"]), names(fleet["not_checked"]), len(fleet["unpinned_gpu_pods"]),
                 len(fleet["topology_errors"])))
+    if fleet.get("not_readable"):
+        line += "; not readable without become (run with become to check them): " + ", ".join(fleet["not_readable"])
     if fleet["pods_not_audited"]:
         line += "; pods not audited on: " + ", ".join(fleet["pods_not_audited"])
     if fleet.get("managed_by_rancher"):
@@ -475,9 +479,12 @@ def prove_fleet(reports):
     """prove.yml's fleet.json from each host's report ({host: rke2_numa_prove_report, or None when the host did not
     get to judge its probes}): {hosts, proven, failed, inconclusive, not_run} - a host is failed when a probe
     failed, inconclusive when none failed and one could not tell, proven when every probe was."""
-    fleet = {"hosts": len(reports), "proven": [], "failed": [], "inconclusive": [], "not_run": []}
+    fleet = {"hosts": len(reports), "proven": [], "failed": [], "inconclusive": [], "not_run": [], "numa_nodes": {}}
     for host in sorted(reports):
         report = reports[host]
+        if report and report.get("numa_nodes"):
+            # per GPU NUMA node what was proven there: a probe is evidence only for the node it landed on
+            fleet["numa_nodes"][host] = dict((str(n["node"]), n["verdict"]) for n in report["numa_nodes"])
         if not report:
             fleet["not_run"].append(host)
         elif not report.get("ok"):
@@ -507,4 +514,8 @@ def render_prove_markdown(reports, title="RKE2 NUMA proof"):
             verdict = result.get("verdict") or ("proven" if result.get("ok") else "failed")
             lines.append("| %s | %s | %s | %s |" % (md_cell(host), md_cell(result.get("name", "")), verdict,
                                                     md_cell(result.get("summary") or "")))
+    nodes = [(host, (reports[host] or {}).get("numa_summary")) for host in sorted(reports)]
+    if any(text for host, text in nodes):
+        lines += ["", "## GPU NUMA nodes", "", "A probe is evidence for the NUMA node it landed on only.", ""]
+        lines += ["- **%s**: %s" % (md_cell(host), md_cell(text)) for host, text in nodes if text]
     return "\n".join(lines) + "\n"

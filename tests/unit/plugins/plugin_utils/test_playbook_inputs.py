@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import input_errors
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import SERVERS_LEFT_OUT, input_errors, run_pattern, run_servers
 
 NOW = 1796104800.0  # 2026-12-01T06:00:00Z
 GROUPS = {"all": ["gpu-a", "gpu-b", "k1"], "gpu": ["gpu-a", "gpu-b"], "servers": ["k1"], "empty": [], "ungrouped": []}
@@ -165,3 +165,50 @@ def test_access_refuses_a_target_that_is_not_ours_a_token_forever_and_a_shared_p
     assert len(found) == 1 and words in found[0], found
     assert input_errors("prove", dict(ACCESS, rke2_numa_probe_namespace="default"), GROUPS, HOSTS, NOW) == [], \
         "the other playbooks run probes wherever the admin says"
+
+
+# ---- The run's hosts: the GPU workers by default, a server only when asked (playbooks/plays/workers.yml).
+
+def test_by_default_a_run_leaves_the_servers_out():
+    assert run_servers("plan", GROUPS, "servers", HOSTS, False, False) == {"left_out": ["k1"], "refused": ""}
+    assert run_pattern(dict(GROUPS, **{SERVERS_LEFT_OUT: ["k1"]}), "") == "all:!" + SERVERS_LEFT_OUT
+    # no server in the run (--limit), or no server group: nothing left out, and no pattern naming a missing group
+    assert run_servers("check", GROUPS, "servers", ["gpu-a"], False, False) == {"left_out": [], "refused": ""}
+    assert run_servers("check", GROUPS, "", HOSTS, False, False) == {"left_out": [], "refused": ""}
+    assert run_pattern(GROUPS, "") == "all"
+    assert run_pattern(GROUPS, None) == "all"
+
+
+@pytest.mark.parametrize("playbook, verb", [("plan", "plan"), ("rolling", "roll"), ("check", "check"), ("prove", "probe")])
+def test_a_pattern_that_takes_a_server_is_refused_naming_the_workers_and_the_flag(playbook, verb):
+    result = run_servers(playbook, GROUPS, "servers", HOSTS, True, False)
+    assert result["left_out"] == []
+    assert result["refused"] == (
+        "k1 is an RKE2 server (rke2_numa_server_group servers): %s.yml would %s it; its hosts are the GPU workers. "
+        "Name them (-e rke2_numa_hosts=gpu), or add -e rke2_numa_include_servers=true to %s the server too" % (playbook, verb, verb))
+    assert run_pattern(GROUPS, "all") == "all"
+
+
+@pytest.mark.parametrize("include", [True, "true", "yes", 1])
+def test_the_servers_are_taken_when_asked(include):
+    assert run_servers("rolling", GROUPS, "servers", HOSTS, True, include) == {"left_out": [], "refused": ""}
+    assert run_servers("rolling", GROUPS, "servers", HOSTS, False, include) == {"left_out": [], "refused": ""}
+
+
+def test_a_pattern_of_workers_only_is_not_refused():
+    assert run_servers("labels", GROUPS, "servers", GROUPS["gpu"], True, False) == {"left_out": [], "refused": ""}
+
+
+@pytest.mark.parametrize("group, include, message", [
+    ("nope", False, "rke2_numa_server_group 'nope' is not a group of the inventory"),
+    ("empty", False, "rke2_numa_server_group 'empty' has no host"),
+    ("servers", "maybe", "rke2_numa_include_servers 'maybe' must be true or false"),
+])
+def test_a_wrong_server_group_or_flag_stops_the_run(group, include, message):
+    result = run_servers("plan", GROUPS, group, HOSTS, False, include)
+    assert result["left_out"] == [] and message in result["refused"]
+
+
+def test_an_unknown_playbook_is_a_programming_error():
+    with pytest.raises(ValueError):
+        run_servers("access", GROUPS, "servers", HOSTS, False, False)

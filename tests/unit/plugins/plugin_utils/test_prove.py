@@ -21,10 +21,12 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import fo
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import (
+    PROBE_HOLD,
     PROBE_PATHS,
     PROBE_SCRIPT,
     audit_error,
     audit_pods,
+    gpu_holders,
     kube_items,
     parse_probe_log,
     probe_expectations,
@@ -32,6 +34,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import (
     prove_report,
 )
 from ansible_collections.maitred.rke2_numa.plugins.filter.prove import rke2_numa_probe_report
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import prove_fleet, render_prove_markdown
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
 
 NODE = "gpu-worker-1"
@@ -99,6 +102,28 @@ def test_one_guaranteed_probe_per_gpu_numa_node(machine):
         assert spec["tolerations"] == [{"operator": "Exists"}]   # the node is cordoned
         assert container["image"] == "mirror.local/busybox:1.36" and p["manifest"]["metadata"]["namespace"] == "ops"
         assert len(p["name"]) <= 63
+
+
+def test_where_no_pod_holds_a_gpu_each_probe_takes_its_numa_node_s_gpus_and_holds_them(machine):
+    """The Topology Manager takes the lowest NUMA node with room: only probes that leave node 0 no free GPU send the
+    next one to node 1. They print, then hold what they got while the kubelet admits the others."""
+    topology, plan = machine
+    one, whole = probes_for(plan, topology), probes_for(plan, topology, whole_nodes=True)
+    assert [p["requests"]["nvidia.com/gpu"] for p in one] == ["1", "1"]
+    assert [p["requests"]["nvidia.com/gpu"] for p in whole] == ["4", "4"]   # the dgx-h100's 4 H100 per node
+    assert [p["shape"]["numa_node"] for p in whole] == [0, 1]
+    env = [p["manifest"]["spec"]["containers"][0]["env"] for p in (one[0], whole[0])]
+    assert env == [[{"name": "RKE2_NUMA_PROBE_HOLD", "value": "0"}], [{"name": "RKE2_NUMA_PROBE_HOLD", "value": str(PROBE_HOLD)}]]
+    assert PROBE_SCRIPT.rstrip().endswith('sleep "${RKE2_NUMA_PROBE_HOLD:-0}"')
+
+
+def test_the_gpu_holders_are_the_live_pods_that_ask_for_a_gpu_probes_aside(machine):
+    topology, plan = machine
+    probe = probes_for(plan, topology)[0]["manifest"]
+    pods = [gpu_pod("vllm", NODE, "Guaranteed"), gpu_pod("done", NODE, "Guaranteed", phase="Succeeded"),
+            gpu_pod("web", NODE, "Burstable", gpus=None), dict(probe, status={"phase": "Running"})]
+    assert gpu_holders(pods) == ["ml/vllm"]
+    assert gpu_holders(pods[1:]) == []
 
 
 def test_a_long_node_name_still_makes_a_valid_pod_name(machine):
@@ -379,6 +404,66 @@ def test_nothing_to_probe_is_not_proof(machine):
     topology, plan = machine
     report = prove_report([], {}, {}, plan, topology, {})
     assert not report["ok"] and "nothing to probe" in report["reasons"][0]
+
+
+def two_probes(machine, lands_on):
+    """The default probes of both GPU NUMA nodes, run together; ``lands_on``: where the kubelet put each (its
+    exclusive core, memory and GPU on that node)."""
+    topology, plan = machine
+    probes = probes_for(plan, topology)
+    pods, logs, used = {}, {}, {}
+    for i, (probe, node) in enumerate(zip(probes, lands_on)):
+        core = isolated_core(topology, plan, node)
+        if used.get(node):   # the second probe on a node gets the next free core and GPU
+            reserved = set(parse_cpulist(plan["reserved_cpus"])) | set(parse_cpulist(used[node]))
+            node_cpus = set(parse_cpulist(topology["numa_nodes"][node]["cpus"]))
+            core = next(format_cpulist(set(parse_cpulist(c) if isinstance(c, str) else c)) for c in topology["cores"]
+                        if set(parse_cpulist(c) if isinstance(c, str) else c) <= node_cpus
+                        and not set(parse_cpulist(c) if isinstance(c, str) else c) & reserved)
+        used[node] = core
+        gpu = gpus_on(topology, node)[i]
+        pods[probe["name"]] = pod(probe, uid="uid-%d" % i)
+        logs[probe["name"]] = log(core, str(node), gpu["uuid"])
+    return probes, prove_report(probes, pods, logs, plan, topology, {}, waited=3)
+
+
+def test_each_gpu_numa_node_is_proven_by_the_probe_that_landed_there(machine):
+    probes, report = two_probes(machine, (0, 1))
+    assert report["ok"] and report["inconclusive"] == []
+    assert [(n["node"], n["verdict"], n["probes"]) for n in report["numa_nodes"]] == [
+        (0, "proven", [probes[0]["name"]]), (1, "proven", [probes[1]["name"]])]
+    assert report["numa_summary"] == "NUMA node 0: proven (%s); NUMA node 1: proven (%s)" % (probes[0]["name"], probes[1]["name"])
+    assert prove_fleet({"gpu-worker-1": report})["proven"] == ["gpu-worker-1"]
+
+
+def test_a_probe_that_landed_on_another_numa_node_is_not_proof_for_the_one_it_is_named_for(machine):
+    """The kubelet put the probe meant for NUMA node 1 on node 0 (node 1's GPUs busy): node 0 is proven twice, node 1
+    not at all - the host is not proven, and the report says which node was exercised."""
+    probes, report = two_probes(machine, (0, 0))
+    assert report["ok"], "nothing failed: the pinning on node 0 is right"
+    numa1 = report["results"][1]
+    assert numa1["numa_node"] == 0 and numa1["summary"].endswith("(meant for NUMA node 1: not evidence for it)")
+    assert [(n["node"], n["verdict"]) for n in report["numa_nodes"]] == [(0, "proven"), (1, "not exercised")]
+    assert report["inconclusive"] == [
+        "NUMA node 1 not exercised: %s landed on NUMA node 0 (the kubelet takes the lowest NUMA node with room, or node "
+        "1's GPUs were busy) - nothing proves its pinning" % probes[1]["name"]]
+    fleet = prove_fleet({"gpu-worker-1": report})
+    assert fleet["proven"] == [] and fleet["inconclusive"] == ["gpu-worker-1"]
+    assert fleet["numa_nodes"] == {"gpu-worker-1": {"0": "proven", "1": "not exercised"}}
+    markdown = render_prove_markdown({"gpu-worker-1": report})
+    assert "- **gpu-worker-1**: NUMA node 0: proven \\(%s, %s\\); NUMA node 1: not exercised" % (
+        probes[0]["name"], probes[1]["name"]) in markdown
+
+
+def test_pod_shapes_claim_no_numa_node_so_none_is_left_unexercised(machine):
+    topology, plan = machine
+    plan = dict(plan, pod_shapes=[{"name": "vllm-tp1", "request": {"cpu": 2, "memory": 256 * 2 ** 20, "gpus": 1, "hugepages": 0}}])
+    probe = probes_for(plan, topology)[0]
+    gpu = gpus_on(topology, 0)[0]
+    report = prove_report([probe], {probe["name"]: pod(probe)}, {probe["name"]: log(isolated_core(topology, plan, 0), "0", gpu["uuid"])},
+                          plan, topology, {})
+    assert report["ok"] and report["inconclusive"] == []
+    assert [(n["node"], n["verdict"]) for n in report["numa_nodes"]] == [(0, "proven"), (1, "not exercised")]
 
 
 # ---------------------------------------------------------------- the QoS audit

@@ -1,0 +1,38 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters for a run's hosts: the GPU workers by default, the servers only when asked (plugin_utils/playbook_inputs.py)."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import SERVERS_LEFT_OUT, run_pattern, run_servers
+
+
+def rke2_numa_run_servers(groups, playbook, server_group, hosts, explicit, include=False):
+    """{left_out, refused, group} of a run of ``playbook``: see plugin_utils.playbook_inputs.run_servers."""
+    try:
+        result = run_servers(str(playbook), dict((str(k), [str(h) for h in v]) for k, v in (groups or {}).items()),
+                             server_group, [str(h) for h in hosts or []], bool(explicit), include)
+    except ValueError as e:
+        raise AnsibleFilterError("run_servers: %s" % e)
+    return dict(result, group=SERVERS_LEFT_OUT)
+
+
+def rke2_numa_run_pattern(groups, hosts_pattern=""):
+    """The host pattern of a play that acts on nodes."""
+    return run_pattern(groups or {}, hosts_pattern)
+
+
+def rke2_numa_run_groups(groups, names):
+    """Those of the groups ``names`` that hold a host, as a play's ``hosts`` list: a group a run did not fill (no node
+    to fix, none blocked) is left out rather than named - Ansible warns of a pattern that matches no group."""
+    return [str(name) for name in names or [] if (groups or {}).get(name)]
+
+
+class FilterModule(object):
+    """maitred.rke2_numa run-hosts filters."""
+
+    def filters(self):
+        return {"run_servers": rke2_numa_run_servers, "run_pattern": rke2_numa_run_pattern, "run_groups": rke2_numa_run_groups}
