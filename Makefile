@@ -171,11 +171,13 @@ samples: venv tests/fixtures/gen_sysfs.py
 # Ansible's default output, as a user sees it; each host's plan is also written
 # as JSON and an RKE2 config snippet under out/plans. Needs only the venv (no
 # Debian package but python3-venv where the venv needs it).
-DEMO_ENV := ANSIBLE_DEPRECATION_WARNINGS=false
+# Results as YAML (the plans print as text, in inventory order, each host's warnings under its plan: not
+# again above it), no line per skipped host.
+DEMO_ENV := ANSIBLE_DEPRECATION_WARNINGS=false ANSIBLE_CALLBACK_RESULT_FORMAT=yaml ANSIBLE_DISPLAY_SKIPPED_HOSTS=false \
+	ANSIBLE_ACTION_WARNINGS=false
 demo: deps-venv venv collection-tree samples
 	@$(ANSIBLE_ENV) $(DEMO_ENV) ansible-playbook -i inventory/sample.yml playbooks/plan.yml \
-	  -e rke2_numa_plan_dir=out/plans
-	@echo "plans written to out/plans/"
+	  -e rke2_numa_plan_dir=out/plans -e rke2_numa_report_dir=out/report
 
 lint: venv collection-tree
 	@$(ANSIBLE_ENV) ansible-lint --profile production $$([ -t 1 ] || echo --nocolor)

@@ -56,6 +56,10 @@ options:
     description: A line said under the summary, in bold (the check says so when another roll holds the roll's Lease).
     type: str
     default: ""
+  inventory:
+    description: The inventory the commands the report gives name (C(ansible-playbook -i <inventory> ... --limit <host>)).
+    type: str
+    default: inventory.yml
 """
 
 EXAMPLES = r"""
@@ -117,14 +121,14 @@ def host_entry(host, variables):
     return entry
 
 
-def fleet_report(hosts, hostvars, output="html", mode="plan", title="RKE2 NUMA fleet report", notice=""):
+def fleet_report(hosts, hostvars, output="html", mode="plan", title="RKE2 NUMA fleet report", notice="", inventory="inventory.yml"):
     """The page (output=html) or the summary (output=markdown) of the run's ``hosts``."""
     if output not in ("html", "markdown"):
         raise AnsibleFilterError("fleet_report: output must be html or markdown, got %r" % (output,))
     try:
         entries = [host_entry(str(host), hostvars[host] if host in hostvars else {}) for host in hosts]
         render = render_html if output == "html" else render_markdown
-        return render(entries, mode, title, notice or "")
+        return render(entries, mode, title, notice or "", str(inventory or "inventory.yml"))
     except ReportError as e:
         raise AnsibleFilterError("fleet_report: %s" % e)
 

@@ -49,6 +49,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import topology_table as topology_text
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.topology_table import cpus_cell, size, text_table
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource
 
@@ -103,8 +104,27 @@ def plan_report(plan, warnings=True):
     return "\n".join(lines)
 
 
+def plan_text(hosts, hostvars, warnings=True):
+    """The run's hosts as one text, in the order given (the inventory's): per host a heading, its topology table and
+    its plan (with its warnings unless ``warnings`` is false); a host without a plan is named as not planned."""
+    parts = []
+    for host in hosts or []:
+        variables = hostvars[host] if host in hostvars else {}
+        topology, plan = variables.get("rke2_numa_topology"), variables.get("rke2_numa_plan")
+        parts.append("== %s ==" % host)
+        if not isinstance(plan, dict) or not plan or not isinstance(topology, dict):
+            parts.append("not planned (the run says why above)\n")
+            continue
+        try:
+            parts.append(topology_text.topology_table(topology, warnings))
+        except ValueError as exc:
+            raise AnsibleFilterError(str(exc)) from exc
+        parts.append(plan_report(plan, warnings) + "\n")
+    return "\n".join(parts)
+
+
 class FilterModule(object):
     """maitred.rke2_numa plan filters."""
 
     def filters(self):
-        return {"plan_report": plan_report}
+        return {"plan_report": plan_report, "plan_text": plan_text}

@@ -261,21 +261,30 @@ def rewritten_warning(plan, state):
 
 
 def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", node_labels=None, rancher_machine=None):
-    """{"compliant", "runs_plan", "reasons", "actions", "blocked", "plan_fingerprint", "warnings", "config_mode",
+    """{"compliant", "runs_plan", "reasons", "findings", "actions", "blocked", "plan_fingerprint", "warnings", "config_mode",
     "managed_by", "managed_by_evidence"} for one node (``rancher_machine``: the Node's rke.cattle.io/machine label, when
     the Node was read - evidence of Rancher beside the host's; the config mode is decided from the host's only).
     ``runs_plan``: compliant, or only the config file's mode and the labels are to fix (in place, no drain:
     ``actions`` is ``["rke2_config"]``, ``["label"]`` or both) - the kubelet runs the plan, its labels may stay.
     ``labels_via`` and ``node_labels`` (the Node's labels from the API, None when not read): label_findings.
     ``blocked``: why the apply chain would refuse the node (its files, its boot configuration) - then no action at
-    all: a roll skips it, saying why, and never drains it for a write that would be refused."""
+    all: a roll skips it, saying why, and never drains it for a write that would be refused. ``findings``: the reasons,
+    each with the check that found it ({check, text}: boot, restart, config, cmdline, isolation, hugepages,
+    checkpoints, hugepages_unit, labels, blocked), for the report to group."""
     topology = state["topology"]
-    reasons, actions = [], set()
+    reasons, actions, findings = [], set(), []
+
+    def found(check, texts):
+        """Each reason once, and which check found it (``findings``: the report groups them by check)."""
+        for text in texts:
+            if text not in reasons:
+                reasons.append(text)
+                findings.append({"check": check, "text": text})
     # What the apply chain would refuse: a roll must not take the node out for it (blocked, not a plan of actions).
     config = config_decision(plan, state, config_mode, dropin_path)
     blocked = (["boot configuration: %s" % state["boot"]["error"]] if state["boot"].get("error") else []) + config["blocked"]
     files_change, reboot, boot_reasons = boot_findings(plan, state)
-    reasons += boot_reasons
+    found("boot", boot_reasons)
     if files_change:
         actions.add("boot_params")
     if reboot:
@@ -283,23 +292,25 @@ def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", 
     host_rancher = (state.get("rancher") or {}).get("managed_by") == "rancher"
     try:
         effective = state_kubelet_args(state)
-        reasons += ["at the next restart of rke2%s the kubelet would refuse its checkpoint with the flags RKE2's files pass "
-                    "today: %s" % (" (Rancher restarts it at its next plan change, upgrade or agent start, and never resets "
-                                   "the checkpoint)" if host_rancher else "", refusal)
-                    for refusal in restart_refusals(effective, state["kubelet_state"]["cpu_manager"],
-                                                    state["kubelet_state"]["memory_manager"])]
+        found("restart", ["at the next restart of rke2%s the kubelet would refuse its checkpoint with the flags RKE2's files pass "
+                          "today: %s" % (" (Rancher restarts it at its next plan change, upgrade or agent start, and never resets "
+                                         "the checkpoint)" if host_rancher else "", refusal)
+                          for refusal in restart_refusals(effective, state["kubelet_state"]["cpu_manager"],
+                                                          state["kubelet_state"]["memory_manager"])])
     except ConfigError as e:
         effective = []
-        reasons.append(str(e))
+        found("config", [str(e)])
     config_change = config["change"]
-    reasons += config["reasons"]
+    found("config", config["reasons"])
     if config_change:
         actions.add("rke2_config")
     report = verify(plan, topology, state["kubelet_state"]["cpu_manager"], state["kubelet_state"]["memory_manager"], effective)
     hugepages = [f for f in report["findings"] if f["check"] == "hugepages" and f["level"] == "error"]
-    reasons += [e for e in report["errors"] if e not in reasons]
+    for finding in report["findings"]:
+        if finding["level"] == "error":
+            found(finding["check"], [finding["message"]])
     unit_reasons = hugepages_unit_findings(plan, state)
-    reasons += unit_reasons
+    found("hugepages_unit", unit_reasons)
     if unit_reasons or (hugepages and plan["hugepages"].get("method") == "runtime"):
         actions.add("hugepages")
     if reset_reasons(plan, topology_at_next_start(topology, plan), state["kubelet_state"]["cpu_manager"],
@@ -308,10 +319,10 @@ def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", 
     elif config_change and not config["quiet"]:
         actions.add("restart")
     label_reasons, label_warnings = label_findings(plan, state, labels_via, node_labels)
-    reasons += label_reasons
+    found("labels", label_reasons)
     if label_reasons:
         actions.add("label")
-    reasons += [b for b in blocked if b not in reasons]
+    found("blocked", blocked)
     compliant = not reasons
     # Only the config file's mode and owner, and the labels, to fix: the node runs its plan, the kubelet would see
     # nothing new - fixed in place, without a drain or a restart (the rolling play's "fixed in place").
@@ -330,7 +341,7 @@ def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", 
         warnings.append("the Node carries Rancher's label %s but the node shows no sign of Rancher (no 50-rancher.yaml beside %s, no "
                         "rancher-system-agent): its config is written in %s mode" % (rancher.RANCHER_MACHINE_LABEL,
                                                                                      state["rke2"]["files"][0]["path"], config["mode"]))
-    return {"compliant": compliant, "runs_plan": compliant or in_place, "reasons": reasons,
+    return {"compliant": compliant, "runs_plan": compliant or in_place, "reasons": reasons, "findings": findings,
             "actions": [a for a in ACTIONS if a in actions], "blocked": blocked,
             "plan_fingerprint": plan["fingerprint"], "warnings": warnings, "config_mode": config["mode"],
             "managed_by": managed["managed_by"], "managed_by_evidence": managed["evidence"] + managed["at_work"]}

@@ -441,11 +441,12 @@ def _judge_gpus(result, found, topology, shape, node, expect, gpu_resource, misa
         where = ", ".join("%s on NUMA node %s" % (d["address"], d.get("numa_node")) for d in away)
         pinned = " and ".join(n for n, on in (("CPUs", expect["exclusive_cpus"]), ("memory", expect["pinned_memory"])) if on)
         if not reasons and expect["alignment"] == "fail":
-            reasons.append("%s %s on NUMA node %d but the GPU is not (%s): the device plugin publishes "
+            # the cause first: the Node's failed annotation keeps a reason's first 200 characters or so
+            reasons.append("%s %s on NUMA node %d but the GPU is not: the device plugin publishes "
                            "no NUMA topology for %s, so the kubelet cannot align it under %s - "
-                           "verify that the GPU Operator's device plugin publishes the topology"
-                           % (pinned, "are" if " and " in pinned or pinned == "CPUs" else "is", node, where, gpu_resource,
-                              expect["topology_manager_policy"]))
+                           "verify that the GPU Operator's device plugin publishes the topology (%s)"
+                           % (pinned, "are" if " and " in pinned or pinned == "CPUs" else "is", node, gpu_resource,
+                              expect["topology_manager_policy"], where))
         else:
             misaligned("GPU %s is not on the NUMA node %d of its %s" % (where, node, pinned))
 

@@ -73,8 +73,9 @@ _READERS = _ALL + (PROVE,)         # prove.yml reads the Lease too: no probe on 
 RULES = (
     Rule(CLUSTER, "", "nodes", (("get", (ROLLING, LABELS)), ("list", _READERS), ("watch", (ROLLING,)), ("patch", (ROLLING, LABELS))),
          "read the Nodes; cordon, uncordon, drain, label and annotate them; wait for Ready"),
-    Rule(CLUSTER, "", "pods", (("get", (ROLLING,)), ("list", _ALL)),
-         "audit the pods, plan the capacity, see the upgrades and the pods a drain leaves"),
+    Rule(CLUSTER, "", "pods", (("get", (ROLLING,)), ("list", _READERS)),
+         "audit the pods, plan the capacity, see the upgrades and the pods a drain leaves, and whether a pod holds a "
+         "node's GPUs before it is probed"),
     Rule(CLUSTER, "", "pods/eviction", (("create", (ROLLING,)),),
          "evict the workload pods (kubectl drain, PodDisruptionBudgets respected)"),
     Rule(CLUSTER, "apps", "daemonsets", (("get", (ROLLING,)), ("list", (ROLLING,))),

@@ -72,6 +72,41 @@ def host_status(entry, mode):
     return "planned", "planned", ""
 
 
+# The checks of compliance.assess's findings, as the report names them, in the order it lists them.
+CHECK_TITLES = (("blocked", "refused by the apply chain"), ("boot", "boot configuration"), ("cmdline", "running kernel args"),
+                ("isolation", "CPU isolation"), ("hugepages", "hugepages"), ("hugepages_unit", "hugepages unit"),
+                ("config", "RKE2 config"), ("restart", "kubelet restart"), ("checkpoints", "kubelet checkpoints"),
+                ("labels", "labels"))
+FIRST_EXAMPLE = 160   # characters of a group's first finding in the fleet table (the host's details show it whole)
+
+
+def finding_groups(compliance):
+    """The host's findings grouped by the check that made them: [{check, title, count, first, texts}], one per check,
+    in CHECK_TITLES' order - one line per check with a count and the first example, not one per kernel arg."""
+    findings = (compliance or {}).get("findings")
+    if findings is None:   # a decision without findings (older fleet.json): its reasons, as one group
+        findings = [{"check": "findings", "text": t} for t in (compliance or {}).get("reasons") or []]
+    titles = dict(CHECK_TITLES)
+    order = [c for c, dummy in CHECK_TITLES]
+    groups = {}
+    for finding in findings:
+        groups.setdefault(finding.get("check") or "findings", []).append(str(finding.get("text") or ""))
+    ranked = sorted(groups, key=lambda c: (order.index(c) if c in order else len(order), c))
+    return [{"check": c, "title": titles.get(c, c), "count": len(groups[c]), "first": groups[c][0], "texts": groups[c]}
+            for c in ranked]
+
+
+def roll_command(host, compliance, inventory="inventory.yml"):
+    """What to run for a checked host that does not run its plan: the roll of that host alone (``--limit``), with
+    ``rke2_numa_reboot_ok`` when its kernel args need a reboot; '' for a compliant, blocked or unchecked host."""
+    if not compliance or compliance.get("compliant") or compliance.get("blocked"):
+        return ""
+    command = "ansible-playbook -i %s maitred.rke2_numa.rolling --limit %s" % (inventory or "inventory.yml", host)
+    if "reboot" in (compliance.get("actions") or []):
+        command += " -e rke2_numa_reboot_ok=true"
+    return command
+
+
 def biggest_pod(plan):
     """The NUMA table row of the biggest single-NUMA Guaranteed pod (most GPUs, then CPUs, then memory), or None."""
     rows = [t for t in (plan or {}).get("numa_tables") or [] if t.get("exclusive_cpus")]
@@ -193,8 +228,9 @@ def check_fleet_line(fleet):
     return line
 
 
-def summarize(entries, mode):
-    """Per host the fleet table's row: {host, status, label, detail, fingerprint, pod, shapes, warnings}."""
+def summarize(entries, mode, inventory="inventory.yml"):
+    """Per host the fleet table's row: {host, status, label, detail, groups, command, actions, fingerprint, pod, shapes,
+    warnings}; ``inventory``: the inventory the commands name."""
     if mode not in MODES:
         raise ReportError("mode must be one of %s, got %r" % (", ".join(MODES), mode))
     rows = []
@@ -204,11 +240,16 @@ def summarize(entries, mode):
         status, label, detail = host_status(entry, mode)
         plan = entry.get("plan") or {}
         table = biggest_pod(plan)
+        compliance = entry.get("compliance") or {}
         rows.append({
             "host": str(entry["host"]),
             "status": status,
             "label": label,
             "detail": detail,
+            # a NOT compliant host: its findings grouped by check, the command that rolls it and what the roll would do
+            "groups": finding_groups(compliance) if status == "not-compliant" else [],
+            "command": roll_command(str(entry["host"]), compliance, inventory) if mode == "check" else "",
+            "actions": list(compliance.get("actions") or []) if status == "not-compliant" else [],
             "fingerprint": plan.get("fingerprint") or (entry.get("compliance") or {}).get("plan_fingerprint") or "",
             "pod": pod_text(table) if table else "",
             "pod_node": table["node"] if table else None,
@@ -305,12 +346,13 @@ def cores_grid(cores, reserved, planned, offline=False):
 def memory_bar(node, width):
     """The node's memory as a bar - reserved, hugepages, the rest - and its caption: {width, height, total, parts, caption}."""
     total, x, parts, caption = node["memory"], 0.0, [], []
-    for cls, nbytes in (("reserved", node["reserved_memory"]), ("hugepages", node["hugepages"])):
+    # reserved memory has a colour of its own (reserved-mem), not the reserved CPUs' one
+    for cls, what, nbytes in (("reserved-mem", "reserved", node["reserved_memory"]), ("hugepages", "hugepages", node["hugepages"])):
         if nbytes:
-            caption.append({"cls": cls, "text": "%s %s" % (human(nbytes), cls)})
+            caption.append({"cls": cls, "text": "%s %s" % (human(nbytes), what)})
             if total:
                 w = max(2.0, width * float(nbytes) / total)
-                parts.append({"cls": cls, "x": "%.1f" % x, "w": "%.1f" % w, "title": "%s %s" % (human(nbytes), cls)})
+                parts.append({"cls": cls, "x": "%.1f" % x, "w": "%.1f" % w, "title": "%s %s" % (human(nbytes), what)})
                 x += w
     return {"width": width, "height": BAR, "total": human(total), "parts": parts, "caption": caption}
 
@@ -385,10 +427,10 @@ def filter_text(row):
     return " ".join((row["host"], row["label"], row["fingerprint"])).lower()
 
 
-def page_view(entries, mode="plan", title="RKE2 NUMA fleet report", notice=""):
+def page_view(entries, mode="plan", title="RKE2 NUMA fleet report", notice="", inventory="inventory.yml"):
     """What the page shows, as data: the summary (and ``notice``: a roll in progress), a row per host, each host's
     details and map."""
-    rows = summarize(entries, mode)
+    rows = summarize(entries, mode, inventory)
     is_open = len(rows) <= OPEN_HOSTS
     hosts = []
     for entry, row, view in zip(entries, rows, shared_maps(entries, rows)):
@@ -402,7 +444,10 @@ def page_view(entries, mode="plan", title="RKE2 NUMA fleet report", notice=""):
                     "offline": cpus_cell(plan["offline_cpus"]) if plan.get("offline_cpus") else ""} if plan else None))
     return {
         "title": title, "summary": summary_line(rows, mode), "source": "check.yml" if mode == "check" else "plan.yml", "notice": notice or "",
-        "rows": [dict(row, filter=filter_text(row), pod="%s (node %s)" % (row["pod"], row["pod_node"]) if row["pod"] else "")
+        "rows": [dict(row, filter=filter_text(row), pod="%s (node %s)" % (row["pod"], row["pod_node"]) if row["pod"] else "",
+                      groups=[dict(g, first=shorten(g["first"], FIRST_EXAMPLE)) for g in row["groups"]],
+                      warnings=[shorten(w, FIRST_EXAMPLE) for w in row["warnings"][:TABLE_WARNINGS]],
+                      more_warnings=max(0, len(row["warnings"]) - TABLE_WARNINGS))
                  for row in rows],
         "hosts": hosts,
     }
@@ -421,9 +466,18 @@ def _page_template():
     return env.from_string(source)
 
 
-def render_html(entries, mode="plan", title="RKE2 NUMA fleet report", notice=""):
+def render_html(entries, mode="plan", title="RKE2 NUMA fleet report", notice="", inventory="inventory.yml"):
     """The whole page for the run: summary, filter box, fleet table, then each host's details and map."""
-    return _page_template().render(page_view(entries, mode, title, notice))
+    return _page_template().render(page_view(entries, mode, title, notice, inventory))
+
+
+TABLE_WARNINGS = 3   # warnings listed in a host's row of the fleet table; the rest in its details
+
+
+def shorten(text, limit):
+    """``text`` cut to ``limit`` characters, with an ellipsis when cut."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"
 
 
 # ----------------------------------------------------------------- Markdown
@@ -445,10 +499,10 @@ def md_cell(text):
     return "".join("\\" + c if c in _MD_INLINE else c for c in flat)
 
 
-def render_markdown(entries, mode="plan", title="RKE2 NUMA fleet report", notice=""):
-    """The summary beside the page: the summary line (and ``notice``: a roll in progress), the fleet table, the
-    warnings (capped)."""
-    rows = summarize(entries, mode)
+def render_markdown(entries, mode="plan", title="RKE2 NUMA fleet report", notice="", inventory="inventory.yml"):
+    """The summary beside the page: the summary line (and ``notice``: a roll in progress), the fleet table (a NOT
+    compliant host's findings grouped by check, and the command that rolls it), the warnings (capped)."""
+    rows = summarize(entries, mode, inventory)
     playbook = "check.yml" if mode == "check" else "plan.yml"
     lines = ["# %s" % md_cell(title), "", "%s (%s)." % (md_cell(summary_line(rows, mode)), playbook), ""]
     if notice:
@@ -456,8 +510,12 @@ def render_markdown(entries, mode="plan", title="RKE2 NUMA fleet report", notice
     lines += ["| host | status | plan | biggest single-NUMA pod (cpu / memory / hugepages / GPUs) | pod shapes: copies | warnings |",
               "|---|---|---|---|---|---|"]
     for row in rows:
-        lines.append("| %s | %s | %s | %s | %s | %d |" % (
-            md_cell(row["host"]), md_cell(row["label"] + (": " + row["detail"] if row["detail"] else "")),
+        status = row["label"] + (": " + row["detail"] if row["detail"] and not row["groups"] else "")
+        if row["groups"]:
+            status += ": " + "; ".join("%s (%d, e.g. %s)" % (g["title"], g["count"], shorten(g["first"], FIRST_EXAMPLE))
+                                       for g in row["groups"])
+        lines.append("| %s | %s%s | %s | %s | %s | %d |" % (
+            md_cell(row["host"]), md_cell(status), "<br>run: %s" % md_cell(row["command"]) if row["command"] else "",
             "`%s`" % md_cell(row["fingerprint"]) if row["fingerprint"] else "-",
             md_cell(row["pod"]) if row["pod"] else "-", md_cell(", ".join(row["shapes"])) if row["shapes"] else "-",
             len(row["warnings"])))

@@ -78,7 +78,7 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
     assert "changed=0" in out.stdout and "changed=1" not in out.stdout
     assert {name: tree(root) for name, root in nodes.items()} == before
     reports = {name: json.loads((tmp_path / (name + ".json")).read_text()) for name in nodes}
-    assert reports["gpu-a"] == {"host": "gpu-a", "compliant": True, "runs_plan": True, "reasons": [], "actions": [], "blocked": [],
+    assert reports["gpu-a"] == {"host": "gpu-a", "compliant": True, "runs_plan": True, "reasons": [], "findings": [], "actions": [], "blocked": [],
                                 "plan_fingerprint": plan["fingerprint"], "warnings": [], "pods": {"unpinned": [], "topology_errors": []},
                                 "config_mode": "merge", "managed_by": "none", "managed_by_evidence": []}
     unpinned = ("ml/vllm-0 requests nvidia.com/gpu but is Burstable (requests != limits): no exclusive CPUs, no NUMA-local memory, "

@@ -69,7 +69,7 @@ def test_a_node_that_runs_its_plan_is_compliant(node):
     root, plan, state = node
     comply(root, plan)
     result = assess(plan, state())
-    assert result == {"compliant": True, "runs_plan": True, "reasons": [], "actions": [], "blocked": [],
+    assert result == {"compliant": True, "runs_plan": True, "reasons": [], "findings": [], "actions": [], "blocked": [],
                       "plan_fingerprint": plan["fingerprint"], "warnings": [],
                       "config_mode": "merge", "managed_by": "none", "managed_by_evidence": []}
 
@@ -103,7 +103,7 @@ def test_labels_that_lie_are_fixed_in_place_and_missing_labels_are_no_finding(no
     wanted = numa_labels(plan)
     # never labelled (or labels not used): compliant, nothing to say
     assert assess(plan, state(**read)) == assess(plan, state()) == {
-        "compliant": True, "runs_plan": True, "reasons": [], "actions": [], "blocked": [], "plan_fingerprint": plan["fingerprint"],
+        "compliant": True, "runs_plan": True, "reasons": [], "findings": [], "actions": [], "blocked": [], "plan_fingerprint": plan["fingerprint"],
         "warnings": [], "config_mode": "merge", "managed_by": "none", "managed_by_evidence": []}
     # the labels of another plan: a finding, fixed in place
     features.mkdir(parents=True)

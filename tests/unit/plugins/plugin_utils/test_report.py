@@ -170,7 +170,10 @@ def test_check_mode_says_compliant_or_why_not(samples):
     assert rows[1]["warnings"] == ["NOT PINNED: ml/vllm-0 is Burstable"]
     assert report.summary_line(rows, "check") == "3 hosts: 1 compliant, 1 NOT compliant, 0 blocked, 1 not checked; warnings on 1 host"
     page = report.render_html(hosts, "check")
-    assert "NOT compliant: kernel args missing: nohz_full=1-55 -&gt; drain, reboot" in page
+    # the page groups the findings by check (a decision without them: its reasons as one group) and names the command
+    assert "<li>findings (1): kernel args missing: nohz_full=1-55</li>" in page
+    assert '<code class="cmd">ansible-playbook -i inventory.yml maitred.rke2_numa.rolling --limit b -e rke2_numa_reboot_ok=true</code>' in page
+    assert "a roll would: drain, reboot" in page
     assert '<p class="no-map">no topology was read</p>' in page
     assert "(check.yml)" in page
     hosts[0]["compliance"]["warnings"] = ["config.yaml is 0644"]
@@ -260,7 +263,7 @@ PROVE_REPORTS = {
 
 def test_prove_fleet_sorts_hosts_by_their_worst_probe():
     fleet = report.prove_fleet(PROVE_REPORTS)
-    assert fleet == {"hosts": 4, "proven": ["gpu-a"], "failed": ["gpu-b"], "inconclusive": ["gpu-c"], "not_run": ["gpu-d"]}
+    assert fleet == {"hosts": 4, "proven": ["gpu-a"], "failed": ["gpu-b"], "inconclusive": ["gpu-c"], "not_run": ["gpu-d"], "numa_nodes": {}}
 
 
 def test_prove_markdown_has_a_row_per_probe_and_renders_no_link_or_emphasis():
@@ -310,3 +313,41 @@ def test_a_node_rancher_manages_is_named_so_in_its_line_fleet_json_and_the_page(
     assert report.check_fleet_line(fleet).endswith("; managed by Rancher (the plan in the drop-in): r")
     page = report.render_html(entries, "check")
     assert 'class="managed"' in page and "config in dropin mode" in page
+
+
+def test_the_check_page_groups_findings_by_check_and_gives_the_command_to_run(samples):
+    """One line per check with a count and the first example - not a paragraph of twenty findings, one per kernel arg -
+    and the command that rolls the host instead of the roll's role names; reserved memory in a colour of its own;
+    the warnings listed; the labels a table."""
+    topology, plan = samples["dgx-h100"]
+    args = ["isolcpus=managed_irq,1-55", "nohz_full=1-55", "rcu_nocbs=1-55", "irqaffinity=0"]
+    findings = ([{"check": "boot", "text": "the boot configuration does not hold the plan's kernel args: add %s" % " ".join(args)}]
+                + [{"check": "cmdline", "text": "kernel arg %s is not on the running cmdline (reboot pending?)" % a} for a in args]
+                + [{"check": "config", "text": "kubelet flag cpu-manager-policy=static is missing in RKE2's config"}])
+    compliance = {"compliant": False, "reasons": [f["text"] for f in findings], "findings": findings,
+                  "actions": ["drain", "boot_params", "reboot", "rke2_config", "reset", "verify", "uncordon", "label"],
+                  "plan_fingerprint": plan["fingerprint"], "warnings": ["w%d" % i for i in range(5)]}
+    host = {"host": "gpu07", "topology": topology, "plan": plan, "compliance": compliance,
+            "labels": ["maitred.io/numa-aligned=true", "rke2-numa.maitred.io/numa-nodes=2"]}
+    groups = report.finding_groups(compliance)
+    assert [(g["title"], g["count"]) for g in groups] == [("boot configuration", 1), ("running kernel args", 4), ("RKE2 config", 1)]
+    assert groups[1]["first"] == "kernel arg isolcpus=managed_irq,1-55 is not on the running cmdline (reboot pending?)"
+    page = report.render_html([host], "check", inventory="/srv/ops/inventory.yml")
+    assert "<li>running kernel args (4): kernel arg isolcpus=managed_irq,1-55 is not on the running cmdline (reboot pending?)</li>" in page
+    assert page.count("is not on the running cmdline") == 4 + 1, "all four in the host's details, the first in its row"
+    command = "ansible-playbook -i /srv/ops/inventory.yml maitred.rke2_numa.rolling --limit gpu07 -e rke2_numa_reboot_ok=true"
+    assert '<code class="cmd">%s</code>' % command in page and "<p>to roll it: <code>%s</code></p>" % command in page
+    assert "boot_params" not in page.split('<table id="fleet">', 1)[1].split("</table>", 1)[0], "no role names in the table"
+    # reserved CPUs and reserved memory: two colours
+    assert '<i class="reserved"></i>reserved CPU' in page and '<i class="reserved-mem"></i>reserved memory' in page
+    assert ".cpu.reserved,i.reserved{fill:#e8743b" in page and ".mem.reserved-mem,i.reserved-mem{fill:#d4b84a" in page
+    assert 'class="mem reserved-mem"' in page and 'class="mem reserved"' not in page
+    # the warnings listed in the row (3, then a link to the rest), the labels a table
+    row = page.split('<tr data-host="gpu07"', 1)[1].split("</tr>", 1)[0]
+    assert "<li>w0</li><li>w1</li><li>w2</li></ul>" in row and ">2 more</a>" in row
+    assert "<tr><td>rke2-numa.maitred.io/numa-nodes</td><td>2</td></tr>" in page
+    markdown = report.render_markdown([host], "check", inventory="/srv/ops/inventory.yml")
+    assert "running kernel args \\(4, e.g. kernel arg isolcpus=managed\\_irq,1-55" in markdown
+    assert "<br>run: ansible-playbook -i /srv/ops/inventory.yml maitred.rke2\\_numa.rolling --limit gpu07" in markdown
+    # a compliant host and a blocked one get no command
+    assert report.roll_command("a", {"compliant": True}) == "" and report.roll_command("a", {"compliant": False, "blocked": ["x"]}) == ""
