@@ -13,7 +13,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rbac import acce
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import failure_reason
 
 ARGUMENT_SPEC = argument_spec(access_check_doc.DOCUMENTATION)
-GRANT = "run maitred.rke2_numa.access once and use the kubeconfig it writes (README: Least privilege)"
+GRANT = "run maitred.rke2_numa.access once and use the kubeconfig it writes (docs/LEAST_PRIVILEGE.md)"
 
 
 def _parsed(text):

@@ -317,7 +317,7 @@ def _slots(lease, roll, now, nodes, claim):
     if not readable:
         return dict(none, waiting=list(claim or []),
                     msg="the Lease's %s annotation cannot be read: no Node gets a slot until an admin fixes or removes it "
-                        "(README: Rolling reconfiguration)" % SLOTS_ANNOTATION)
+                        "(docs/ROLLING.md)" % SLOTS_ANNOTATION)
     live = {n: c for n, c in claims.items() if parse_time(c["until"]) > now}
     others = {n: c for n, c in live.items() if c["run"] != roll["run"]}
     own = {n: c for n, c in live.items() if c["run"] == roll["run"]}
@@ -423,7 +423,7 @@ def _lease_step(mode, lease, roll, now, nodes, claim):
                             roll_id, where, describe_holder(state, held, now)))
         return dict(quiet, action="refuse", object=None, holder=state["holder"],
                     msg="another roll holds the Lease %s: %s; nothing was changed. Wait for it (rke2_numa_roll_lock_wait), or if "
-                        "that roll is dead and its Lease will not expire, see the README (Rolling reconfiguration: a dead roll)" % (
+                        "that roll is dead and its Lease will not expire, see docs/ROLLING.md (free a dead roll's Lease)" % (
                             where, describe_holder(state, held, now)))
     # released (empty holder: given back, by another run of this roll too) or expired (its roll died): taken, as
     # client-go takes an expired lease - a renewal too, when no other roll took it in between; a dead roll's slots were

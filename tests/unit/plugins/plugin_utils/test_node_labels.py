@@ -218,9 +218,9 @@ def _selects(expressions, labels):
 
 
 def test_the_readme_s_node_affinity_sends_its_pod_only_where_it_fits(samples):
-    """Every sample (and the CPU-poor GPU node) whose labels satisfy the README's nodeAffinity holds its pod on one
+    """Every sample (and the CPU-poor GPU node) whose labels satisfy the documented nodeAffinity (docs/PROVE_AND_LABELS.md) holds its pod on one
     NUMA node; the dgx-h100 demo is one of them."""
-    with open(os.path.join(REPO, "README.md")) as f:
+    with open(os.path.join(REPO, "docs", "PROVE_AND_LABELS.md")) as f:
         (text,) = README_DEPLOYMENT.findall(f.read())
     pod = yaml.safe_load(text)["spec"]["template"]["spec"]
     (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
