@@ -48,12 +48,12 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import ve
 ACTIONS = ("drain", "boot_params", "reboot", "hugepages", "rke2_config", "reset", "restart", "verify", "uncordon", "label")
 
 
-
 def unread_reason(state):
     """Why node_state_info could not read the node ('' when it could): ``cannot read <places> as <user> (run with
     become)``, from its result's ``access`` (a node is never judged on files it could not read)."""
     access = (state or {}).get("access") or {}
     return denied_reason(access["denied"], access.get("user") or "?") if access.get("denied") else ""
+
 
 def boot_findings(plan, state, managed=MANAGED_KERNEL_ARGS):
     """(files_change, reboot, reasons) for the plan's kernel args on this boot configuration."""

@@ -545,7 +545,8 @@ def gpu_holders(pods, gpu_resource="nvidia.com/gpu"):
     held = []
     for pod in pods or []:
         meta = pod.get("metadata") or {}
-        if (pod.get("status") or {}).get("phase") in TERMINAL or (meta.get("labels") or {}).get("app.kubernetes.io/name") == PROBE_LABELS["app.kubernetes.io/name"]:
+        probe = (meta.get("labels") or {}).get("app.kubernetes.io/name") == PROBE_LABELS["app.kubernetes.io/name"]
+        if (pod.get("status") or {}).get("phase") in TERMINAL or probe:
             continue
         if _gpu_count(pod, gpu_resource):
             held.append("%s/%s" % (meta.get("namespace"), meta.get("name")))
