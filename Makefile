@@ -69,17 +69,14 @@ CHANGELOG_DIR := $(BUILD)/changelog
 EE_DIR := $(BUILD)/ee
 
 # Phases of `make test` (scripts/make_test.sh): TEST_FIRST in a row, then
-# molecule in the background with TEST_BESIDE beside it, then TEST_LAST. The
-# rolling scenario alone takes about 20 minutes, most of it waiting on its
-# containers (drains, restarts, health windows): the pytest suites (unit:
-# in-process, then integration: ansible-playbook, the stand-ins, a browser) run
-# beside it too, after the static phases - one after another they would add 15
-# minutes to the 30 make test has. A final "unit: N passed, N failed" line (both
-# suites) closes the output; molecule prints its own "molecule: N passed, M
-# failed" line.
+# molecule in the background with TEST_BESIDE beside it, then TEST_LAST: the
+# pytest suites last (unit: in-process, then integration: ansible-playbook, the
+# stand-ins, a browser) so that pytest's summary is near the end, and a final
+# "unit: N passed, N failed" line (both suites) closes the output. molecule
+# prints its own "molecule: N passed, M failed" line before them.
 TEST_FIRST := deps venv image
-TEST_BESIDE := lint sanity build import docs-lint changelog-lint ee unit integration
-TEST_LAST :=
+TEST_BESIDE := lint sanity build import docs-lint changelog-lint ee
+TEST_LAST := unit integration
 TEST_PHASES := $(TEST_FIRST) $(TEST_BESIDE) molecule $(TEST_LAST)
 
 # Molecule: the podman image scripts/offline/build-image.sh builds (the same name is in

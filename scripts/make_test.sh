@@ -2,13 +2,13 @@
 # `make test`: every phase, timed, failing fast. Molecule mostly waits on its
 # containers and stand-ins (systemd, health windows, drains), so the static
 # phases (lint, sanity, build, import, docs-lint, changelog-lint, ee) run
-# beside it, one after another, and then the pytest suites - unit
-# (in-process), then integration - still beside it (the Makefile's
-# TEST_BESIDE; TEST_LAST runs after it):
+# beside it, one after another, and the pytest suites (on every core) after
+# it - unit (in-process), then integration:
 #
 #   deps venv image | molecule (in the background, its output kept in
 #   .build/molecule.log and printed when it ends)
-#                   | lint sanity build import docs-lint changelog-lint ee unit integration
+#                   | lint sanity build import docs-lint changelog-lint ee
+#   unit integration
 #
 # TEST_PARALLEL=0 runs every phase one after another (the output as it comes).
 # Prints "=== PHASE ok (N ms)" per phase, then one "=== times:" line with each
