@@ -31,12 +31,14 @@ def cluster(tmp_path):
     api.close()
 
 
-def prove_on(cluster, plan_options=None, **environ):
-    """Plan the machine, start the kubelet with the plan's args, run the default probes, judge them."""
+def prove_on(cluster, plan_options=None, whole_nodes=True, **environ):
+    """Plan the machine, start the kubelet with the plan's args, run the default probes, judge them. ``whole_nodes``:
+    as the prove role sizes them on a node where no pod holds a GPU (this one), each takes its NUMA node's GPUs."""
     topology = read_topology(cluster.root)
     plan = make_plan(topology, **(plan_options or {}))
     cluster.start_agent(args=plan["kubelet_args"], **environ)
-    probes = probe_pods(plan, topology, "n1", "registry.example/busybox:1", "default", "nvidia.com/gpu", "256Mi")
+    probes = probe_pods(plan, topology, "n1", "registry.example/busybox:1", "default", "nvidia.com/gpu", "256Mi",
+                        whole_nodes=whole_nodes)
     path = cluster.tmp / "probes.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [p["manifest"] for p in probes]}))
     out = cluster.kubectl("create", "--validate=false", "-o", "name", "-f", str(path))
@@ -67,7 +69,7 @@ def test_the_probe_proves_what_each_policy_combination_promises(cluster, cpu, me
     assert report["ok"] and report["reasons"] == [] and report["inconclusive"] == [], report["reasons"]
     assert [r["verdict"] for r in report["results"]] == ["proven", "proven"]
     for result in report["results"]:
-        assert result["gpu_source"] == "NVIDIA_VISIBLE_DEVICES" and len(result["gpus"]) == 1
+        assert result["gpu_source"] == "NVIDIA_VISIBLE_DEVICES" and len(result["gpus"]) >= 1
         if cpu == "static":
             assert "exclusive CPUs %s" % result["cpus"] in result["summary"]
         else:
@@ -130,7 +132,7 @@ def test_a_gpu_nothing_identifies_is_inconclusive_not_a_failed_node(cluster):
     for device in topology["pci_devices"]:
         device["uuid"] = device["minor"] = None
     cluster.start_agent(args=plan["kubelet_args"], RKE2_STANDIN_DEVICE_LIST_STRATEGY="cdi-cri")
-    probes = probe_pods(plan, topology, "n1", "registry.example/busybox:1", "default", "nvidia.com/gpu", "256Mi")
+    probes = probe_pods(plan, topology, "n1", "registry.example/busybox:1", "default", "nvidia.com/gpu", "256Mi", whole_nodes=True)
     path = cluster.tmp / "probes.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [p["manifest"] for p in probes]}))
     assert cluster.kubectl("create", "--validate=false", "-f", str(path)).returncode == 0
@@ -140,5 +142,26 @@ def test_a_gpu_nothing_identifies_is_inconclusive_not_a_failed_node(cluster):
     report = prove_report(probes, pods, logs, plan, topology, cluster.checkpoint("cpu_manager_state").get("entries") or {})
     assert report["ok"] and report["reasons"] == [] and len(report["inconclusive"]) == 2
     assert all(r["verdict"] == "inconclusive" for r in report["results"])
-    assert "inconclusive: the probe's GPU could not be identified (/dev/nvidia0): nothing maps it to a GPU of the node" \
-        in report["inconclusive"][0]
+    # each probe took its NUMA node's four GPUs (no pod holds one here), and none of them is identified
+    assert "inconclusive: the probe's GPU could not be identified (/dev/nvidia0, /dev/nvidia1, /dev/nvidia2, /dev/nvidia3): nothing maps " \
+        "it to a GPU of the node" in report["inconclusive"][0]
+
+
+@needs_kubectl
+def test_one_gpu_probes_on_an_idle_node_all_land_on_node_0_and_the_report_says_node_1_was_not_exercised(cluster):
+    """What the kubelet does with one-GPU probes where node 0 has room (a node whose GPUs are partly busy gets them
+    too): the probe meant for node 1 lands on node 0. It is proof for node 0 only - node 1 is named not exercised."""
+    report, topology = prove_on(cluster, {}, whole_nodes=False)
+    assert report["ok"] and [r["numa_node"] for r in report["results"]] == [0, 0]
+    assert [(n["node"], n["verdict"]) for n in report["numa_nodes"]] == [(0, "proven"), (1, "not exercised")]
+    assert report["inconclusive"] == [report["numa_nodes"][1]["why"]]
+    assert report["numa_nodes"][1]["why"].startswith("NUMA node 1 not exercised: rke2-numa-probe-n1-1 landed on NUMA node 0")
+
+
+@needs_kubectl
+def test_whole_node_probes_run_together_use_every_gpu_numa_node(cluster):
+    report, topology = prove_on(cluster, {})
+    assert report["ok"] and report["inconclusive"] == [], report
+    assert [(n["node"], n["verdict"]) for n in report["numa_nodes"]] == [(0, "proven"), (1, "proven")]
+    for result in report["results"]:
+        assert len(result["gpus"]) == len([d for d in topology["pci_devices"] if d["kind"] == "gpu" and d["numa_node"] == result["numa_node"]])
