@@ -25,18 +25,14 @@ def blocked_at(path, folder=False):
     """The first place on ``path``'s way the effective user cannot pass (a folder it cannot search, or the path
     itself: a file it cannot read, a ``folder`` it cannot list), or None when it can - or when the path is not there."""
     path = os.path.abspath(path)
-    current = os.sep
-    for part in [p for p in path.split(os.sep) if p][:-1]:
-        if not os.path.isdir(current):
+    parts = [p for p in path.split(os.sep) if p]
+    for depth in range(len(parts)):   # /, then each folder down to the path's own
+        place = os.sep + os.sep.join(parts[:depth])
+        if not os.path.isdir(place):
             return None
-        if not _can(current, os.X_OK):
-            return current
-        current = os.path.join(current, part)
-    if not os.path.isdir(current):
-        return None
-    if not _can(current, os.X_OK):
-        return current
-    if not os.path.lexists(path) or not os.path.exists(path):
+        if not _can(place, os.X_OK):
+            return place
+    if not os.path.exists(path):
         return None
     return None if _can(path, os.R_OK | (os.X_OK if folder else 0)) else path
 
