@@ -10,7 +10,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.maitred.rke2_numa.plugins.modules import access_check as access_check_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rbac import access_findings, kubectl_objects
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import failure_reason
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.task_result import failure_reason
 
 ARGUMENT_SPEC = argument_spec(access_check_doc.DOCUMENTATION)
 GRANT = "run maitred.rke2_numa.access once and use the kubeconfig it writes (docs/LEAST_PRIVILEGE.md)"

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, maitred.rke2_numa contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The rolling play's maintenance-window guard and the markers earlier rolls left (logic in plugin_utils)."""
+"""The rolling playbook's filters: thin adapters over plugin_utils (roll_pick: which hosts; roll_states: what each
+ended as; roll_outcome: the summary; roll_lease, maintainers, window, drain, capacity)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ import re
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import capacity_check, roll_order
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import roll_pick
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import capacity_check
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure_message, evicted_pods, pods_left
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_hold, kured_lock_claims, kured_lock_releases, maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
     LEASE_MARGIN, LeaseError, default_max_unavailable, default_roll_id, lease_from_reply, lease_seconds, lease_step, max_unavailable_errors, roll_in_progress)
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers, stale_nodes
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, failure_reason, roll_outcome, roll_progress
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, roll_outcome, roll_progress
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_states import RollStateError, roll_state
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.task_result import failure_reason
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
 
 
@@ -26,28 +30,6 @@ def maintenance_window(window_end, now, node_minutes, done_seconds=()):
         return window_check(window_end, float(now), float(node_minutes), [float(s) for s in done_seconds or ()])
     except WindowError as e:
         raise AnsibleFilterError(str(e))
-
-
-def _node(hostvars, host):
-    """The Node name of an inventory host: rke2_numa_node_name (the drain role's default: the host's name)."""
-    return hostvars[host].get("rke2_numa_node_name") or host
-
-
-def _compliant(hostvars, host):
-    compliance = hostvars[host].get("rke2_numa_compliance")
-    return None if not isinstance(compliance, dict) else bool(compliance.get("compliant"))
-
-
-def _in_place(hostvars, host):
-    """Not compliant, but nothing to do that needs a drain (config.yaml's mode, our labels): fixed in place."""
-    compliance = hostvars[host].get("rke2_numa_compliance")
-    return isinstance(compliance, dict) and not compliance.get("compliant") and bool(compliance.get("runs_plan"))
-
-
-def _blocked(hostvars, host):
-    """Why the apply chain would refuse the host ([] when it would not): compliance's ``blocked``."""
-    compliance = hostvars[host].get("rke2_numa_compliance")
-    return list(compliance.get("blocked") or []) if isinstance(compliance, dict) else []
 
 
 def maintainers(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations, now, roll_id=""):
@@ -103,7 +85,7 @@ def roll_settings(hostvars, host, hosts, now, token=""):
         serial = cap   # a batch larger than the cap would leave its last nodes without a slot, every batch
     return {"id": str(roll_id), "run": re.sub(r"[^0-9a-f]", "", str(token).lower())[:8] or "0", "lease_seconds": int(seconds),
             "slot_wait": max(0, int(seconds) - LEASE_MARGIN),
-            "max_unavailable": cap, "nodes": sorted(_node(hostvars, h) for h in hosts or []), "serial": serial}
+            "max_unavailable": cap, "nodes": sorted(roll_pick.node_name(hostvars, h) for h in hosts or []), "serial": serial}
 
 
 def lease(text, mode, roll, now, nodes_reply=None, claim=None):
@@ -126,28 +108,22 @@ def in_progress(text, name, nodes_reply, cordoned_key, now, roll_id=""):
     return roll_in_progress(current, _node_objects(nodes_reply), cordoned_key, float(now), str(roll_id or ""))
 
 
-def _rolled(hostvars, hosts):
-    """The roll's entry of each host it picked: {host, result, reason, seconds, unproven, labels_note}."""
-    rolled = []
-    for host in hosts or []:
-        facts = hostvars[host]
-        proof = facts.get("rke2_numa_prove_report") or {}
-        rolled.append({"host": host, "result": facts.get("rke2_numa_roll_result"), "reason": facts.get("rke2_numa_roll_reason"),
-                       "seconds": facts.get("rke2_numa_roll_seconds"),
-                       "unproven": list(proof.get("inconclusive") or []) + list(proof.get("warnings") or []),
-                       "labels_note": facts.get("rke2_numa_labels_note") or None, "note": facts.get("rke2_numa_roll_note") or None})
-    return rolled
-
-
 def outcome(hostvars, fleet_hosts, rolled_hosts, check_mode=False):
     """The roll's summary and whether it failed, from the hosts' facts (plugin_utils/roll_outcome.py)."""
-    fleet = [{"host": host, "compliant": _compliant(hostvars, host), "blocked": _blocked(hostvars, host)} for host in fleet_hosts or []]
-    return roll_outcome(fleet, _rolled(hostvars, rolled_hosts), bool(check_mode))
+    return roll_outcome(roll_pick.fleet_entries(hostvars, fleet_hosts), roll_pick.rolled_entries(hostvars, rolled_hosts), bool(check_mode))
 
 
 def progress(hostvars, rolled_hosts, max_fail_percentage=0):
     """Where the roll stands between batches (plugin_utils/roll_outcome.py roll_progress)."""
-    return roll_progress(_rolled(hostvars, rolled_hosts), max_fail_percentage)
+    return roll_progress(roll_pick.rolled_entries(hostvars, rolled_hosts), max_fail_percentage)
+
+
+def state(step, failed=None, actions=None, stopped_for_reboot=False):
+    """The state a node ends in at ``step`` (plugin_utils/roll_states.py roll_state)."""
+    try:
+        return roll_state(step, failed, list(actions or []), bool(stopped_for_reboot))
+    except RollStateError as e:
+        raise AnsibleFilterError(str(e))
 
 
 def drain_failure(result, node_name, admin_cordon=False):
@@ -169,53 +145,15 @@ def _kinds(reply, kind):
 def capacity(reply, node_name, batch_hosts, gpu_resource, hostvars):
     """Would draining ``node_name`` leave GPU pods Pending? ``reply``: ``kubectl get nodes,pods -A -o json``;
     ``batch_hosts``: the inventory hosts of this batch (their Nodes are out too)."""
-    batch = [_node(hostvars, h) for h in batch_hosts or []]
+    batch = [roll_pick.node_name(hostvars, h) for h in batch_hosts or []]
     return capacity_check(node_name, batch, _kinds(reply, "Node"), _kinds(reply, "Pod"), gpu_resource)
 
 
-def order(hostvars, hosts, markers, pods_reply, gpu_resource, how="idle_first"):
-    """The hosts to roll (not compliant, or left cordoned by an earlier roll), in the order to roll them - never
-    one the apply chain would refuse (blocked: its files or boot configuration need a hand first).
-    ``pods_reply``: ``kubectl get pods -A -o json`` or ``get nodes,pods -A -o json`` (its Nodes are left out)."""
-    candidates = []
-    for host in hosts or []:
-        node = _node(hostvars, host)
-        if _blocked(hostvars, host):
-            continue
-        if (not _compliant(hostvars, host) and not _in_place(hostvars, host)) or (markers or {}).get(node, {}).get("cordoned_by_us"):
-            candidates.append({"host": host, "node": node})
-    pods = [i for i in (pods_reply or {}).get("items") or [] if i.get("kind", "Pod") == "Pod"]
-    # the nodes an earlier roll (a dead one: this roll holds the Lease now) left cordoned first: they are out already
-    left = [c for c in candidates if (markers or {}).get(c["node"], {}).get("cordoned_by_us")]
-    return roll_order(left, pods, gpu_resource, how) + roll_order([c for c in candidates if c not in left], pods, gpu_resource, how)
-
-
-def stale_marked(hostvars, hosts, markers):
-    """The Nodes of ``hosts`` that run their plan but carry stale markers of an earlier roll: to clear, not to roll."""
-    return stale_nodes([{"node": _node(hostvars, h), "compliant": _compliant(hostvars, h) or _in_place(hostvars, h)}
-                        for h in hosts or []], markers)
-
-
-def blocked_hosts(hostvars, hosts):
-    """The hosts the apply chain would refuse (compliance's ``blocked``): never rolled, their labels withdrawn."""
-    return [h for h in hosts or [] if _blocked(hostvars, h)]
-
-
-def in_place(hostvars, hosts, markers):
-    """The hosts that are not compliant but need no drain (only config.yaml's mode or our labels to fix), in the order given -
-    unless an earlier roll left their Node cordoned (those are rolled: roll_order)."""
-    return [h for h in hosts or [] if _in_place(hostvars, h) and not (markers or {}).get(_node(hostvars, h), {}).get("cordoned_by_us")]
-
-
-GROUPS = ("rke2_numa_to_roll", "rke2_numa_to_fix", "rke2_numa_blocked")
-
-
 def groups(hostvars, hosts, markers, pods_reply, gpu_resource, how="idle_first"):
-    """[{host, group}]: the hosts to roll (roll_order, in its order), to fix in place (roll_in_place) and blocked
-    (roll_blocked), for one add_host task (the pick play's groups rke2_numa_to_roll, _to_fix and _blocked)."""
-    return ([{"host": h, "group": GROUPS[0]} for h in order(hostvars, hosts, markers, pods_reply, gpu_resource, how)]
-            + [{"host": h, "group": GROUPS[1]} for h in in_place(hostvars, hosts, markers)]
-            + [{"host": h, "group": GROUPS[2]} for h in blocked_hosts(hostvars, hosts)])
+    """[{host, group}] for the pick play's one add_host task (plugin_utils/roll_pick.py roll_groups). ``pods_reply``:
+    ``kubectl get pods -A -o json`` or ``get nodes,pods -A -o json`` (its Nodes are left out)."""
+    pods = [i for i in (pods_reply or {}).get("items") or [] if i.get("kind", "Pod") == "Pod"]
+    return roll_pick.roll_groups(hostvars, hosts, markers, pods, gpu_resource, how)
 
 
 class FilterModule(object):
@@ -227,6 +165,5 @@ class FilterModule(object):
                 "roll_outcome": outcome, "roll_progress": progress, "drain_pods_left": pods_left, "drain_failure": drain_failure,
                 "drain_evicted": drain_evicted, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
-                "roll_capacity": capacity, "roll_order": order, "roll_stale_markers": stale_marked,
-                "roll_in_place": in_place, "roll_blocked": blocked_hosts, "roll_groups": groups,
+                "roll_capacity": capacity, "roll_stale_markers": roll_pick.stale_marked, "roll_groups": groups, "roll_state": state,
                 "roll_settings": roll_settings, "roll_lease": lease, "roll_in_progress": in_progress}

@@ -41,7 +41,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import 
     parse_bytes,
     parse_cpu,
 )
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import failure_reason
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.task_result import failure_reason
 
 PROBE_LABELS = {"app.kubernetes.io/name": "rke2-numa-probe", "app.kubernetes.io/managed-by": "maitred.rke2_numa"}
 MARK = "rke2-numa-probe"

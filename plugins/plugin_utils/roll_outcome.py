@@ -3,25 +3,24 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a roll did, and whether its exit code may be 0 (controller side).
 
-Each rolled host ends with ``rke2_numa_roll_result``: ``fixed_in_place`` (config.yaml's mode only, no drain),
-``reconfigured``, ``rebooted``, ``pending_reboot``,
-``failed``, ``window`` (the maintenance-window guard stopped before it), ``no_slot`` (the roll's other runs had
-rke2_numa_max_unavailable Nodes out: left for the next run, ``note`` says why) or none (the roll ended before its
-batch). A roll succeeds only when every node it meant to roll is done: a node failed, waiting for its reboot,
+Each rolled host ends with ``rke2_numa_roll_result``, one of plugin_utils/roll_states.py's states, or none
+(the roll ended before its batch); a ``no_slot`` node's ``note`` says why it got no slot. A roll succeeds only when every node it meant to roll is done: a node failed, waiting for its reboot,
 left for a later window, or blocked (the apply chain would refuse it: never rolled) makes the run fail, saying
 which and why, so that a scheduler or an on-call engineer never reads "ok" over nodes still to do. In check mode the results are what the roll would do.
 """
 
 from __future__ import annotations
 
-REMAINING = ("window", "no_slot", "started", None)   # not rolled: the node is as it was
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_states import (
+    FAILED, FIXED_IN_PLACE, NO_SLOT, PENDING_REBOOT, REBOOTED, RECONFIGURED, REMAINING, WINDOW)
+
 # summary line -> the results it lists, in the order shown
 _LINES = (
-    ("fixed in place (no drain)", ("fixed_in_place",)),
-    ("reconfigured", ("reconfigured",)),
-    ("rebooted", ("rebooted",)),
-    ("pending reboot", ("pending_reboot",)),
-    ("failed", ("failed",)),
+    ("fixed in place (no drain)", (FIXED_IN_PLACE,)),
+    ("reconfigured", (RECONFIGURED,)),
+    ("rebooted", (REBOOTED,)),
+    ("pending reboot", (PENDING_REBOOT,)),
+    ("failed", (FAILED,)),
     ("remaining", REMAINING),
 )
 
@@ -48,19 +47,19 @@ def roll_outcome(fleet, rolled, check_mode=False):
         summary.append("%s: %s" % (label, ", ".join(sorted(hosts)) or "none"))
     timed = [i for i in sorted(rolled, key=lambda i: i["host"]) if i.get("seconds") is not None]
     summary.append("seconds per node: %s" % (", ".join("%s %s" % (i["host"], i["seconds"]) for i in timed) or "none"))
-    in_service = [i for i in sorted(rolled, key=lambda i: i["host"]) if i.get("result") in ("reconfigured", "rebooted")]
+    in_service = [i for i in sorted(rolled, key=lambda i: i["host"]) if i.get("result") in (RECONFIGURED, REBOOTED)]
     summary += ["not proven (back in service): %s: %s" % (i["host"], line) for i in in_service for line in i.get("unproven") or []]
     summary += ["labels not on the Node (back in service): %s: %s" % (i["host"], i["labels_note"])
                 for i in in_service if i.get("labels_note")]
     stopped = [i for i in sorted(rolled, key=lambda i: i["host"]) if i.get("reason")]
     remaining = sorted(i["host"] for r in REMAINING for i in by_result.get(r, []))
     parts = ["%s: %s" % (i["host"], i["reason"]) for i in stopped]
-    notes = sorted({i["note"] for i in by_result.get("no_slot", []) if i.get("note")})
+    notes = sorted({i["note"] for i in by_result.get(NO_SLOT, []) if i.get("note")})
     parts += ["%s: blocked - %s" % (f["host"], "; ".join(f["blocked"])) for f in blocked]
     if remaining:
         parts.append("%d node%s not rolled: %s%s" % (
             len(remaining), "" if len(remaining) == 1 else "s", ", ".join(remaining),
-            " (the maintenance window)" if by_result.get("window") else ""))
+            " (the maintenance window)" if by_result.get(WINDOW) else ""))
     parts += notes
     msg = ("the roll stopped: " + "; ".join(parts)) if parts else None
     hosts = {r: sorted(i["host"] for i in by_result[r]) for r in by_result if r not in REMAINING}
@@ -69,10 +68,6 @@ def roll_outcome(fleet, rolled, check_mode=False):
 
 
 ANNOTATION_REASON_MAX = 300
-# What Ansible's command module says when the command failed: it says nothing of why (older and 2.19+ spellings).
-_NO_REASON = ("", "non-zero return code", "The command exited with a non-zero return code.")
-
-
 def roll_progress(rolled, max_fail_percentage=0):
     """Where a roll stands between two batches, from the same entries as roll_outcome: {failed (the hosts with a
     reason: failed or waiting for their reboot), seconds (of the nodes done, for the window's estimate), stop (more
@@ -82,17 +77,6 @@ def roll_progress(rolled, max_fail_percentage=0):
     stop = len(failed) * 100 > int(max_fail_percentage) * len(rolled)
     msg = "stopping: %s failed (rke2_numa_max_fail_percentage %d)" % (", ".join(failed), int(max_fail_percentage)) if stop else ""
     return {"failed": failed, "seconds": seconds, "stop": stop, "msg": msg}
-
-
-def failure_reason(result):
-    """The reason a failed task gives, for the roll's summary: its message, or kubectl's own words when the message
-    is only Ansible's "non-zero return code" (e.g. ``nodes "gpu-a" not found``), on one line."""
-    result = result or {}
-    msg = str(result.get("msg") or "")
-    stderr = [line.strip() for line in str(result.get("stderr") or "").splitlines() if line.strip()]
-    if msg in _NO_REASON and stderr:
-        msg = "; ".join(line[len("error: "):] if line.startswith("error: ") else line for line in stderr[-2:])
-    return " ".join((msg or "failed").split())
 
 
 def annotation_reason(reason):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from ansible_collections.maitred.rke2_numa.plugins.filter.roll import FilterModule
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import roll_pick
 
 F = FilterModule().filters()
 C = "rke2-numa.maitred.io/cordoned"
@@ -43,10 +44,11 @@ def test_one_nodes_and_pods_read_gives_the_markers_the_order_and_the_stale_nodes
     assert sorted(markers) == ["a", "c", "d", "e", "f", "g", "h", "node-b"], "the pod is not a Node"
     hosts = sorted(HOSTVARS)
     # the nodes an earlier (dead) roll left cordoned first - they are out already -, then idle first, each by name
-    assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu") == ["d", "g", "b", "a"]
-    assert F["roll_order"](HOSTVARS, hosts, markers, REPLY, "nvidia.com/gpu", "sorted") == ["d", "g", "a", "b"]
-    assert F["roll_in_place"](HOSTVARS, hosts, markers) == ["f", "i"], "only its mode or labels to fix: never drained"
-    assert F["roll_blocked"](HOSTVARS, hosts) == ["h"], "blocked: never rolled, even when an earlier roll left it cordoned"
+    pods = [i for i in REPLY["items"] if i["kind"] == "Pod"]
+    assert roll_pick.to_roll(HOSTVARS, hosts, markers, pods, "nvidia.com/gpu") == ["d", "g", "b", "a"]
+    assert roll_pick.to_roll(HOSTVARS, hosts, markers, pods, "nvidia.com/gpu", "sorted") == ["d", "g", "a", "b"]
+    assert roll_pick.to_fix(HOSTVARS, hosts, markers) == ["f", "i"], "only its mode or labels to fix: never drained"
+    assert roll_pick.blocked(HOSTVARS, hosts) == ["h"], "blocked: never rolled, even when an earlier roll left it cordoned"
     assert F["roll_stale_markers"](HOSTVARS, hosts, markers) == ["c", "f"]
     assert F["roll_stale_markers"](HOSTVARS, ["a", "b", "e"], markers) == []
     # the pick play's one add_host task: the three groups, the hosts to roll first and in their order

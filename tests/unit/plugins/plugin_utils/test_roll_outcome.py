@@ -80,7 +80,7 @@ def test_nothing_to_roll():
 
 
 def test_the_reason_is_kubectls_not_ansibles():
-    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import failure_reason
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.task_result import failure_reason
     assert failure_reason({"msg": "non-zero return code", "stderr": 'Error from server (NotFound): nodes "gpu-a.example.com" not found\n'}) == \
         'Error from server (NotFound): nodes "gpu-a.example.com" not found'
     assert failure_reason({"msg": "non-zero return code", "stderr": "error: timed out waiting for the condition on nodes/gpu-a\n"}) == \
