@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from html import escape
 
 import jinja2
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.collection_files import collection_file
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.topology_table import cpus_cell, plural, size
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import human
@@ -454,8 +454,7 @@ def page_view(entries, mode="plan", title="RKE2 NUMA fleet report", notice="", i
 
 
 # The page's template: HTML, CSS, SVG and script in one Jinja2 file, rendered here with autoescaping on.
-PAGE_TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "playbooks", "templates",
-                             "fleet_report.html.j2")
+PAGE_TEMPLATE = collection_file("fleet_report_page")
 
 
 @functools.lru_cache(maxsize=1)
