@@ -317,9 +317,14 @@ def test_online_cpu_set_change(machine, tmp_path):
 
 
 def test_assigned_cpus_count_as_known(machine):
+    # defaultCpuSet 0-3,8-15 and pod-1's 4-7: with the assignment every online CPU is known (16 of 16
+    # without 4-7 would be "doesn't match with CPUs in state"); the kubelet starts and keeps the checkpoint.
     cpu = rke2.cpu_checkpoint("static", "0-3,8-15", {"pod-1": {"app": "4-7"}})
     rke2.write_checkpoint(os.path.join(machine[1], "cpu_manager_state"), cpu)
-    start(machine, ["--cpu-manager-policy=static", "--reserved-cpus=0,8"])
+    result = start(machine, ["--cpu-manager-policy=static", "--reserved-cpus=0,8"])
+    assert result["reserved_cpus"] == "0,8"
+    kept = state(machine, "cpu_manager_state")
+    assert (kept["defaultCpuSet"], kept["entries"]) == ("0-3,8-15", {"pod-1": {"app": "4-7"}}), "the assignment survives the restart"
 
 
 @pytest.mark.parametrize("change", ["reservation", "hugepages", "memory"])
@@ -346,13 +351,17 @@ def test_memory_assignments_are_accounted(machine):
     data = rke2.read_checkpoint(path)
     data["entries"] = {"pod-1": {"app": [{"numaAffinity": [1], "type": "memory", "size": GIB}]}}
     rke2.write_checkpoint(path, data)
-    refusal(machine, GOOD)
+    # an assignment the machine state does not account for: the state the checkpoint holds is not the real one
+    assert refusal(machine, GOOD) == "start memory manager error: [memorymanager] the expected machine state is different from the real one"
     table = data["machineState"]["1"]
     table["numberOfAssignments"] = 1
     table["memoryMap"]["memory"]["reserved"] = GIB
     table["memoryMap"]["memory"]["free"] -= GIB
     rke2.write_checkpoint(path, data)
-    start(machine, GOOD)
+    assert start(machine, GOOD)["memory_manager_policy"] == "Static"
+    kept = state(machine, "memory_manager_state")
+    assert kept["entries"] == data["entries"], "the assignment survives the restart"
+    assert kept["machineState"]["1"]["memoryMap"]["memory"]["free"] == 8 * GIB - 500 * MIB - GIB
 
 
 def test_corrupted_checkpoint(machine):
@@ -405,12 +414,18 @@ def test_percentage_threshold_counts_against_memtotal(machine):
     err = refusal(machine, args + ["--eviction-hard=memory.available<10%", "--reserved-memory=0:memory=1Gi"])
     # 16 GiB * float32(10)/100, truncated, plus 1Gi: not a whole KiB, so printed in bytes.
     assert 'is not equal to the value "2791728768"' in err
-    assert start(machine, args + ["--eviction-hard=memory.available<10%", "--reserved-memory=0:memory=2791728768"])
+    result = start(machine, args + ["--eviction-hard=memory.available<10%", "--reserved-memory=0:memory=2791728768"])
+    assert result["node_allocatable_reservation"]["memory"] == "2791728768"
 
 
-def test_zero_percent_threshold_is_ignored(machine):
+@pytest.mark.parametrize("threshold", ["0%", "100%"])
+def test_zero_and_hundred_percent_thresholds_are_ignored(machine, threshold):
+    # parseThresholdStatement skips "0%" and "100%": nothing is withheld but kube-reserved's 1Gi (a 100%
+    # threshold counted would withhold all 16Gi, and reserved-memory would have to say 17Gi).
     args = [a for a in GOOD if not a.startswith(("--eviction-hard", "--reserved-memory"))]
-    start(machine, args + ["--eviction-hard=memory.available<0%", "--reserved-memory=0:memory=1Gi"])
+    result = start(machine, args + ["--eviction-hard=memory.available<" + threshold, "--reserved-memory=0:memory=1Gi"])
+    assert result["node_allocatable_reservation"]["memory"] == "1Gi"
+    assert state(machine, "memory_manager_state")["machineState"]["0"]["memoryMap"]["memory"]["systemReserved"] == GIB
 
 
 @pytest.mark.parametrize("value, message", [
@@ -530,7 +545,10 @@ def test_more_than_eight_numa_nodes(nine_nodes):
 
 
 def test_more_than_eight_numa_nodes_is_fine_without_topology_manager(nine_nodes):
-    start(nine_nodes, ["--cpu-manager-policy=static", "--reserved-cpus=0"])
+    # the limit is the Topology Manager's (NewManager), checked only when its policy is not none
+    result = start(nine_nodes, ["--cpu-manager-policy=static", "--reserved-cpus=0"])
+    assert (result["topology_manager_policy"], result["numa_nodes"]) == ("none", 9)
+    assert state(nine_nodes, "cpu_manager_state")["defaultCpuSet"] == "0-3"
 
 
 # ---------------------------------------------------------------- the Node object
