@@ -285,6 +285,7 @@ def test_cpu_policy_change_is_refused_until_the_checkpoint_goes(machine):
                    % os.path.join(machine[1], "cpu_manager_state"))
     os.remove(os.path.join(machine[1], "cpu_manager_state"))
     start(machine, ["--cpu-manager-policy=static", "--reserved-cpus=0,8"])
+    assert state(machine, "cpu_manager_state")["policyName"] == "static", "a new checkpoint, of the configured policy"
 
 
 def test_static_back_to_none_is_refused_too(machine):
