@@ -68,3 +68,10 @@ def read_rancher(root, config_path, now=None):
                 continue
             at_work.append("%s (/%s, for %d s)" % (what, rel, age))
     return {"managed_by": "rancher" if evidence or at_work else "none", "evidence": evidence, "at_work": at_work}
+
+
+def rancher_signs(read):
+    """Every sign of Rancher in a read (read_rancher's result, or plugin_utils/rancher.managed_by's): its evidence,
+    then what it is doing now - what a message that names why a node counts as Rancher's lists."""
+    read = read or {}
+    return list(read.get("evidence") or []) + list(read.get("at_work") or [])

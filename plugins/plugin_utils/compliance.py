@@ -20,6 +20,7 @@ import yaml
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.host_access import denied_reason
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.rancher import rancher_signs
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import (
     MANAGED_KERNEL_ARGS,
     added_removed,
@@ -46,6 +47,13 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import ve
 # The order the rolling play takes them in; drain first and verify/uncordon/label last whenever
 # anything is to be done.
 ACTIONS = ("drain", "boot_params", "reboot", "hugepages", "rke2_config", "reset", "restart", "verify", "uncordon", "label")
+# Each check a finding names ({check, text}), in the order a report shows them, with its title (report.py's groups).
+# verify.py's checks (cmdline, isolation, hugepages, checkpoints, config) are among them.
+CHECKS = (("blocked", "refused by the apply chain"), ("boot", "boot configuration"), ("cmdline", "running kernel args"),
+          ("isolation", "CPU isolation"), ("hugepages", "hugepages"), ("hugepages_unit", "hugepages unit"),
+          ("config", "RKE2 config"), ("restart", "kubelet restart"), ("checkpoints", "kubelet checkpoints"),
+          ("labels", "labels"))
+_CHECK_NAMES = frozenset(name for name, dummy in CHECKS)
 
 
 def unread_reason(state):
@@ -276,6 +284,8 @@ def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", 
 
     def found(check, texts):
         """Each reason once, and which check found it (``findings``: the report groups them by check)."""
+        if check not in _CHECK_NAMES:
+            raise ValueError("a finding of the check %r, which compliance.CHECKS does not name" % check)
         for text in texts:
             if text not in reasons:
                 reasons.append(text)
@@ -344,4 +354,4 @@ def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", 
     return {"compliant": compliant, "runs_plan": compliant or in_place, "reasons": reasons, "findings": findings,
             "actions": [a for a in ACTIONS if a in actions], "blocked": blocked,
             "plan_fingerprint": plan["fingerprint"], "warnings": warnings, "config_mode": config["mode"],
-            "managed_by": managed["managed_by"], "managed_by_evidence": managed["evidence"] + managed["at_work"]}
+            "managed_by": managed["managed_by"], "managed_by_evidence": rancher_signs(managed)}

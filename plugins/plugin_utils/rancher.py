@@ -24,6 +24,8 @@ import textwrap
 
 import yaml
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.rancher import rancher_signs
+
 RANCHER_MACHINE_LABEL = "rke.cattle.io/machine"
 CONFIG_MODES = ("auto", "merge", "dropin")
 
@@ -54,7 +56,7 @@ def config_mode(setting, rancher, dropin_path):
     if setting == "auto":
         return ("dropin", True, None) if host else ("merge", False, None)
     if setting == "merge" and host:
-        why = "; ".join((rancher.get("evidence") or []) + (rancher.get("at_work") or []))
+        why = "; ".join(rancher_signs(rancher))
         return "merge", False, MERGE_REFUSED % (why, dropin_path)
     return setting, False, None
 

@@ -26,6 +26,7 @@ from html import escape
 import jinja2
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.collection_files import collection_file
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import CHECKS
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.topology_table import cpus_cell, plural, size
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import human
@@ -73,10 +74,7 @@ def host_status(entry, mode):
 
 
 # The checks of compliance.assess's findings, as the report names them, in the order it lists them.
-CHECK_TITLES = (("blocked", "refused by the apply chain"), ("boot", "boot configuration"), ("cmdline", "running kernel args"),
-                ("isolation", "CPU isolation"), ("hugepages", "hugepages"), ("hugepages_unit", "hugepages unit"),
-                ("config", "RKE2 config"), ("restart", "kubelet restart"), ("checkpoints", "kubelet checkpoints"),
-                ("labels", "labels"))
+CHECK_TITLES = CHECKS   # compliance.py names the checks and their titles
 FIRST_EXAMPLE = 160   # characters of a group's first finding in the fleet table (the host's details show it whole)
 
 

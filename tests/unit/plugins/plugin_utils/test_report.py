@@ -351,3 +351,11 @@ def test_the_check_page_groups_findings_by_check_and_gives_the_command_to_run(sa
     assert "<br>run: ansible-playbook -i /srv/ops/inventory.yml maitred.rke2\\_numa.rolling --limit gpu07" in markdown
     # a compliant host and a blocked one get no command
     assert report.roll_command("a", {"compliant": True}) == "" and report.roll_command("a", {"compliant": False, "blocked": ["x"]}) == ""
+
+
+def test_the_checks_and_their_titles_are_compliance_s():
+    """One table names each check a finding carries and its title: the report groups by compliance.CHECKS."""
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import compliance, report
+    assert report.CHECK_TITLES is compliance.CHECKS
+    groups = report.finding_groups({"findings": [{"check": "labels", "text": "l"}, {"check": "boot", "text": "b"}]})
+    assert [(g["check"], g["title"]) for g in groups] == [("boot", "boot configuration"), ("labels", "labels")]
