@@ -6,7 +6,8 @@
 The one home of the kernel arguments the collection owns (MANAGED_KERNEL_ARGS,
 imported by the planner) and of the rules every boot method rewrites them by:
 the kernel's quoting, what may be written, the hugepage pools, which args are
-the collection's and whether the running kernel has the wanted ones. Pure
+the collection's (WALK_KINDS: the one table walk_cmdline and the grub_d
+drop-in's sh read) and whether the running kernel has the wanted ones. Pure
 functions. The boot methods build on them (boot_grub: the grub_d drop-in,
 /etc/default/grub, /etc/kernel/cmdline; boot_grubby; boot_transactional),
 boot_distro picks one, and the boot_params module reads and writes the files
@@ -46,9 +47,43 @@ import re
 # kernel args the plan owns (boot_params replaces or removes these by name; the
 # hugepage ones per pool, see HUGEPAGE_ARGS).
 MANAGED_KERNEL_ARGS = ("isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity", "default_hugepagesz", "hugepagesz", "hugepages")
+
+# ----------------------------------------------------------------- the walk's table
+#
+# How a command line is read and what the walk does with each argument: walk_cmdline reads this table,
+# and boot_grub.render_grub_dropin renders the same table as the sh the grub_d drop-in walks
+# GRUB_CMDLINE_LINUX and _DEFAULT with (tests/unit/plugins/module_utils/test_cmdline_walk.py runs the
+# two side by side on the same lines). A change in a rule is a change here.
+#
+# Reading (the kernel's lib/cmdline.c next_arg): arguments are separated by WHITESPACE (the kernel's
+# isspace) outside QUOTE; a QUOTE toggles quoting and stays in the argument; the name ends at the first
+# ``=``; a QUOTE before the name or around the value is not part of either. ESCAPE: backslashes before
+# an argument's name are not part of it (an argument escaped in /etc/default/grub).
+WHITESPACE = " \t\n\r\v\f"
+QUOTE = '"'
+ESCAPE = "\\"
+# What each argument is, tried in order; an argument no row takes stays where it is.
+#   names: its names, ``-`` and ``_`` alike (None: the names ownership() owns by name, in ``full``);
+#   pool:  a hugepage arg: it counts only when the collection owns hugepages per pool (ownership()
+#          ``hugepages``) and only with a non-empty value; the collection owns it per pool, not by name;
+#   sets:  its value is the size the counts after it fill on the old line (the walk's ``ctx``, at first
+#          the host's default size: the value of the first "default" argument);
+#   drop:  when it is the collection's: "always"; "owned" - the size ``ctx`` is a pool ownership() owns;
+#          "default" - the collection replaces the host's default size (ownership() ``default`` or
+#          ``defaults``). A dropped "sets" argument leaves the next count without its size on the new
+#          line, a kept one gives it (the walk's ``sync``);
+#   sized: a kept count whose size the new line does not give gets ``<sized>=<ctx>`` right before it
+#          (none known: refused, see walk_cmdline).
+WALK_KINDS = (
+    {"kind": "by_name", "names": None, "pool": False, "sets": False, "drop": "always", "sized": None},
+    {"kind": "default", "names": ("default_hugepagesz",), "pool": True, "sets": True, "drop": "default", "sized": None},
+    {"kind": "size", "names": ("hugepagesz",), "pool": True, "sets": True, "drop": "owned", "sized": None},
+    {"kind": "count", "names": ("hugepages",), "pool": True, "sets": False, "drop": "owned", "sized": "hugepagesz"},
+)
 # Hugepage args: owned per pool (size), not by name. A count belongs to the size before it.
-HUGEPAGE_ARGS = ("default_hugepagesz", "hugepagesz", "hugepages")
-SIZE_ARGS = ("default_hugepagesz", "hugepagesz")
+HUGEPAGE_ARGS = tuple(n for k in WALK_KINDS if k["pool"] for n in k["names"])
+SIZE_ARGS = tuple(n for k in WALK_KINDS if k["pool"] and k["sets"] for n in k["names"])
+DEFAULT_KIND = [k for k in WALK_KINDS if k["kind"] == "default"][0]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 # The characters a kernel arg this collection writes may hold (name and value):
@@ -77,10 +112,10 @@ def split_cmdline(text):
     current = []
     in_quote = False
     for char in text or "":
-        if char == '"':
+        if char == QUOTE:
             in_quote = not in_quote
             current.append(char)
-        elif char.isspace() and not in_quote:
+        elif char in WHITESPACE and not in_quote:
             if current:
                 tokens.append("".join(current))
                 current = []
@@ -97,18 +132,18 @@ def parse_arg(token):
     Quotes are removed as the kernel's ``next_arg`` removes them:
     ``foo="a b"`` -> ``('foo', 'a b')``, ``"foo=a b"`` -> ``('foo', 'a b')``.
     """
-    quoted = token.startswith('"')
+    quoted = token.startswith(QUOTE)
     body = token[1:] if quoted else token
     name, sep, value = body.partition("=")
     if not sep:
-        if quoted and name.endswith('"'):
+        if quoted and name.endswith(QUOTE):
             name = name[:-1]
         return name, None
-    if value.startswith('"'):
+    if value.startswith(QUOTE):
         value = value[1:]
-        if value.endswith('"'):
+        if value.endswith(QUOTE):
             value = value[:-1]
-    elif quoted and value.endswith('"'):
+    elif quoted and value.endswith(QUOTE):
         value = value[:-1]
     return name, value
 
@@ -274,9 +309,20 @@ def size_spellings(key):
 
 
 def norm_arg(token):
-    """(normalised name, value) of a token; a leading backslash (escaped in /etc/default/grub) is ignored."""
-    name, value = parse_arg(token.lstrip("\\"))
+    """(normalised name, value) of a token; leading backslashes (ESCAPE) are ignored."""
+    name, value = parse_arg(token.lstrip(ESCAPE))
     return norm_name(name), value
+
+
+def walk_kind(name, value, own):
+    """The WALK_KINDS row a token (its normalised name and value) is under ``own`` (ownership), or None."""
+    for kind in WALK_KINDS:
+        if kind["names"] is None:
+            if name in own["full"]:
+                return kind
+        elif kind["pool"] and own["hugepages"] and value and name in kind["names"]:
+            return kind
+    return None
 
 
 def pool_sizes(pairs):
@@ -346,14 +392,15 @@ def walk_cmdline(parts, wanted, own, insert=0, strict=True, check=True):
     changes under a count before any size - ``hugepagesz=<its size>`` goes right before the count. A
     count of an unnamed default size (no ``default_hugepagesz=`` on the line) that would change size is
     refused (``strict``) or dropped. ``check``: each token it writes passes check_kernel_arg.
-    The drop-in (render_grub_dropin) is the same walk in POSIX sh; keep the two alike.
+    Each token is read and handled as WALK_KINDS says; the grub_d drop-in (render_grub_dropin) renders
+    the same table as POSIX sh.
     """
     hugepages = own["hugepages"]
     first_default = None  # the host's default size: the kernel takes the first default_hugepagesz=
     for part in parts if hugepages else ():
         for token in part:
             name, value = norm_arg(token)
-            if name == "default_hugepagesz" and value:
+            if walk_kind(name, value, own) is DEFAULT_KIND:
                 first_default = value
                 break
         if first_default is not None:
@@ -368,9 +415,8 @@ def walk_cmdline(parts, wanted, own, insert=0, strict=True, check=True):
     else:
         out_default = in_default if first_default is not None and not drops_default(first_default) else None
     sync = out_default == in_default
-    implicit_owned = in_default is not None and in_default in own["sizes"]
-    ctx = None  # the text of the size the next count applies to on the old line; None: the default size
-    owned = False
+    ctx = first_default  # the text of the size the next count applies to on the old line; None: unnamed
+    owned = in_default is not None and in_default in own["sizes"]
     want = wanted_strings(wanted)
     want_sized = hugepages and any(norm_name(n) in SIZE_ARGS for n, dummy in wanted)
     new_parts = []
@@ -379,32 +425,31 @@ def walk_cmdline(parts, wanted, own, insert=0, strict=True, check=True):
         out = []
         for token in part:
             name, value = norm_arg(token)
-            if name in own["full"]:
-                ours.append(token)
+            kind = walk_kind(name, value, own)
+            if kind is None:
+                out.append(token)
                 continue
-            if hugepages and value and name in SIZE_ARGS:
+            if kind["sets"]:
                 ctx = value
                 owned = size_key(value) in own["sizes"]
-                if owned if name == "hugepagesz" else drops_default(value):
-                    ours.append(token)
+            drop = kind["drop"]
+            if drop == "always" or (drop == "owned" and owned) or (drop == "default" and drops_default(value)):
+                ours.append(token)
+                if kind["sets"]:
                     sync = False
-                    continue
+                continue
+            if kind["sets"]:
                 sync = True
-            elif hugepages and value and name == "hugepages":
-                if owned if ctx is not None else implicit_owned:
-                    ours.append(token)
+            elif kind["sized"] and not sync:
+                if ctx is None:
+                    if strict:
+                        raise _unsized(token, own)
                     continue
-                if not sync:
-                    size = ctx if ctx is not None else first_default
-                    if size is None:
-                        if strict:
-                            raise _unsized(token, own)
-                        continue
-                    sized = "hugepagesz=" + size
-                    if check:
-                        check_kernel_arg(sized, HUGEPAGE_ARGS)
-                    out.append(sized)
-                    sync = True
+                sized = "%s=%s" % (kind["sized"], ctx)
+                if check:
+                    check_kernel_arg(sized, HUGEPAGE_ARGS)
+                out.append(sized)
+                sync = True
             out.append(token)
         if index == insert:
             out.extend(want)
