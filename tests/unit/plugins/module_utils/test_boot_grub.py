@@ -28,58 +28,16 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args impo
     split_cmdline,
 )
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kernel_args_cases import (
+    DEBIAN12_GRUB,
     FULL,
     HP,
     M,
     SHELL_CHARS,
+    SHELLS,
     SLE_MICRO_GRUB,
     WANTED,
     w,
 )
-
-
-# Debian 12 (bookworm) /etc/default/grub as installed, plus a hand-set isolcpus.
-DEBIAN12_GRUB = """\
-# If you change this file, run 'update-grub' afterwards to update
-# /boot/grub/grub.cfg.
-# For full documentation of the options in this file, see:
-#   info -f grub -n 'Simple configuration'
-
-GRUB_DEFAULT=0
-GRUB_TIMEOUT=5
-GRUB_DISTRIBUTOR=`lsb_release -i -s 2> /dev/null || echo Debian`
-GRUB_CMDLINE_LINUX_DEFAULT="isolcpus=1-3 quiet"
-GRUB_CMDLINE_LINUX=""
-
-# If your computer has a touchscreen, you may want to enable the
-# OS prober to detect other OSes
-#GRUB_DISABLE_OS_PROBER=false
-
-# Uncomment to enable BadRAM filtering, modify to suit your needs
-# This works with Linux (no patch required) and with any kernel that obtains
-# the memory map information from GRUB (GNU Mach, kernel of FreeBSD ...)
-#GRUB_BADRAM="0x01234567,0xfefefefe,0x89abcdef,0xefefefef"
-
-# Uncomment to disable graphical terminal (grub-pc only)
-#GRUB_TERMINAL=console
-
-# The resolution used on graphical terminal
-# note that you can use only modes which your graphic card supports via VBE
-# you can see them in real GRUB with the command `vbeinfo'
-#GRUB_GFXMODE=640x480
-
-# Uncomment if you don't want GRUB to pass "root=UUID=xxx" parameter to Linux
-#GRUB_DISABLE_LINUX_UUID=true
-
-# Uncomment to disable generation of recovery mode menu entries
-#GRUB_DISABLE_RECOVERY="true"
-
-# Uncomment to get a beep at grub start
-#GRUB_INIT_TUNE="480 440 1"
-"""
-
-
-SHELLS = [s for s in ("sh", "dash", "bash") if shutil.which(s)]
 
 
 def source_grub(root, shell):
@@ -384,3 +342,18 @@ def test_the_drop_in_keeps_the_hugepage_history_and_reports_a_removed_pool():
     assert added_removed(second["locations"], w(*FULL)) == ([], HP)
     assert "\n# hugepage history: hugepagesz=1G default_hugepagesz=1G\n" in second["files"][0]["after"]
     assert plan_grub_d(DEBIAN12_GRUB, [], second["files"][0]["after"], w(*FULL), M)["files"] == []
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_dropin_reads_quotes_and_escapes_as_walk_cmdline_does(tmp_path, shell):
+    # A quoted or escaped managed arg is isolcpus too, a quoted value is one argument (its spaces kept),
+    # and a quoted size still sizes the counts after it.
+    grub = ("GRUB_CMDLINE_LINUX='\\isolcpus=1 \"isolcpus=2\" isolcpus=\"3 4\" dyndbg=\"file a.c  +p\"'\n"
+            "GRUB_CMDLINE_LINUX_DEFAULT='\"hugepagesz=2M\" hugepages=8 quiet'\n")
+    root = write_root(tmp_path, grub=grub)
+    install_dropin(root, w(*FULL))
+    linux, default = source_grub(root, shell)
+    assert linux == 'dyndbg="file a.c  +p" ' + " ".join(FULL)
+    assert default == '"hugepagesz=2M" hugepages=8 quiet'
+    env = static_grub_cmdline([grub, (root / DROPIN).read_text()], M)
+    assert (env["GRUB_CMDLINE_LINUX"], env["GRUB_CMDLINE_LINUX_DEFAULT"]) == (linux, default)
