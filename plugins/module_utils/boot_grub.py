@@ -15,7 +15,12 @@ import re
 import shlex
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import (
+    DEFAULT_KIND,
+    ESCAPE,
+    QUOTE,
     SIZE_ARGS,
+    WALK_KINDS,
+    WHITESPACE,
     CmdlineError,
     checked,
     format_size,
@@ -56,6 +61,87 @@ def _size_case(function, keys):
     return ["%s() {" % function] + body + ["    return 1", "}"]
 
 
+def _sh_chars(chars):
+    """Whitespace ``chars`` as a printf format: the drop-in stays plain text, without a literal tab or CR."""
+    return "".join({"\t": "\\t", "\n": "\\n", "\r": "\\r", "\v": "\\v", "\f": "\\f"}.get(c, c) for c in chars)
+
+
+# The drop conditions of WALK_KINDS (kernel_args) in sh: __rke2_numa_o is walk_cmdline's ``owned``;
+# __rke2_numa_default is set when the plan replaces the default size (the drop-in is written for
+# ownership(wanted, managed): no ``defaults`` written before).
+_SH_DROP = {"owned": '[ -n "$__rke2_numa_o" ]', "default": '[ -n "$__rke2_numa_default" ]'}
+
+
+def _sh_arm(kind, own, order):
+    """The walk's case arm for one WALK_KINDS row (its body mirrors walk_cmdline's), or [] when no name is in it."""
+    if kind["names"] is None:
+        names = sorted(own["full"], key=order.index)
+        patterns = "|".join("%s|%s=*" % (_case_pattern(n), _case_pattern(n)) for n in names)
+    elif kind["pool"] and own["hugepages"]:
+        patterns = "|".join("%s=?*" % _case_pattern(n) for n in kind["names"])  # a non-empty value
+    else:
+        patterns = ""
+    if not patterns:
+        return []
+    lines = ["            %s)" % patterns]
+    if kind["sets"]:
+        lines += ["                __rke2_numa_t=$__rke2_numa_v __rke2_numa_o=",
+                  '                if __rke2_numa_owned "$__rke2_numa_t"; then __rke2_numa_o=1; fi']
+    if kind["drop"] == "always":
+        return lines + ["                continue ;;"]
+    lines.append("                if %s; then %scontinue; fi" % (_SH_DROP[kind["drop"]], "__rke2_numa_s=; " if kind["sets"] else ""))
+    if kind["sets"]:
+        lines.append("                __rke2_numa_s=1")
+    elif kind["sized"]:
+        lines += [
+            '                if [ -z "$__rke2_numa_s" ]; then',
+            '                    if [ -z "$__rke2_numa_t" ]; then continue; fi',
+            "                    __rke2_numa_out=${__rke2_numa_out:+$__rke2_numa_out }%s=$__rke2_numa_t" % kind["sized"],
+            "                    __rke2_numa_s=1",
+            "                fi",
+        ]
+    lines[-1] += " ;;"
+    return lines
+
+
+# Reading a line as the kernel does (kernel_args: WHITESPACE, QUOTE, ESCAPE), in POSIX sh: the next
+# argument of $__rke2_numa_rest -> __rke2_numa_arg as written, __rke2_numa_nv its name=value (name) with
+# the quotes and escapes that are not part of them taken off, __rke2_numa_v its value; false at the end.
+_SH_NEXT = r"""__rke2_numa_ws=$(printf '%(ws)s.')
+__rke2_numa_ws=${__rke2_numa_ws%%.}
+__rke2_numa_next() {
+    __rke2_numa_rest=${__rke2_numa_rest#"${__rke2_numa_rest%%%%[!$__rke2_numa_ws]*}"}
+    if [ -z "$__rke2_numa_rest" ]; then return 1; fi
+    __rke2_numa_arg=
+    while :; do
+        __rke2_numa_w=${__rke2_numa_rest%%%%[%(q)s$__rke2_numa_ws]*}
+        __rke2_numa_arg=$__rke2_numa_arg$__rke2_numa_w
+        __rke2_numa_rest=${__rke2_numa_rest#"$__rke2_numa_w"}
+        case $__rke2_numa_rest in
+            %(q)s*%(q)s*)
+                __rke2_numa_rest=${__rke2_numa_rest#%(q)s}
+                __rke2_numa_w=${__rke2_numa_rest%%%%%(q)s*}
+                __rke2_numa_arg=$__rke2_numa_arg%(q)s$__rke2_numa_w%(q)s
+                __rke2_numa_rest=${__rke2_numa_rest#*%(q)s} ;;
+            %(q)s*) __rke2_numa_arg=$__rke2_numa_arg$__rke2_numa_rest __rke2_numa_rest= ; break ;;
+            *) break ;;
+        esac
+    done
+    __rke2_numa_nv=${__rke2_numa_arg#"${__rke2_numa_arg%%%%[!%(e)s]*}"} __rke2_numa_v= __rke2_numa_q=
+    case $__rke2_numa_nv in %(q)s*) __rke2_numa_nv=${__rke2_numa_nv#%(q)s} __rke2_numa_q=1 ;; esac
+    case $__rke2_numa_nv in
+        *=*)
+            __rke2_numa_v=${__rke2_numa_nv#*=}
+            case $__rke2_numa_v in
+                %(q)s*) __rke2_numa_v=${__rke2_numa_v#%(q)s} ; __rke2_numa_v=${__rke2_numa_v%%%(q)s} ;;
+                *) if [ -n "$__rke2_numa_q" ]; then __rke2_numa_v=${__rke2_numa_v%%%(q)s}; fi ;;
+            esac
+            __rke2_numa_nv=${__rke2_numa_nv%%%%=*}=$__rke2_numa_v ;;
+        *) if [ -n "$__rke2_numa_q" ]; then __rke2_numa_nv=${__rke2_numa_nv%%%(q)s}; fi ;;
+    esac
+}""" % {"ws": _sh_chars(WHITESPACE), "q": "\\" + QUOTE, "e": "\\" + ESCAPE}
+
+
 def render_grub_dropin(wanted, managed, history=()):
     """The /etc/default/grub.d drop-in (POSIX sh, sourced by grub-mkconfig).
 
@@ -63,19 +149,19 @@ def render_grub_dropin(wanted, managed, history=()):
     /etc/default/grub and the drop-ins before it, the managed arguments by name
     and the hugepage args of the planned pools, and ``default_hugepagesz=`` when
     the plan sets one - walk_cmdline with ownership(wanted), GRUB_CMDLINE_LINUX then
-    _DEFAULT as one command line - then appends the wanted ones to
+    _DEFAULT as one command line, rendered from the same table (WALK_KINDS, and
+    the kernel's reading of quotes) - then appends the wanted ones to
     GRUB_CMDLINE_LINUX (normal and recovery entries). Pools of other sizes stay,
     each count with its size. A count of an unnamed default size that would
     change size is dropped (plan_grub_d refuses such a host first). Safe under
-    grub-mkconfig's ``set -e``; globbing is off while it splits the values and
-    restored. ``history``: the hugepage sizes written before (hugepage_history),
-    kept in a comment for reboot_required.
+    grub-mkconfig's ``set -e``; no expansion is left unquoted (no globbing, no
+    word splitting). ``history``: the hugepage sizes written before
+    (hugepage_history), kept in a comment for reboot_required.
     """
     wanted = checked(wanted, managed)
     own = ownership(wanted, managed)
     args = " ".join(wanted_strings(wanted))
     order = [norm_name(n) for n in managed]
-    patterns = "|".join(_case_pattern(n) for n in sorted(own["full"], key=order.index))
     lines = [
         "# Managed by maitred.rke2_numa (module boot_params). Do not edit: changes are overwritten.",
         "# Sourced by grub-mkconfig (update-grub) after /etc/default/grub and the other",
@@ -88,13 +174,11 @@ def render_grub_dropin(wanted, managed, history=()):
         "# managed: %s" % " ".join(managed),
         ("# hugepage history: " + " ".join(history)).rstrip(),
         "__rke2_numa_args='%s'" % args,
-    ]
-    walk = [
-        "__rke2_numa_walk() {",
-        "    __rke2_numa_out=",
-        "    for __rke2_numa_arg in $1; do",
-        "        case $__rke2_numa_arg in",
-    ]
+        "# An argument as the kernel reads it (quotes, GRUB's escapes).",
+    ] + _SH_NEXT.split("\n")
+    functions = ["__rke2_numa_next", "__rke2_numa_walk"]
+    variables = ["__rke2_numa_args", "__rke2_numa_ws", "__rke2_numa_rest", "__rke2_numa_arg", "__rke2_numa_w", "__rke2_numa_nv",
+                 "__rke2_numa_v", "__rke2_numa_q", "__rke2_numa_out"]
     if own["hugepages"]:
         default = ("'%s'" % format_size(own["default"])) if own["default"] is not None else "''"
         lines += [
@@ -117,85 +201,56 @@ def render_grub_dropin(wanted, managed, history=()):
         lines += _size_case("__rke2_numa_isdefault", [own["default"]] if own["default"] is not None else [])
         lines += [
             "__rke2_numa_default=%s" % default,
+            "# The host's default size: the first default_hugepagesz=; counts before any size are of it.",
+            "__rke2_numa_first() {",
+            "    __rke2_numa_rest=$1",
+            '    while [ -z "$__rke2_numa_t" ] && __rke2_numa_next; do',
+            "        case $__rke2_numa_nv in %s) __rke2_numa_t=$__rke2_numa_v ;; esac"
+            % "|".join("%s=?*" % _case_pattern(n) for n in DEFAULT_KIND["names"]),
+            "    done",
+            "}",
         ]
-        walk += [
-            # c: a size was set on the old line (else counts are of the default size); t: its text;
-            # o: it is ours; s: the new line gives the next count the same size.
-            "            hugepagesz=?*)",
-            "                __rke2_numa_c=1 __rke2_numa_t=${__rke2_numa_arg#*=} __rke2_numa_o='' __rke2_numa_s=1",
-            "                if __rke2_numa_owned \"$__rke2_numa_t\"; then __rke2_numa_o=1 __rke2_numa_s=''; continue; fi ;;",
-            "            default[_-]hugepagesz=?*)",
-            "                __rke2_numa_c=1 __rke2_numa_t=${__rke2_numa_arg#*=} __rke2_numa_o='' __rke2_numa_s=1",
-            '                if __rke2_numa_owned "$__rke2_numa_t"; then __rke2_numa_o=1; fi',
-            '                if [ -n "$__rke2_numa_default" ]; then __rke2_numa_s=; continue; fi ;;',
-            "            hugepages=?*)",
-            '                if [ -n "$__rke2_numa_c" ]; then',
-            '                    if [ -n "$__rke2_numa_o" ]; then continue; fi',
-            '                    if [ -z "$__rke2_numa_s" ]; then',
-            "                        __rke2_numa_out=${__rke2_numa_out:+$__rke2_numa_out }hugepagesz=$__rke2_numa_t",
-            "                    fi",
-            "                else",
-            '                    if [ -n "$__rke2_numa_io" ]; then continue; fi',
-            '                    if [ -z "$__rke2_numa_s" ]; then',
-            '                        if [ -z "$__rke2_numa_it" ]; then continue; fi',
-            "                        __rke2_numa_out=${__rke2_numa_out:+$__rke2_numa_out }hugepagesz=$__rke2_numa_it",
-            "                    fi",
-            "                fi",
-            "                __rke2_numa_s=1 ;;",
-        ]
-    walk += [
-        "            *)",
-        "                case ${__rke2_numa_arg%%=*} in",
-        "                    %s) continue ;;" % (patterns or "__rke2_numa_none"),
-        "                esac ;;",
+        functions += ["__rke2_numa_size", "__rke2_numa_owned", "__rke2_numa_isdefault", "__rke2_numa_first"]
+        variables += ["__rke2_numa_default", "__rke2_numa_k", "__rke2_numa_u", "__rke2_numa_t", "__rke2_numa_o", "__rke2_numa_s"]
+    # t: the size the next count fills on the old line (walk_cmdline's ctx); o: it is ours (owned);
+    # s: the new line gives the next count the same size (sync).
+    lines += [
+        "__rke2_numa_walk() {",
+        "    __rke2_numa_out= __rke2_numa_rest=$1",
+        "    while __rke2_numa_next; do",
+        "        case $__rke2_numa_nv in",
+    ]
+    for kind in WALK_KINDS:
+        lines += _sh_arm(kind, own, order)
+    lines += [
         "        esac",
         "        __rke2_numa_out=${__rke2_numa_out:+$__rke2_numa_out }$__rke2_numa_arg",
         "    done",
         "}",
     ]
-    lines += walk
-    lines += [
-        "case $- in *f*) __rke2_numa_noglob=1 ;; *) __rke2_numa_noglob= ;; esac",
-        "set -f",
-    ]
     if own["hugepages"]:
         lines += [
-            "# The host's default size: the first default_hugepagesz=; counts before any size are of it.",
-            "__rke2_numa_it='' __rke2_numa_io='' __rke2_numa_c='' __rke2_numa_t='' __rke2_numa_o='' __rke2_numa_s=1",
-            "for __rke2_numa_arg in $GRUB_CMDLINE_LINUX $GRUB_CMDLINE_LINUX_DEFAULT; do",
-            "    case $__rke2_numa_arg in default[_-]hugepagesz=?*) __rke2_numa_it=${__rke2_numa_arg#*=}; break ;; esac",
-            "done",
-            'if [ -n "$__rke2_numa_it" ] && __rke2_numa_owned "$__rke2_numa_it"; then __rke2_numa_io=1; fi',
+            "__rke2_numa_t='' __rke2_numa_o='' __rke2_numa_s=1",
+            '__rke2_numa_first "$GRUB_CMDLINE_LINUX"',
+            '__rke2_numa_first "$GRUB_CMDLINE_LINUX_DEFAULT"',
+            'if [ -n "$__rke2_numa_t" ] && __rke2_numa_owned "$__rke2_numa_t"; then __rke2_numa_o=1; fi',
             'if [ -n "$__rke2_numa_default" ]; then',
             "    __rke2_numa_s=",
-            '    if [ -n "$__rke2_numa_it" ] && __rke2_numa_isdefault "$__rke2_numa_it"; then __rke2_numa_s=1; fi',
+            '    if [ -n "$__rke2_numa_t" ] && __rke2_numa_isdefault "$__rke2_numa_t"; then __rke2_numa_s=1; fi',
             "fi",
         ]
-    lines += [
-        '__rke2_numa_walk "$GRUB_CMDLINE_LINUX"',
-        "for __rke2_numa_arg in $__rke2_numa_args; do",
-        "    __rke2_numa_out=${__rke2_numa_out:+$__rke2_numa_out }$__rke2_numa_arg",
-        "done",
-        "GRUB_CMDLINE_LINUX=$__rke2_numa_out",
-    ]
+    lines.append('__rke2_numa_walk "$GRUB_CMDLINE_LINUX"')
+    if args:
+        lines.append("__rke2_numa_out=${__rke2_numa_out:+$__rke2_numa_out }$__rke2_numa_args")
+    lines.append("GRUB_CMDLINE_LINUX=$__rke2_numa_out")
     if own["hugepages"] and any(norm_name(n) in SIZE_ARGS for n, dummy in wanted):
         lines.append("__rke2_numa_s=  # the wanted pool now comes before GRUB_CMDLINE_LINUX_DEFAULT")
     lines += [
         '__rke2_numa_walk "$GRUB_CMDLINE_LINUX_DEFAULT"',
         "GRUB_CMDLINE_LINUX_DEFAULT=$__rke2_numa_out",
-        '[ -n "$__rke2_numa_noglob" ] || set +f',
+        "unset -f " + " ".join(functions),
+        "unset " + " ".join(variables),
     ]
-    if own["hugepages"]:
-        lines += [
-            "unset -f __rke2_numa_walk __rke2_numa_size __rke2_numa_owned __rke2_numa_isdefault",
-            "unset __rke2_numa_args __rke2_numa_out __rke2_numa_arg __rke2_numa_noglob __rke2_numa_default __rke2_numa_k \\",
-            "    __rke2_numa_u __rke2_numa_it __rke2_numa_io __rke2_numa_c __rke2_numa_t __rke2_numa_o __rke2_numa_s",
-        ]
-    else:
-        lines += [
-            "unset -f __rke2_numa_walk",
-            "unset __rke2_numa_args __rke2_numa_out __rke2_numa_arg __rke2_numa_noglob",
-        ]
     return "\n".join(lines) + "\n"
 
 
