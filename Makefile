@@ -91,7 +91,7 @@ MOLECULE_SCENARIOS ?=
 # on one worker (--dist loadfile), so a module's fixtures are built once.
 UNIT_JOBS ?= auto
 
-.PHONY: help deps deps-venv venv collection-tree samples demo hwloc-refs lint sanity unit integration build import docs-lint changelog-lint ee molecule image image-clean test bench rbac clean distclean
+.PHONY: help deps deps-venv venv collection-tree samples demo hwloc-refs lint sanity unit integration build import docs-lint changelog-lint ee molecule image image-clean test bench rbac specs clean distclean
 
 help:
 	@echo "make test        $(TEST_PHASES) (what CI runs: .ci/run)"
@@ -113,6 +113,7 @@ help:
 	@echo "make samples     sysfs trees of sample GPU machines into $(SAMPLES)"
 	@echo "make bench       python bench/bench.py"
 	@echo "make rbac        files/rbac/rke2-numa.yaml from plugins/plugin_utils/rbac.py (the identity playbooks/access.yml applies)"
+	@echo "make specs       the roles' defaults/main.yml, their README tables and docs/VARIABLES.md from meta/argument_specs.yml"
 	@echo "make hwloc-refs  lstopo's answers for the hwloc dumps and samples, saved in tests/fixtures/lstopo"
 	@echo "make clean       remove $(BUILD) and caches;  make distclean: also $(VENV)*"
 
@@ -322,6 +323,9 @@ hwloc-refs: deps venv collection-tree
 # default names (the unit tests fail when it is not).
 rbac: venv collection-tree
 	@$(VPY) scripts/rbac_manifest.py
+
+specs: venv collection-tree
+	@$(VPY) scripts/gen_specs.py
 
 bench: venv collection-tree
 	@if [ -f bench/bench.py ]; then $(ANSIBLE_ENV) $(VPY) bench/bench.py; else echo "bench/bench.py does not exist yet"; fi

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import assess, unread_reason
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, topology_at_next_start
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, reset_wait_errors, topology_at_next_start
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import ConfigError
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import verify_node
 
@@ -54,6 +54,7 @@ class FilterModule(object):
         return {
             "kubelet_reset_reasons": kubelet_reset_reasons,
             "kubelet_start_topology": kubelet_start_topology,
+            "reset_wait_bounds": reset_wait_errors,
             "node_compliance": node_compliance,
             "node_unread": node_unread,
             "verify_plan": verify_plan,

@@ -18,6 +18,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 FILES = {
     # the check/plan report's page: HTML, CSS, SVG and script in one Jinja2 file (plugin_utils/report.py renders it)
     "fleet_report_page": "playbooks/templates/fleet_report.html.j2",
+    # the roles: each one's meta/argument_specs.yml declares its variables (plugin_utils/specs.py reads them)
+    "roles": "roles",
 }
 
 

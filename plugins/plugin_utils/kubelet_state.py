@@ -15,8 +15,11 @@ validateState), state/state_checkpoint.go of both.
 from __future__ import annotations
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import format_cpulist, parse_cpulist
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.healthz import RKE2_RESTART_SECONDS
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import kubelet_flag_values
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource, parse_bytes
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer
 
 
 def expected_machine_state(topology, reserved_memory):
@@ -168,3 +171,23 @@ def reset_reasons(plan, topology, cpu_state, memory_state):
             if _checkpoint_tables(memory_state["machine_state"]) != expected_machine_state(topology, reserved):
                 reasons.append("[memorymanager] the expected machine state is different from the real one")
     return reasons
+
+
+# The waits of the apply chain's preflight (roles/kubelet_reset/tasks/preflight.yml): what follows each spec's bounds.
+_WAIT_NOTES = {"rke2_numa_kubelet_timeout": " s, at least the window", "rke2_numa_reboot_timeout": " s"}
+
+
+def reset_wait_errors(values):
+    """Why the apply chain's waits and retries are out of bounds ([] when none is): ``values`` {variable: value} of
+    rke2_numa_kubelet_timeout, rke2_numa_health_window, rke2_numa_reboot_timeout and rke2_numa_hugepages_retries.
+    Each is held to its spec's bounds; the health window, which has none of its own, must outlast RKE2's kubelet
+    restart cycle (a shorter one proves nothing: the kubelet answers healthz before it validates its checkpoints)
+    and fit in the kubelet timeout."""
+    values = dict(values)
+    window = values.pop("rke2_numa_health_window", None)
+    errors = specs.bound_errors(values, _WAIT_NOTES)
+    number, timeout = as_integer(window), as_integer(values.get("rke2_numa_kubelet_timeout"))
+    if window is not None and (number is None or number <= RKE2_RESTART_SECONDS or (timeout is not None and number > timeout)):
+        errors.append("rke2_numa_health_window=%s (more than RKE2's %d s restart cycle, at most rke2_numa_kubelet_timeout)"
+                      % (window, RKE2_RESTART_SECONDS))
+    return errors

@@ -28,16 +28,12 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names impor
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import roll_lease
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_boolean, as_integer, as_percent, is_boolean, show
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, parse_iso8601
 
-# Upper bounds: long enough for any real fleet, short enough that a typo does not hold a node for a day.
-DRAIN_TIMEOUT_MAX = 4 * 3600          # s: kubectl drain --timeout (0 there waits forever)
-GRACE_PERIOD_MAX = 3600               # s: kubectl drain --grace-period
-NODE_READY_TIMEOUT_MAX = 3600         # s: kubectl wait --for=condition=Ready
-LABELS_TIMEOUT_MAX = 3600             # s: waiting for NFD (the labels role's rke2_numa_labels_timeout)
-NODE_MINUTES_MAX = 24 * 60            # min: the estimate of one node's time in the window
-LABELS_VIA = ("nfd", "kubectl", "none")  # the labels role's rke2_numa_labels_via
+# The bounds and choices of the variables are their argument specs' (plugin_utils/specs.py): long enough for any
+# real fleet, short enough that a typo does not hold a node for a day.
 PLAYBOOKS = ("check", "rolling", "labels", "prove", "plan", "access")
 # A host's report and plan files are <dir>/<host>.json (and <host>.config.yaml) beside the fleet's own files.
 _FILE_STEM = re.compile(r"[A-Za-z0-9_][-A-Za-z0-9_.@]*")
@@ -47,9 +43,11 @@ _USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")   # useradd's NAME_REGEX, without 
 _COMMAND = re.compile(r"/[^\x00]*|[A-Za-z0-9_.+][-A-Za-z0-9_.+]*")
 
 
-def _bounded(name, value, low, high, unit, none_ok=False, none_means=""):
+def _bounded(name, value, unit, none_ok=False, none_means=""):
+    """The variable's value against its spec's ``min`` and ``max``."""
     if value is None and none_ok:
         return []
+    low, high = specs.bounds(name)
     number = as_integer(value)
     if number is None or not low <= number <= high:
         return ["%s %s must be an integer from %d to %d%s%s" % (
@@ -252,29 +250,29 @@ def input_errors(playbook, inputs, groups, hosts, now):
         value = get("rke2_numa_drain_pod_selector")
         errors += _named("rke2_numa_drain_pod_selector", value, label_selector_errors(value), "a label selector")
     if "rke2_numa_drain_timeout" in inputs:
-        errors += _bounded("rke2_numa_drain_timeout", get("rke2_numa_drain_timeout"), 1, DRAIN_TIMEOUT_MAX,
-                           " s (0 would let kubectl drain wait forever)")
+        errors += _bounded("rke2_numa_drain_timeout", get("rke2_numa_drain_timeout"), " s (0 would let kubectl drain wait forever)")
     if "rke2_numa_drain_grace_period" in inputs:
-        errors += _bounded("rke2_numa_drain_grace_period", get("rke2_numa_drain_grace_period"), 1, GRACE_PERIOD_MAX, " s",
-                           none_ok=True, none_means="each pod's own")
+        errors += _bounded("rke2_numa_drain_grace_period", get("rke2_numa_drain_grace_period"), " s", none_ok=True,
+                           none_means="each pod's own")
     if "rke2_numa_node_ready_timeout" in inputs:
-        errors += _bounded("rke2_numa_node_ready_timeout", get("rke2_numa_node_ready_timeout"), 1, NODE_READY_TIMEOUT_MAX, " s")
+        errors += _bounded("rke2_numa_node_ready_timeout", get("rke2_numa_node_ready_timeout"), " s")
     if "rke2_numa_serial" in inputs:
         errors += serial_errors(get("rke2_numa_serial"))
     if "rke2_numa_max_fail_percentage" in inputs:
-        errors += _bounded("rke2_numa_max_fail_percentage", get("rke2_numa_max_fail_percentage"), 0, 100, " (%)")
+        errors += _bounded("rke2_numa_max_fail_percentage", get("rke2_numa_max_fail_percentage"), " (%)")
     if "rke2_numa_node_minutes" in inputs:
         value = get("rke2_numa_node_minutes")
         try:
             minutes = None if isinstance(value, bool) else float(value)
         except (TypeError, ValueError):
             minutes = None
-        if minutes is None or not 0 < minutes <= NODE_MINUTES_MAX:
-            errors.append("rke2_numa_node_minutes %s must be a number of minutes above 0 and at most %d" % (show(value), NODE_MINUTES_MAX))
+        most = specs.bounds("rke2_numa_node_minutes")[1]
+        if minutes is None or not 0 < minutes <= most:
+            errors.append("rke2_numa_node_minutes %s must be a number of minutes above 0 and at most %d" % (show(value), most))
     if "rke2_numa_window_end" in inputs:
         errors += window_errors(get("rke2_numa_window_end"), now, rolling)
-    if "rke2_numa_roll_order" in inputs and get("rke2_numa_roll_order") not in ("idle_first", "sorted"):
-        errors.append("rke2_numa_roll_order %s must be idle_first or sorted" % show(get("rke2_numa_roll_order")))
+    if "rke2_numa_roll_order" in inputs and get("rke2_numa_roll_order") not in specs.choices("rke2_numa_roll_order"):
+        errors.append("rke2_numa_roll_order %s must be %s" % (show(get("rke2_numa_roll_order")), " or ".join(specs.choices("rke2_numa_roll_order"))))
     if get("rke2_numa_roll_id") not in (None, ""):
         errors += _named("rke2_numa_roll_id", get("rke2_numa_roll_id"), roll_lease.roll_id_errors(get("rke2_numa_roll_id")), "a roll id")
     if "rke2_numa_roll_lease_namespace" in inputs:
@@ -284,16 +282,15 @@ def input_errors(playbook, inputs, groups, hosts, now):
         errors += _named("rke2_numa_roll_lease_name", get("rke2_numa_roll_lease_name"),
                          dns1123_subdomain_errors(get("rke2_numa_roll_lease_name")), "a Lease name")
     if "rke2_numa_roll_lock_wait" in inputs:
-        errors += _bounded("rke2_numa_roll_lock_wait", get("rke2_numa_roll_lock_wait"), 0, roll_lease.LOCK_WAIT_MAX, " s")
+        errors += _bounded("rke2_numa_roll_lock_wait", get("rke2_numa_roll_lock_wait"), " s")
     if "rke2_numa_roll_lease_seconds" in inputs and as_integer(get("rke2_numa_roll_lease_seconds")) != 0:
-        errors += _bounded("rke2_numa_roll_lease_seconds", get("rke2_numa_roll_lease_seconds"), roll_lease.LEASE_SECONDS_MIN,
-                           roll_lease.LEASE_SECONDS_MAX, " s (or 0: computed from the timeouts)")
+        errors += _bounded("rke2_numa_roll_lease_seconds", get("rke2_numa_roll_lease_seconds"), " s (or 0: computed from the timeouts)")
     if get("rke2_numa_max_unavailable") not in (None, ""):
         errors += roll_lease.max_unavailable_errors(get("rke2_numa_max_unavailable"))
-    if "rke2_numa_labels_via" in inputs and get("rke2_numa_labels_via") not in LABELS_VIA:
-        errors.append("rke2_numa_labels_via %s must be one of %s" % (show(get("rke2_numa_labels_via")), ", ".join(LABELS_VIA)))
+    if "rke2_numa_labels_via" in inputs and get("rke2_numa_labels_via") not in specs.choices("rke2_numa_labels_via"):
+        errors.append("rke2_numa_labels_via %s must be one of %s" % (show(get("rke2_numa_labels_via")), ", ".join(specs.choices("rke2_numa_labels_via"))))
     if "rke2_numa_labels_timeout" in inputs:
-        errors += _bounded("rke2_numa_labels_timeout", get("rke2_numa_labels_timeout"), 1, LABELS_TIMEOUT_MAX, " s")
+        errors += _bounded("rke2_numa_labels_timeout", get("rke2_numa_labels_timeout"), " s")
     if "rke2_numa_nfd_features_dir" in inputs:
         value = get("rke2_numa_nfd_features_dir")
         if not (isinstance(value, str) and value.startswith("/") and "\x00" not in value):

@@ -34,12 +34,13 @@ import urllib.parse
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubeconfig_file import MARK as KUBECONFIG_MARK
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import dns1123_label_errors, dns1123_subdomain_errors
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import AUTO, KURED_DEFAULT
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer, show
 
 NAME = "rke2-numa"                      # the ServiceAccount, the ClusterRole and the bindings
-IDENTITY_NAMESPACE = "rke2-numa-system"  # the ServiceAccount's namespace (nothing runs there)
-PROBE_NAMESPACE = "rke2-numa-probe"      # the prove role's default rke2_numa_probe_namespace
+IDENTITY_NAMESPACE = specs.default("rke2_numa_access_namespace")   # the ServiceAccount's namespace (nothing runs there)
+PROBE_NAMESPACE = specs.default("rke2_numa_probe_namespace")
 MANAGED_BY = "maitred.rke2_numa"
 FIELD_MANAGER = "maitred.rke2_numa"
 # Namespaces that hold other people's pods: the probe's create/delete rights never go there.
@@ -50,7 +51,7 @@ PROBE_POD_SECURITY = {"pod-security.kubernetes.io/enforce": "restricted", "pod-s
                       "pod-security.kubernetes.io/audit": "restricted"}
 TOKEN_SECONDS_MIN = 600                  # the API server refuses a TokenRequest under 10 minutes
 TOKEN_SECONDS_MAX = 7 * 24 * 3600        # ours: a bound token for a maintenance window, never "forever"
-ADMIN_KUBECONFIG = "/etc/rancher/rke2/rke2.yaml"   # RKE2's admin kubeconfig on a server (cluster-admin)
+ADMIN_KUBECONFIG = specs.default("rke2_numa_admin_kubeconfig")   # RKE2's admin kubeconfig on a server (cluster-admin)
 _DURATION = re.compile(r"(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?")
 
 CLUSTER, PROBE, KURED, LEASE = "cluster", "probe", "kured", "lease"

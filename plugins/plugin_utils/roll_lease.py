@@ -29,18 +29,19 @@ import datetime
 import json
 import re
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer, as_percent, show
 
 LEASE_API_VERSION = "coordination.k8s.io/v1"
-DEFAULT_NAMESPACE = "rke2-numa-system"
-DEFAULT_NAME = "rke2-numa-roll"
+DEFAULT_NAMESPACE = specs.default("rke2_numa_roll_lease_namespace")
+DEFAULT_NAME = specs.default("rke2_numa_roll_lease_name")
 ROLL_ID_MAX = 63                      # it is a Node annotation's value and a Lease's holderIdentity: short, readable
 _ROLL_ID = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 LEGACY_MARKER = "true"                # the marker before roll ids: a roll of unknown id
-LEASE_SECONDS_MIN = 120               # s: a lease shorter than a node's cordon-to-drain stretch would expire under it
-LEASE_SECONDS_MAX = 8 * 3600          # s: a dead roll never holds the cluster longer than this
+# s: rke2_numa_roll_lease_seconds' bounds (its spec says why)
+LEASE_SECONDS_MIN, LEASE_SECONDS_MAX = specs.bounds("rke2_numa_roll_lease_seconds")
 LEASE_MARGIN = 120                    # s: kubectl round trips and Ansible's own time between two renewals
-LOCK_WAIT_MAX = 12 * 3600             # s: rke2_numa_roll_lock_wait
+LOCK_WAIT_MAX = specs.bounds("rke2_numa_roll_lock_wait")[1]   # s
 LOCK_POLL_SECONDS = 10                # s: how often a waiting roll reads the Lease again
 MANAGED_BY = {"app.kubernetes.io/name": "rke2-numa", "app.kubernetes.io/managed-by": "maitred.rke2_numa"}
 MODES = ("take", "renew", "release")
@@ -118,15 +119,15 @@ def parse_time(text):
 
 
 # The longest stretch between two renewals (before the cordon, before the uncordon) is bounded by these waits;
-# each entry: the variable and its role's default (tests/unit/.../test_roll_lease.py checks them against the roles).
-LEASE_STRETCH = (
-    ("rke2_numa_drain_timeout", 600),        # drain: kubectl drain --timeout
-    ("rke2_numa_reboot_timeout", 1800),      # common: the reboot
-    ("rke2_numa_kubelet_timeout", 180),      # kubelet_reset: a healthy kubelet
-    ("rke2_numa_node_ready_timeout", 300),   # drain: the Node Ready
-    ("rke2_numa_probe_timeout", 120),        # prove: the probe pods
-    ("rke2_numa_labels_timeout", 180),       # labels: NFD's labels
-)
+# each entry: the variable and its role's default (from its argument spec).
+LEASE_STRETCH = tuple((name, specs.default(name)) for name in (
+    "rke2_numa_drain_timeout",        # drain: kubectl drain --timeout
+    "rke2_numa_reboot_timeout",       # common: the reboot
+    "rke2_numa_kubelet_timeout",      # kubelet_reset: a healthy kubelet
+    "rke2_numa_node_ready_timeout",   # drain: the Node Ready
+    "rke2_numa_probe_timeout",        # prove: the probe pods
+    "rke2_numa_labels_timeout",       # labels: NFD's labels
+))
 
 
 def lease_seconds(variables):

@@ -151,3 +151,13 @@ def test_the_common_role_owns_what_more_than_one_role_reads():
                 readers.setdefault(name, set()).add(os.path.relpath(path, REPO))
     shared = sorted(name for name, who in readers.items() if name in owner and owner[name] != COMMON and who != {owner[name]})
     assert not shared, "read outside their role, so the common role's: %s" % {name: sorted(readers[name]) for name in shared}
+
+
+def test_no_role_reads_another_role_s_files():
+    """A role reaches another role's declarations through the collection's plugins (the argument_spec lookup), never
+    by a path out of its own folder (kubelet_reset's preflight read ``role_path ~ '/../' ~ item ~ '/meta/...'``)."""
+    climbing = re.compile(r"role_path\s*~\s*['\"]/\.\.|\.\./(?:%s)/" % "|".join(ROLES))
+    for role in ROLES:
+        for path in glob.glob(os.path.join(REPO, "roles", role, "**", "*.yml"), recursive=True):
+            with open(path) as f:
+                assert not climbing.search(f.read()), "%s reads another role's files" % os.path.relpath(path, REPO)

@@ -1,0 +1,256 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Writes what the roles' argument specs declare into the files that repeat it (make specs):
+
+- roles/<role>/defaults/main.yml: every option of the role's spec that has a ``default``;
+- the "## Variables" section of roles/<role>/README.md and the tables of docs/VARIABLES.md;
+- plugins/doc_fragments/plan_options.py: the planner's options (numa_plan's documentation) from the plan role's
+  variables, their names without the ``rke2_numa_`` prefix.
+
+A variable is declared once, in meta/argument_specs.yml (its description, type, choices, default, bounds: min and
+max); a ``# ---- Title`` comment line among a spec's options starts a group (a table of its own in the docs).
+tests/unit/test_generated.py fails when a file here is not what this script writes.
+
+    python scripts/gen_specs.py          (make specs)
+    python scripts/gen_specs.py --check  (exit 1 and name the stale files)
+"""
+
+import os
+import re
+import sys
+import textwrap
+
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, ".build"))
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs  # noqa: E402  pylint: disable=wrong-import-position
+
+# The order the docs list the roles in: the shared variables, then the apply chain's order.
+ROLE_ORDER = ("common", "topology", "plan", "boot_params", "hugepages", "rke2_config", "kubelet_reset", "verify", "drain",
+              "labels", "prove")
+GENERATED = "generated from meta/argument_specs.yml by scripts/gen_specs.py (make specs)"
+TABLE_START = "<!-- variables: %s; edit the spec, not this table -->" % GENERATED
+TABLE_END = "<!-- end of the generated variables -->"
+PREFIX = "rke2_numa_"
+
+
+class _Dumper(yaml.SafeDumper):  # pylint: disable=too-many-ancestors
+    """Lists indented under their key, as yamllint and ansible-lint want them."""
+
+    def increase_indent(self, flow=False, indentless=False):
+        return super().increase_indent(flow, False)
+
+
+def path(*parts):
+    return os.path.join(REPO, *parts)
+
+
+def read(*parts):
+    with open(path(*parts), encoding="utf-8") as f:
+        return f.read()
+
+
+def groups(role):
+    """[(title, [option names])] of the role's main entry point, in the spec's order; a ``# ---- Title`` comment
+    starts a group. Options only other entry points declare follow, one group per entry point."""
+    main = specs.role_options(role, "main") if "main" in specs.role_specs()[role] else {}
+    found, title = [], ""
+    for line in read("roles", role, "meta", "argument_specs.yml").splitlines():
+        if line.startswith("  ") and not line.startswith("   ") and line.strip().endswith(":") and line.strip() != "main:" and found:
+            break   # the next entry point
+        heading = re.match(r"^ {6}# ---- (.+)$", line)
+        option = re.match(r"^ {6}(rke2_numa_\w+):", line)
+        if heading:
+            title = heading.group(1)
+            found.append((title, []))
+        elif option and option.group(1) in main:
+            if not found:
+                found.append(("", []))
+            found[-1][1].append(option.group(1))
+    for entry, spec in sorted(specs.role_specs()[role].items()):
+        extra = [n for n in spec.get("options") or {} if n not in main]
+        if entry != "main" and extra:
+            found.append(("Entry point %s" % entry, extra))
+    return found
+
+
+def plain(text):
+    """Ansible's markup as plain text (a YAML comment)."""
+    text = re.sub(r"\b[COVMIUP]\(([^()]*)\)", r"\1", text)
+    return re.sub(r"\bL\(([^,()]*),\s*([^()]*)\)", r"\1 (\2)", text)
+
+
+def markdown(text):
+    """Ansible's markup as Markdown, on one line of a table cell."""
+    text = re.sub(r"\b[COVMP]\(([^()]*)\)", r"`\1`", text)
+    text = re.sub(r"\bI\(([^()]*)\)", r"*\1*", text)
+    text = re.sub(r"\bU\(([^()]*)\)", r"<\1>", text)
+    text = re.sub(r"\bL\(([^,()]*),\s*([^()]*)\)", r"[\1](\2)", text)
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def description(spec):
+    text = spec.get("description") or ""
+    return " ".join(text) if isinstance(text, list) else str(text)
+
+
+def value_text(value):
+    """A default as YAML writes it on one line."""
+    if value is None:
+        return "null"
+    if value == "":
+        return '""'
+    if isinstance(value, str) and "\n" not in value:
+        return value
+    return yaml.safe_dump(value, default_flow_style=True, width=10 ** 6).strip().removesuffix("\n...").removesuffix("...").strip()
+
+
+def default_cell(spec):
+    if spec.get("required"):
+        return "(required)"
+    if "default" not in spec:
+        return "(not set)"
+    return "`%s`" % value_text(spec["default"]).replace("|", "\\|")
+
+
+def meaning(spec, entry=""):
+    parts = [markdown(description(spec))]
+    low, high = spec.get("min"), spec.get("max")
+    if low is not None or high is not None:
+        parts.append("Bounds: %s." % ("%s to %s" % (low, high) if low is not None and high is not None
+                                      else ("at least %s" % low if low is not None else "at most %s" % high)))
+    if spec.get("choices"):
+        parts.append("Choices: %s." % ", ".join("`%s`" % c for c in spec["choices"]))
+    return " ".join(p for p in parts if p)
+
+
+def table(role, names, spec_of, header=("Variable", "Default", "Description")):
+    rows = ["| %s |" % " | ".join(header), "|---|---|---|"]
+    for name in names:
+        spec = spec_of(name)
+        rows.append("| `%s` | %s | %s |" % (name, default_cell(spec), meaning(spec)))
+    return rows
+
+
+def role_spec_of(role):
+    options = specs.role_options(role)
+    return lambda name: options[name]
+
+
+def role_readme_section(role):
+    lines = [TABLE_START, ""]
+    for title, names in groups(role):
+        if title:
+            lines += ["### %s" % title, ""]
+        lines += table(role, names, role_spec_of(role)) + [""]
+    return "\n".join(lines + [TABLE_END])
+
+
+def replace_between(text, start, end, body, where):
+    if start not in text or end not in text:
+        raise SystemExit("%s: no generated block (%s ... %s)" % (where, start, end))
+    return text[:text.index(start)] + body + text[text.index(end) + len(end):]
+
+
+def role_readme(role):
+    text = read("roles", role, "README.md")
+    return replace_between(text, TABLE_START, TABLE_END, role_readme_section(role), "roles/%s/README.md" % role)
+
+
+def variables_doc():
+    text = read("docs", "VARIABLES.md")
+    lines = [TABLE_START, ""]
+    for role in ROLE_ORDER:
+        lines += ["## maitred.rke2_numa.%s" % role, ""]
+        for title, names in groups(role):
+            # each variable once: in its owner's table (a role that reads another's result declares it too)
+            names = [n for n in names if specs.owner(n) == role]
+            if not names:
+                continue
+            if title:
+                lines += ["### %s" % title, ""]
+            lines += table(role, names, role_spec_of(role), ("variable", "default", "meaning")) + [""]
+    return replace_between(text, TABLE_START, TABLE_END, "\n".join(lines + [TABLE_END]), "docs/VARIABLES.md")
+
+
+def defaults(role):
+    lines = ["---", "# The role's defaults, %s: do not edit here." % GENERATED,
+             "# Each variable - its description, type, choices, default and bounds - is declared once, in",
+             "# roles/%s/meta/argument_specs.yml." % role]
+    options = specs.role_options(role)
+    for title, names in groups(role):
+        names = [n for n in names if "default" in options[n]]
+        if not names:
+            continue
+        lines.append("")
+        if title:
+            lines.append("# ---- %s" % title)
+        for name in names:
+            first = plain(description(options[name]))
+            lines += textwrap.wrap(first, 116, initial_indent="# ", subsequent_indent="# ", break_on_hyphens=False)
+            lines.append(yaml.dump({name: options[name]["default"]}, Dumper=_Dumper, default_flow_style=False, sort_keys=False,
+                                   width=10 ** 6).rstrip("\n"))
+    return "\n".join(lines) + "\n"
+
+
+def fragment_text(text):
+    """A description for numa_plan's options: the plan role's variables named as the planner's options."""
+    return re.sub(r"\bO\(" + PREFIX + r"(\w+)", r"O(\1", text)
+
+
+def plan_fragment():
+    options = {}
+    for name, spec in specs.role_options("plan", "main").items():
+        if not name.startswith(PREFIX) or name == PREFIX + "topology" or name == PREFIX + "plan_dir" \
+                or name.startswith(PREFIX + "rancher_"):
+            continue
+        entry = {"description": [fragment_text(d) for d in (spec["description"] if isinstance(spec["description"], list)
+                                                              else [spec["description"]])]}
+        for key in ("type", "elements", "choices", "default"):
+            if key in spec:
+                entry[key] = spec[key]
+        options[name[len(PREFIX):]] = entry
+    body = yaml.dump({"options": options}, Dumper=_Dumper, default_flow_style=False, sort_keys=False, width=110)
+    return ('# -*- coding: utf-8 -*-\n# Copyright: (c) 2026, maitred.rke2_numa contributors\n'
+            '# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)\n'
+            '"""The planner\'s options (M(maitred.rke2_numa.numa_plan)): the plan role\'s variables without their prefix,\n'
+            '%s - do not edit here; roles/plan/meta/argument_specs.yml declares them."""\n\n'
+            'from __future__ import annotations\n\n\n'
+            'class ModuleDocFragment(object):\n'
+            '    DOCUMENTATION = r"""\n%s"""\n' % (GENERATED, body))
+
+
+def outputs():
+    """{path relative to the repo: its content}."""
+    out = {}
+    for role in sorted(specs.role_specs()):
+        if any("default" in s for s in specs.role_options(role).values()):
+            out[os.path.join("roles", role, "defaults", "main.yml")] = defaults(role)
+        out[os.path.join("roles", role, "README.md")] = role_readme(role)
+    out[os.path.join("docs", "VARIABLES.md")] = variables_doc()
+    return out
+
+
+def main(argv):
+    stale = []
+    for rel, content in sorted(outputs().items()):
+        current = read(rel) if os.path.exists(path(rel)) else None
+        if current == content:
+            continue
+        stale.append(rel)
+        if "--check" not in argv:
+            os.makedirs(os.path.dirname(path(rel)), exist_ok=True)
+            with open(path(rel), "w", encoding="utf-8") as f:
+                f.write(content)
+    if "--check" in argv and stale:
+        print("stale (run make specs): %s" % ", ".join(stale))
+        return 1
+    print("%s: %s" % ("written" if stale else "up to date", ", ".join(stale) or "every generated file"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
