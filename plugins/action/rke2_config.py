@@ -23,14 +23,17 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.maitred.rke2_numa.plugins.modules import rke2_config as rke2_config_doc
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_config_file import (
+    DROPIN_SUFFIXES,
+    ConfigError,
+    decode,
+    effective_config,
+)
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import is_ours
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import config_mode
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
     SECURE,
-    ConfigError,
-    decode,
-    effective_config,
     healthz_url,
     mask,
     plan_write,
@@ -82,7 +85,7 @@ class ActionModule(ActionBase):
         st = self._module("ansible.builtin.stat", {"path": folder, "get_checksum": False}, task_vars)["stat"]
         if not st.get("isdir"):
             return []
-        found = self._module("ansible.builtin.find", {"paths": folder, "patterns": ["*.yaml", "*.yml"],
+        found = self._module("ansible.builtin.find", {"paths": folder, "patterns": ["*" + s for s in DROPIN_SUFFIXES],
                                                       "file_type": "any", "follow": True}, task_vars)["files"]
         return sorted((f["path"] for f in found if not f.get("isdir")), key=os.path.basename)
 

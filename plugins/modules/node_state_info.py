@@ -155,26 +155,19 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.host_access impo
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.hugepages_unit import read_unit
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_checkpoints import CPU_STATE, MEMORY_STATE, read_checkpoints
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rancher import AGENT_VAR_DIRS, read_rancher
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_config_file import (
+    HAS_YAML,
+    ConfigError,
+    config_files,
+    decode,
+    parse,
+    shared_keys,
+)
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import is_ours
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import TopologyError, read_topology
 
-try:
-    import yaml
-    HAS_YAML = True
-except ImportError:  # pragma: no cover - reported by the module
-    HAS_YAML = False
-
 # The only RKE2 config keys that leave the host (with their "+" forms: k3s configfilearg appends them).
 RKE2_KEYS = ("kubelet-arg", "node-label", "node-taint", "node-ip")
-
-
-def rke2_config_files(config_path):
-    """config.yaml, then config.yaml.d/*.yaml and *.yml in name order (k3s configfilearg)."""
-    files = [config_path]
-    folder = config_path + ".d"
-    if os.path.isdir(folder):
-        files += [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith((".yaml", ".yml"))]
-    return files
 
 
 def _owner(uid, gid):
@@ -189,58 +182,6 @@ def _owner(uid, gid):
     return owner, group
 
 
-def _children(node):
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
-
-
-def _duplicate_key(node, seen=None):
-    """(key, line, first line) of the first duplicate mapping key at any depth, or None. The rke2_config action
-    refuses such a file (YAML forbids duplicates; PyYAML keeps the last): check.yml must see it too. An alias is
-    walked once (a node may hold itself)."""
-    seen = set() if seen is None else seen
-    if id(node) in seen:
-        return None
-    seen.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-        keys = {}
-        for key, dummy in node.value:
-            if isinstance(key, yaml.ScalarNode):
-                if key.value in keys:
-                    return key.value, key.start_mark.line + 1, keys[key.value] + 1
-                keys[key.value] = key.start_mark.line
-    for child in _children(node):
-        found = _duplicate_key(child, seen)
-        if found:
-            return found
-    return None
-
-
-def _shared_keys(root):
-    """The RKE2_KEYS whose value shares a YAML node with another place of the file (an anchor and its alias): the
-    rke2_config action cannot edit such a list in place without changing the other place, and refuses it."""
-    if not isinstance(root, yaml.MappingNode):
-        return []
-    refs, stack = {}, [root]
-    while stack:
-        node = stack.pop()
-        refs[id(node)] = refs.get(id(node), 0) + 1
-        if refs[id(node)] == 1:
-            stack.extend(_children(node))
-
-    def shared(node, visited):
-        if refs.get(id(node), 0) > 1:
-            return True
-        if id(node) in visited:
-            return False
-        visited.add(id(node))
-        return any(shared(child, visited) for child in _children(node))
-
-    return sorted(set(k.value for k, v in root.value
-                      if isinstance(k, yaml.ScalarNode) and k.value.rstrip("+") in RKE2_KEYS and shared(v, set())))
-
-
 def read_rke2_file(path):
     """The file's metadata and its RKE2_KEYS entries; never any other key, never its text."""
     out = {"path": path, "exists": os.path.exists(path), "mode": None, "owner": None, "group": None,
@@ -252,28 +193,13 @@ def read_rke2_file(path):
     out["owner"], out["group"] = _owner(st.st_uid, st.st_gid)
     try:
         with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8")
-        data = yaml.safe_load(text)
-        root = yaml.compose(text, Loader=yaml.SafeLoader) if isinstance(data, dict) else None
-        duplicate = _duplicate_key(root) if root is not None else None
-    except UnicodeDecodeError as e:
-        out["error"] = "%s is not UTF-8 (byte %d)" % (path, e.start)
-        return out
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = " at line %d, column %d" % (mark.line + 1, mark.column + 1) if mark is not None else ""
-        out["error"] = "%s is not valid YAML%s: %s" % (path, where, getattr(e, "problem", None) or "parse error")
+            text = decode(handle.read(), path)
+        data, root = parse(text, path)
+    except ConfigError as e:
+        out["error"] = e.finding
         return out
     except (IOError, OSError) as e:
         out["error"] = "cannot read %s: %s" % (path, e.strerror)
-        return out
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        out["error"] = "%s is not a YAML mapping" % path
-        return out
-    if duplicate:
-        out["error"] = "%s: duplicate key %r at line %d (first at line %d)" % ((path,) + duplicate)
         return out
     values = {k: v for k, v in data.items() if isinstance(k, str) and k.rstrip("+") in RKE2_KEYS}
     try:
@@ -281,7 +207,7 @@ def read_rke2_file(path):
     except ValueError:  # an alias inside the node it names: no finite value (nor can RKE2 read one)
         out["error"] = "%s: a YAML alias refers to a node that holds it" % path
         return out
-    out["values"], out["shared"], out["ours"] = values, _shared_keys(root), is_ours(text)
+    out["values"], out["shared"], out["ours"] = values, shared_keys(root, RKE2_KEYS), is_ours(text)
     return out
 
 
@@ -346,7 +272,7 @@ def main():
     except (CmdlineError, IOError, OSError) as e:
         boot = {"method": None, "error": str(e)}
     module.exit_json(changed=False, topology=topology, access=access, kubelet_state=read_checkpoints(p["kubelet_dir"]), boot=boot,
-                     rke2={"files": [read_rke2_file(f) for f in rke2_config_files(p["config_path"])]},
+                     rke2={"files": [read_rke2_file(f) for f in config_files(p["config_path"])]},
                      hugepages_unit=read_unit(p["units_root"]), rancher=read_rancher(p["rancher_root"], p["config_path"]),
                      nfd_features=read_feature_file(p["nfd_features_file"]) if p["nfd_features_file"] else None)
 

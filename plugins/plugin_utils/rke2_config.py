@@ -12,15 +12,14 @@ the cluster join token:
   the edited text is parsed again and must hold exactly the old data with
   the new lists, or nothing is written;
 - a file RKE2 might read differently from us is refused before anything is
-  written (not UTF-8, not YAML, several documents, not a mapping, duplicate
-  keys);
+  written (module_utils/rke2_config_file.py, the one reader of RKE2's config,
+  also node_state_info's on the host);
 - ``mask`` blanks secret values found on the parsed nodes (any key ending in
   token, secret, password or key, at any depth, however quoted or anchored),
   never by a pattern over the text.
 
-RKE2 reads /etc/rancher/rke2/config.yaml, then config.yaml.d/*.yaml in
-lexical order; a later file's key replaces an earlier one, and ``key+``
-appends to a list (docs.rke2.io, "Configuration File").
+RKE2's order of its files and its merge (``key`` replaces, ``key+`` appends):
+module_utils/rke2_config_file.py ``effective_sources``.
 """
 
 from __future__ import annotations
@@ -33,6 +32,14 @@ import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rancher import RANCHER_CONFIG_FILE
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_config_file import (  # noqa: F401 - effective_config: compliance's
+    ConfigError,
+    as_list,
+    compose,
+    effective_config,
+    effective_sources,
+    load_config,
+)
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import DROPIN_HEADER
 from ansible_collections.maitred.rke2_numa.plugins.modules import rke2_config as rke2_config_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import doc_defaults
@@ -52,78 +59,8 @@ MASK = "********"
 _FLOW_UNSAFE = re.compile(r"[,\[\]{}#&*!|>'\"%@`]|^[-?:]|:\s|\s$|^\s")
 
 
-class ConfigError(Exception):
-    """config.yaml cannot be merged safely; nothing is written."""
-
-
 # config.yaml holds the join token: the mode and owner the collection keeps it at.
 SECURE = {"mode": "0600", "owner": "root", "group": "root"}
-
-
-def decode(data, path):
-    """File bytes as text; a file that is not UTF-8 is refused (RKE2 reads UTF-8 YAML)."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ConfigError("%s is not UTF-8 text (byte %d): nothing written" % (path, e.start))
-
-
-def _check_keys(node, path, seen=None):
-    """Refuse duplicate keys at any depth (YAML forbids them; PyYAML would silently keep the last). An alias is
-    walked once (a node may hold itself)."""
-    seen = set() if seen is None else seen
-    if id(node) in seen:
-        return
-    seen.add(id(node))
-    if isinstance(node, MappingNode):
-        keys = {}
-        for key, value in node.value:
-            if isinstance(key, ScalarNode):
-                if key.value in keys:
-                    raise ConfigError("%s: duplicate key %r at line %d (first at line %d): nothing written"
-                                      % (path, key.value, key.start_mark.line + 1, keys[key.value] + 1))
-                keys[key.value] = key.start_mark.line
-            _check_keys(value, path, seen)
-    elif isinstance(node, SequenceNode):
-        for item in node.value:
-            _check_keys(item, path, seen)
-
-
-def compose(text, path):
-    """The document's top-level mapping node (None when empty); refuses what RKE2 would not read as we do."""
-    try:
-        docs = [d for d in yaml.compose_all(text or "", Loader=yaml.SafeLoader) if d is not None]
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = " at line %d" % (mark.line + 1) if mark is not None else ""
-        raise ConfigError("%s is not valid YAML%s: nothing written" % (path, where))
-    if len(docs) > 1:
-        raise ConfigError("%s holds %d YAML documents, RKE2 reads one: nothing written" % (path, len(docs)))
-    if not docs:
-        return None
-    root = docs[0]
-    if not isinstance(root, MappingNode):
-        kind = {SequenceNode: "list", ScalarNode: "str"}.get(type(root), type(root).__name__)
-        raise ConfigError("%s is a YAML %s, not a mapping of RKE2 options: nothing written" % (path, kind))
-    _check_keys(root, path)
-    return root
-
-
-def load_config(text, path):
-    """Parse config.yaml text into a dict (empty text -> {}); refuses what RKE2 would not read."""
-    if compose(text, path) is None:
-        return {}
-    return yaml.safe_load(text)
-
-
-def _as_list(value, key, path):
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
-        return [str(v) for v in value]
-    raise ConfigError("%s: %s must be a string or a list of strings: nothing written" % (path, key))
 
 
 def _label_key(entry, taints):
@@ -265,11 +202,11 @@ def merged_config(text, path, kubelet_args, node_labels=(), node_taints=(), mana
     """
     managed = set(managed)
     before = load_config(text, path)
-    existing = _as_list(before.get("kubelet-arg"), "kubelet-arg", path)
+    existing = as_list(before.get("kubelet-arg"), "kubelet-arg", path)
     edits = [("kubelet-arg", lambda a: flag_name(a) not in managed, list(kubelet_args))]
     for key, wanted, taints in (("node-label", node_labels, False), ("node-taint", node_taints, True)):
         if wanted:
-            _as_list(before.get(key), key, path)
+            as_list(before.get(key), key, path)
             keys = set(_label_key(w, taints) for w in wanted)
             edits.append((key, lambda e, keys=keys, taints=taints: _label_key(e, taints) not in keys, list(wanted)))
     new = text or ""
@@ -329,7 +266,7 @@ def unmerged_config(text, path, node_labels=(), node_taints=(), managed=MANAGED_
         root = compose(new, path)
         if _find(root, key) is None:
             continue
-        _as_list(before.get(key), key, path)
+        as_list(before.get(key), key, path)
         values = _list_values(root, key) or []
         gone = [v for v in values if not keep(v)]
         if not gone:
@@ -360,39 +297,10 @@ def dropin_config(kubelet_args, node_labels=(), node_taints=()):
     return DROPIN_HEADER + yaml.safe_dump(data, default_flow_style=False, sort_keys=False, width=1000)
 
 
-def effective_sources(files):
-    """RKE2's reading of its config files, keeping where each value comes from.
-
-    ``files`` is [(path, text)] in the order RKE2 reads them (config.yaml, then
-    config.yaml.d/*.yaml and *.yml in name order; k3s pkg/configfilearg). A
-    later file's ``key`` replaces every earlier value; ``key+`` appends to the
-    list. Returns {key: [(path, value, appended)]}.
-    """
-    merged = {}
-    for path, text in files:
-        for key, value in load_config(text, path).items():
-            if key.endswith("+"):
-                merged.setdefault(key[:-1], []).append((path, _as_list(value, key, path), True))
-            else:
-                merged[key] = [(path, value, False)]
-    return merged
-
-
-def effective_config(files):
-    """RKE2's view of its config (see effective_sources): {key: value}."""
-    out = {}
-    for key, parts in effective_sources(files).items():
-        if len(parts) == 1 and not parts[0][2]:
-            out[key] = parts[0][1]
-        else:
-            out[key] = [v for path, value, dummy in parts for v in _as_list(value, key, path)]
-    return out
-
-
 def kubelet_arg_sources(files):
     """[(path, 'name=value')]: the ``kubelet-arg`` entries RKE2 passes, in order, with their file."""
     return [(path, flag.lstrip("-")) for path, value, dummy in effective_sources(files).get("kubelet-arg", ())
-            for flag in _as_list(value, "kubelet-arg", path)]
+            for flag in as_list(value, "kubelet-arg", path)]
 
 
 def rancher_conflicts(sources, wanted, managed=MANAGED_KUBELET_FLAGS):
@@ -417,7 +325,7 @@ def check_effective_list(files, key, wanted, taints=False):
     """The plan's ``node-label`` (or ``node-taint``) entries must be what RKE2 passes for their keys: not replaced by a
     later file's plain key, not given another value after ours. Returns the problems."""
     parts = effective_sources(files).get(key, ())
-    entries = [(p, str(v)) for p, value, dummy in parts for v in _as_list(value, key, p)]
+    entries = [(p, str(v)) for p, value, dummy in parts for v in as_list(value, key, p)]
     problems = []
     for entry in wanted:
         same = [(p, e) for p, e in entries if _label_key(e, taints) == _label_key(entry, taints)]
@@ -520,9 +428,9 @@ def healthz_url(config):
     """The kubelet's healthz URL on this node, from RKE2's effective config: the kubelet's own
     healthz flags when set, else 127.0.0.1 or, when the (first) node-ip is IPv6, ::1 as RKE2 binds it."""
     flags = dict((k, v[0]) for k, v in kubelet_flag_values(
-        [("", a.lstrip("-")) for a in _as_list(config.get("kubelet-arg"), "kubelet-arg", "config")]).items())
+        [("", a.lstrip("-")) for a in as_list(config.get("kubelet-arg"), "kubelet-arg", "config")]).items())
     port = flags.get("healthz-port", "10248")
-    node_ips = _as_list(config.get("node-ip"), "node-ip", "config")
+    node_ips = as_list(config.get("node-ip"), "node-ip", "config")
     first = node_ips[0].split(",")[0].strip() if node_ips else ""
     host = flags.get("healthz-bind-address") or ("::1" if ":" in first else "127.0.0.1")
     host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)

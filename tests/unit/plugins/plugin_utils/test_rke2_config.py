@@ -172,12 +172,6 @@ def test_labels_and_taints_are_edited_in_place_too():
     assert text == 'node-label:\n  - gpu=true  # keep\n  - "zone=b"\nnode-taint: ["gpu=numa:NoSchedule"]\n'
 
 
-def test_a_file_that_is_not_utf8_is_refused_naming_it():
-    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import decode
-    with pytest.raises(ConfigError, match=r"/etc/rancher/rke2/config.yaml is not UTF-8 text \(byte 7\)"):
-        decode(b"token: \xff\xfe\n", "/etc/rancher/rke2/config.yaml")
-
-
 # ---------------------------------------------------------------- leaks: masking on parsed nodes
 
 @pytest.mark.parametrize(

@@ -12,7 +12,6 @@ from ansible_collections.maitred.rke2_numa.plugins.filter.node_state import (
     verify_plan,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import effective_config
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import cmdline_args, verify
 
 TOPO = {
@@ -64,15 +63,6 @@ def test_mismatches(topo, state, args, error):
 def test_cmdline_args_handle_quotes_and_flags():
     assert cmdline_args('ro root=UUID=1 console="ttyS0,115200 x" quiet') == {
         "ro": None, "root": "UUID=1", "console": "ttyS0,115200 x", "quiet": None}
-
-
-def test_effective_config_follows_rke2_order():
-    files = [("config.yaml", "token: x\nkubelet-arg:\n  - max-pods=110\n  - reserved-cpus=0\n"),
-             ("config.yaml.d/10-a.yaml", "kubelet-arg+:\n  - reserved-cpus=0,4\n"),
-             ("config.yaml.d/20-b.yaml", "node-label: [a=b]\n")]
-    assert effective_config(files) == {"token": "x", "kubelet-arg": ["max-pods=110", "reserved-cpus=0", "reserved-cpus=0,4"],
-                                       "node-label": ["a=b"]}
-    assert effective_config(files + [("config.yaml.d/30-c.yaml", "kubelet-arg: [x=1]\n")])["kubelet-arg"] == ["x=1"]
 
 
 def node_state(topology, files):
