@@ -17,6 +17,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
     format_cpulist,
     parse_cpulist,
 )
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import copy_file, new_folder
 
 CPU_STATE = "cpu_manager_state"
 MEMORY_STATE = "memory_manager_state"
@@ -83,41 +84,6 @@ class CheckpointError(Exception):
     pass
 
 
-def _copy(src, dest):
-    """Copy src to dest atomically (a temporary file beside dest, then rename), keeping src's mode and owner."""
-    st = os.stat(src)
-    tmp = "%s.rke2-numa-tmp" % dest
-    with open(src, "rb") as f:
-        data = f.read()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, st.st_mode & 0o7777)
-        if os.geteuid() == 0:
-            os.chown(tmp, st.st_uid, st.st_gid)
-        os.replace(tmp, dest)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _new_folder(backup_dir, stamp):
-    """<backup_dir>/<stamp> (0700, a suffix when that exists already), backup_dir created 0700 when missing."""
-    if not os.path.isdir(backup_dir):
-        os.makedirs(backup_dir, 0o700)
-    path, n = os.path.join(backup_dir, stamp), 1
-    while os.path.lexists(path):
-        n += 1
-        path = os.path.join(backup_dir, "%s.%d" % (stamp, n))
-    os.mkdir(path, 0o700)
-    os.chmod(path, 0o700)
-    return path
-
-
 def backup_and_remove(kubelet_dir, backup_dir, stamp, check_mode=False):
     """Copy each checkpoint that exists into a new folder <backup_dir>/<stamp> (0700; each copy keeps its mode
     and owner), write the manifest, then delete the checkpoints. Nothing is deleted before every copy is
@@ -131,9 +97,9 @@ def backup_and_remove(kubelet_dir, backup_dir, stamp, check_mode=False):
     for name in existing:
         if not os.path.isfile(os.path.join(kubelet_dir, name)) or os.path.islink(os.path.join(kubelet_dir, name)):
             raise CheckpointError("%s is not a regular file; nothing was backed up or deleted" % os.path.join(kubelet_dir, name))
-    folder = _new_folder(backup_dir, stamp)
+    folder = new_folder(backup_dir, stamp)
     for name in existing:
-        _copy(os.path.join(kubelet_dir, name), os.path.join(folder, name))
+        copy_file(os.path.join(kubelet_dir, name), os.path.join(folder, name))
         result["backed_up"].append(os.path.join(folder, name))
     fd = os.open(os.path.join(folder, MANIFEST), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:
@@ -179,7 +145,7 @@ def restore(kubelet_dir, backup_path, check_mode=False):
             if current != wanted or (os.stat(dest).st_mode & 0o7777) != (os.stat(os.path.join(backup_path, name)).st_mode & 0o7777):
                 restored.append(dest)
                 if not check_mode:
-                    _copy(os.path.join(backup_path, name), dest)
+                    copy_file(os.path.join(backup_path, name), dest)
         elif os.path.lexists(dest):
             removed.append(dest)
             if not check_mode:

@@ -272,16 +272,13 @@ diff:
   elements: dict
 """
 
-import os
-import stat
-import tempfile
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_distro import METHODS, PROC_CMDLINE
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grubby import grubby_entries_text, plan_grubby
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import FileTransaction
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import (
     MANAGED_KERNEL_ARGS,
     CmdlineError,
@@ -310,113 +307,6 @@ _path = bc.path_under
 _read = bc.read_text
 
 
-def _missing_dirs(folder):
-    """The folders makedirs would create for ``folder``, deepest first."""
-    out = []
-    while folder and not os.path.isdir(folder):
-        out.append(folder)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    return out
-
-
-def _write(module, real, data, mode, made_dirs):
-    """Write bytes atomically to a real (symlink-resolved) path: a temp file in the same folder, then atomic_move.
-
-    ``mode`` is set when given (the drop-in); otherwise an existing file keeps its mode and owner (atomic_move).
-    Folders created are appended to ``made_dirs``, deepest first.
-    """
-    folder = os.path.dirname(real)
-    missing = _missing_dirs(folder)
-    if missing:
-        os.makedirs(folder, 0o755)
-        made_dirs.extend(missing)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".%s." % os.path.basename(real))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        module.atomic_move(tmp, real)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    if mode is not None:
-        os.chmod(real, mode)
-
-
-def _save(module, path):
-    """What a file is before this run writes it: the real path behind any symlink (written there, so the
-    link stays), its bytes, mode, owner and SELinux context (data None when it does not exist)."""
-    real = os.path.realpath(path)
-    saved = {"path": path, "real": real, "data": None, "stat": None, "context": None, "dirs": []}
-    try:
-        with open(real, "rb") as f:
-            saved["data"] = f.read()
-    except FileNotFoundError:
-        return saved
-    saved["stat"] = os.stat(real)
-    if module.selinux_enabled():
-        saved["context"] = module.selinux_context(real)
-    return saved
-
-
-def _restore(module, saved):
-    """Put one file back exactly as _save found it; a file this run created is removed, with its new folders."""
-    real = saved["real"]
-    if saved["data"] is None:
-        if os.path.lexists(real):
-            os.unlink(real)
-    else:
-        st = saved["stat"]
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(real), prefix=".%s." % os.path.basename(real))
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(saved["data"])
-            try:
-                os.chown(tmp, st.st_uid, st.st_gid)
-            except PermissionError:
-                pass
-            os.chmod(tmp, stat.S_IMODE(st.st_mode))
-            os.rename(tmp, real)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        if saved["context"] is not None:
-            module.set_context_if_different(real, saved["context"], False)
-    for folder in saved["dirs"]:
-        try:
-            os.rmdir(folder)
-        except OSError:
-            break
-
-
-def _restore_and_fail(module, written, backups, msg, **kwargs):
-    """A write or the boot loader update failed: put back every file this run wrote, then fail.
-
-    Restored, the files differ from the wanted state again, so the next run makes the same change and runs
-    the update again (left written, the next run would find nothing to do and never update the boot loader).
-    The backups this run took are removed once the files are back; they are kept and named if not.
-    """
-    problems = []
-    for saved in reversed(written):
-        try:
-            _restore(module, saved)
-        except (IOError, OSError) as e:
-            problems.append("%s (%s)" % (saved["path"], to_native(e)))
-    if problems:
-        module.fail_json(msg="%s; could not put back %s: the backups are %s" % (msg, ", ".join(problems), ", ".join(backups) or "none"),
-                         backup_files=backups, **kwargs)
-    for backup in backups:
-        try:
-            os.unlink(backup)
-        except OSError:
-            pass
-    if written:
-        msg += "; put back %s as before this run, so the next run tries again" % ", ".join(w["path"] for w in written)
-    module.fail_json(msg=msg, backup_files=[], **kwargs)
-
-
 def diffs(root, change):
     out = [{"before_header": _path(root, f["path"]), "after_header": _path(root, f["path"]),
             "before": f["before"] or "", "after": f["after"]} for f in change["files"]]
@@ -430,37 +320,24 @@ def diffs(root, change):
 def apply_change(module, root, change, wanted, managed):
     """Back up and write the files, run the commands; returns (whether the commands ran, backup paths).
 
-    The commands' programs are found before anything is written. A file behind a symlink is written at
-    the link's target (the link stays). When a write or a command fails, _restore_and_fail puts every
-    file back and fails the task.
+    The commands' programs are found before anything is written. The files are one FileTransaction (a file
+    behind a symlink is written at the link's target, the link stays): when a write or a command fails,
+    every file is put back and the task fails.
     """
     if module.check_mode:
         return False, []
     update = bool(change["commands"]) and module.params["update_bootloader"]
     commands = [[module.get_bin_path(argv[0], required=True)] + argv[1:] for argv in change["commands"]] if update else []
-    written = []
-    backups = []
-
-    def fail(msg, **kwargs):
-        _restore_and_fail(module, written, backups, msg, **kwargs)
-
+    txn = FileTransaction(module)
     for f in change["files"]:
-        path = _path(root, f["path"])
-        try:
-            saved = _save(module, path)
-            if saved["data"] is not None:
-                backups.append(module.backup_local(path))
-            written.append(saved)
-            _write(module, saved["real"], f["after"].encode("utf-8", "surrogateescape"), f["mode"], saved["dirs"])
-        except Exception as e:  # backup_local raises Exception; the rest IOError/OSError
-            fail("cannot write %s: %s" % (path, to_native(e)))
+        txn.write(_path(root, f["path"]), f["after"].encode("utf-8", "surrogateescape"), f["mode"])
     for argv in commands:
-        bc.run_checked(module, argv, "cannot update the boot loader", fail)
+        bc.run_checked(module, argv, "cannot update the boot loader", txn.fail)
     if commands and "entries" in change:
-        left = plan_grubby(bc.grubby_entries(module, True, fail), None, wanted, managed, change["record"])["commands"]
+        left = plan_grubby(bc.grubby_entries(module, True, txn.fail), None, wanted, managed, change["record"])["commands"]
         if left:
-            fail("grubby ran but the kernel entries still differ; grubby would still need: %s" % " ".join(left[0]))
-    return bool(commands), backups
+            txn.fail("grubby ran but the kernel entries still differ; grubby would still need: %s" % " ".join(left[0]))
+    return bool(commands), txn.backups
 
 
 def main():

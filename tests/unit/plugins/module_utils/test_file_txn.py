@@ -1,0 +1,156 @@
+# -*- coding: utf-8 -*-
+"""The host's file transaction on real files: atomic writes that leave the file as it was when they fail, symlinks
+written through, backups beside the file or in 0700 folders, and the way back (bytes, mode, created files and
+folders)."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils import file_txn
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import FileTransaction, copy_file, new_folder, replace_file
+
+
+class Failed(Exception):
+    pass
+
+
+class Module(AnsibleModule):
+    """AnsibleModule (its atomic_move, backup_local and SELinux calls) with fail_json raising the result, and a
+    rename that fails at the given call."""
+
+    def __init__(self, fail_move_at=None):
+        with patch_module_args({}):
+            super(Module, self).__init__(argument_spec={})
+        self.moves = 0
+        self.fail_move_at = fail_move_at
+
+    def atomic_move(self, src, dest, unsafe_writes=False, keep_dest_attrs=True):
+        self.moves += 1
+        if self.moves == self.fail_move_at:
+            raise OSError(28, "No space left on device")
+        super(Module, self).atomic_move(src, dest, unsafe_writes, keep_dest_attrs)
+
+    def fail_json(self, msg, **result):
+        raise Failed(dict(result, msg=msg))
+
+
+def mode(path):
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def listing(folder):
+    return sorted(os.listdir(folder))
+
+
+def test_a_failed_rename_leaves_the_original_bytes_and_mode_and_no_temporary_file(tmp_path):
+    path = tmp_path / "grub"
+    path.write_bytes(b"old\n")
+    os.chmod(path, 0o640)
+
+    def move(src, dest):
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        replace_file(str(path), b"new\n", move=move)
+    assert path.read_bytes() == b"old\n" and mode(path) == 0o640 and listing(tmp_path) == ["grub"]
+
+
+def test_a_replaced_file_takes_the_mode_it_is_given(tmp_path):
+    path = tmp_path / "cpu_manager_state"
+    path.write_bytes(b"old")
+    os.chmod(path, 0o600)
+    like = tmp_path / "backup"
+    like.write_bytes(b"")
+    os.chmod(like, 0o644)
+    replace_file(str(path), b"new", like=os.stat(like))
+    assert path.read_bytes() == b"new" and mode(path) == 0o644 and listing(tmp_path) == ["backup", "cpu_manager_state"]
+
+
+def test_copy_file_keeps_mode_and_writes_no_partial_file(tmp_path):
+    (tmp_path / "src").write_bytes(b"x" * 10000)
+    os.chmod(tmp_path / "src", 0o604)
+    copy_file(str(tmp_path / "src"), str(tmp_path / "dest"))
+    assert (tmp_path / "dest").read_bytes() == b"x" * 10000 and mode(tmp_path / "dest") == 0o604
+
+
+def test_a_backup_folder_is_0700_whatever_the_umask_and_never_reused(tmp_path):
+    old = os.umask(0o100)  # mkdir alone would make it 0600: the owner could not enter it
+    try:
+        first = new_folder(str(tmp_path / "backup"), "20261204T000000Z")
+        second = new_folder(str(tmp_path / "backup"), "20261204T000000Z")
+    finally:
+        os.umask(old)
+    assert mode(first) == 0o700 and mode(second) == 0o700 and second == first + ".2"
+
+
+def test_a_symlink_is_written_through_not_replaced(tmp_path):
+    (tmp_path / "usr").mkdir()
+    target = tmp_path / "usr" / "grub"
+    target.write_bytes(b"old\n")
+    os.chmod(target, 0o600)
+    link = tmp_path / "grub"
+    os.symlink("usr/grub", str(link))
+    txn = FileTransaction(Module())
+    txn.write(str(link), b"new\n")
+    assert os.readlink(str(link)) == "usr/grub" and target.read_bytes() == b"new\n" and mode(target) == 0o600
+    assert len(txn.backups) == 1 and txn.backups[0].startswith(str(link) + ".") and txn.backups[0].endswith("~")
+    with open(txn.backups[0], "rb") as f:
+        assert f.read() == b"old\n"
+
+
+def test_restore_puts_back_bytes_and_mode_removes_created_files_and_folders_and_then_the_backups(tmp_path):
+    kept = tmp_path / "etc" / "default" / "grub"
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(b"GRUB_CMDLINE_LINUX=\"quiet\"\n")
+    os.chmod(kept, 0o640)
+    link = tmp_path / "etc" / "kernel-cmdline"
+    os.symlink("default/grub", str(link))
+    created = tmp_path / "etc" / "default" / "grub.d" / "deep" / "99-rke2-numa.cfg"
+    before = {p: (os.lstat(p).st_mode, os.readlink(p) if os.path.islink(p) else open(p, "rb").read())
+              for p in (str(kept), str(link))}
+    module = Module()
+    txn = FileTransaction(module)
+    txn.write(str(kept), b"changed\n", mode=0o644)
+    txn.write(str(created), b"new\n", mode=0o644)
+    txn.write(str(link), b"changed again\n")
+    assert kept.read_bytes() == b"changed again\n" and mode(kept) == 0o644 and len(txn.backups) == 2
+    with pytest.raises(Failed) as info:
+        txn.fail("cannot update the boot loader: update-grub exited 5", rc=5)
+    result = info.value.args[0]
+    assert result["msg"] == ("cannot update the boot loader: update-grub exited 5; put back %s, %s, %s as before this run, so the"
+                             " next run tries again" % (kept, created, link)) and result["rc"] == 5 and result["backup_files"] == []
+    assert {p: (os.lstat(p).st_mode, os.readlink(p) if os.path.islink(p) else open(p, "rb").read())
+            for p in (str(kept), str(link))} == before
+    assert listing(tmp_path / "etc" / "default") == ["grub"] and listing(tmp_path / "etc") == ["default", "kernel-cmdline"]
+
+
+def test_a_failed_write_puts_back_what_was_written_before_it(tmp_path):
+    (tmp_path / "a").write_bytes(b"a\n")
+    (tmp_path / "b").write_bytes(b"b\n")
+    txn = FileTransaction(Module(fail_move_at=2))
+    txn.write(str(tmp_path / "a"), b"A\n")
+    with pytest.raises(Failed) as info:
+        txn.write(str(tmp_path / "b"), b"B\n")
+    assert info.value.args[0]["msg"] == ("cannot write %s: [Errno 28] No space left on device; put back %s, %s as before this run,"
+                                         " so the next run tries again" % (tmp_path / "b", tmp_path / "a", tmp_path / "b"))
+    assert (tmp_path / "a").read_bytes() == b"a\n" and (tmp_path / "b").read_bytes() == b"b\n" and listing(tmp_path) == ["a", "b"]
+
+
+def test_a_file_that_cannot_be_put_back_keeps_every_backup_and_names_them(tmp_path, monkeypatch):
+    (tmp_path / "a").write_bytes(b"a\n")
+    txn = FileTransaction(Module())
+    txn.write(str(tmp_path / "a"), b"A\n")
+    monkeypatch.setattr(file_txn, "replace_file", lambda *a, **k: (_ for _ in ()).throw(OSError(30, "Read-only file system")))
+    with pytest.raises(Failed) as info:
+        txn.fail("update-grub failed")
+    result = info.value.args[0]
+    assert result["msg"] == "update-grub failed; could not put back %s ([Errno 30] Read-only file system): the backups are %s" % (
+        tmp_path / "a", txn.backups[0])
+    assert result["backup_files"] == txn.backups and os.path.exists(txn.backups[0])
