@@ -6,7 +6,8 @@
 - roles/<role>/defaults/main.yml: every option of the role's spec that has a ``default``;
 - the "## Variables" section of roles/<role>/README.md and the tables of docs/VARIABLES.md;
 - plugins/doc_fragments/plan_options.py: the planner's options (numa_plan's documentation) from the plan role's
-  variables, their names without the ``rke2_numa_`` prefix.
+  variables, their names without the ``rke2_numa_`` prefix, and roles/plan/tasks/numa_plan.yml, the plan role's call
+  of the planner with each of them.
 
 A variable is declared once, in meta/argument_specs.yml (its description, type, choices, default, bounds: min and
 max); a ``# ---- Title`` comment line among a spec's options starts a group (a table of its own in the docs).
@@ -54,27 +55,7 @@ def read(*parts):
 
 
 def groups(role):
-    """[(title, [option names])] of the role's main entry point, in the spec's order; a ``# ---- Title`` comment
-    starts a group. Options only other entry points declare follow, one group per entry point."""
-    main = specs.role_options(role, "main") if "main" in specs.role_specs()[role] else {}
-    found, title = [], ""
-    for line in read("roles", role, "meta", "argument_specs.yml").splitlines():
-        if line.startswith("  ") and not line.startswith("   ") and line.strip().endswith(":") and line.strip() != "main:" and found:
-            break   # the next entry point
-        heading = re.match(r"^ {6}# ---- (.+)$", line)
-        option = re.match(r"^ {6}(rke2_numa_\w+):", line)
-        if heading:
-            title = heading.group(1)
-            found.append((title, []))
-        elif option and option.group(1) in main:
-            if not found:
-                found.append(("", []))
-            found[-1][1].append(option.group(1))
-    for entry, spec in sorted(specs.role_specs()[role].items()):
-        extra = [n for n in spec.get("options") or {} if n not in main]
-        if entry != "main" and extra:
-            found.append(("Entry point %s" % entry, extra))
-    return found
+    return specs.groups(role)
 
 
 def plain(text):
@@ -203,24 +184,39 @@ def fragment_text(text):
 
 def plan_fragment():
     options = {}
-    for name, spec in specs.role_options("plan", "main").items():
-        if not name.startswith(PREFIX) or name == PREFIX + "topology" or name == PREFIX + "plan_dir" \
-                or name.startswith(PREFIX + "rancher_"):
-            continue
-        entry = {"description": [fragment_text(d) for d in (spec["description"] if isinstance(spec["description"], list)
-                                                              else [spec["description"]])]}
-        for key in ("type", "elements", "choices", "default"):
-            if key in spec:
-                entry[key] = spec[key]
-        options[name[len(PREFIX):]] = entry
-    body = yaml.dump({"options": options}, Dumper=_Dumper, default_flow_style=False, sort_keys=False, width=110)
+    for name, spec in specs.planner_options().items():
+        texts = spec["description"] if isinstance(spec["description"], list) else [spec["description"]]
+        entry = {"description": [fragment_text(d) for d in texts]}
+        entry.update((key, spec[key]) for key in ("type", "elements", "choices", "default") if key in spec)
+        options[name] = entry
+    body = yaml.dump({"options": options}, Dumper=_Dumper, default_flow_style=False, sort_keys=False, width=118)
     return ('# -*- coding: utf-8 -*-\n# Copyright: (c) 2026, maitred.rke2_numa contributors\n'
             '# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)\n'
-            '"""The planner\'s options (M(maitred.rke2_numa.numa_plan)): the plan role\'s variables without their prefix,\n'
-            '%s - do not edit here; roles/plan/meta/argument_specs.yml declares them."""\n\n'
+            '# The planner\'s options (maitred.rke2_numa.numa_plan): the plan role\'s variables of its group\n'
+            '# "%s", without their prefix - %s:\n'
+            '# do not edit here; roles/plan/meta/argument_specs.yml declares them.\n\n'
             'from __future__ import annotations\n\n\n'
             'class ModuleDocFragment(object):\n'
-            '    DOCUMENTATION = r"""\n%s"""\n' % (GENERATED, body))
+            '    DOCUMENTATION = r"""\n%s"""\n' % (specs.PLANNER_GROUP, GENERATED, body))
+
+
+def plan_task():
+    """roles/plan/tasks/numa_plan.yml: the numa_plan call with every planner option from its variable (null: the
+    option is left out, so the planner's own default applies; anything else is passed as given)."""
+    lines = ["---", "# %s: do not edit here." % GENERATED.capitalize(),
+             "# Every planner option from its variable (roles/plan/meta/argument_specs.yml, group \"%s\");" % specs.PLANNER_GROUP,
+             "# null leaves the option out (the planner's default), anything else is passed as given - 0, {} and [] mean",
+             "# what they say (reserved_cores 0 is refused).",
+             "- name: Plan the kernel and kubelet settings", "  maitred.rke2_numa.numa_plan:",
+             "    topology: \"{{ rke2_numa_topology }}\""]
+    for option, spec in specs.planner_options().items():
+        var = PREFIX + option
+        if "default" in spec and spec["default"] is None:
+            lines.append("    %s: \"{{ %s if %s is not none else omit }}\"" % (option, var, var))
+        else:
+            lines.append("    %s: \"{{ %s }}\"" % (option, var))
+    lines.append("  register: __rke2_numa_plan_result")
+    return "\n".join(lines) + "\n"
 
 
 def outputs():
@@ -231,6 +227,8 @@ def outputs():
             out[os.path.join("roles", role, "defaults", "main.yml")] = defaults(role)
         out[os.path.join("roles", role, "README.md")] = role_readme(role)
     out[os.path.join("docs", "VARIABLES.md")] = variables_doc()
+    out[os.path.join("plugins", "doc_fragments", "plan_options.py")] = plan_fragment()
+    out[os.path.join("roles", "plan", "tasks", "numa_plan.yml")] = plan_task()
     return out
 
 

@@ -38,7 +38,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _raw:
-  description: One C({option: spec}) mapping per role named.
+  description: "One C({option: spec}) mapping per role named."
   type: list
   elements: dict
 """

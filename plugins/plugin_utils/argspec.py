@@ -34,6 +34,11 @@ def argument_spec(documentation, without_choices=()):
     return _spec(doc_options(documentation), frozenset(without_choices))
 
 
+def options_argument_spec(options, without_choices=()):
+    """The argument spec of documented ``options`` ({name: doc}, e.g. a role's argument spec options)."""
+    return _spec(options, frozenset(without_choices))
+
+
 def _spec(options, without_choices):
     spec = {}
     for name, doc in options.items():

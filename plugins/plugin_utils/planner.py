@@ -31,10 +31,10 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args impo
     MANAGED_KERNEL_ARGS,  # the kernel args the plan owns
     size_key,
 )
-from ansible_collections.maitred.rke2_numa.plugins.modules import numa_plan as numa_plan_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import kubelet_rules
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import DEFAULT_MAX_NUMA_NODES
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec, doc_choices, doc_defaults
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import options_argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import MANAGED_KUBELET_FLAGS
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import (
     MIB,
@@ -45,17 +45,20 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import 
     parse_bytes,
 )
 
-# The options' names, types, choices and defaults are those documented in
-# plugins/modules/numa_plan.py: the action validates against that, and so does
+# The options' names, types, choices and defaults are the plan role's variables (roles/plan/meta/argument_specs.yml,
+# the planner's group; numa_plan documents them from there): the action validates against that, and so does
 # normalize_options here (with the kubelet's spelling as a hint).
-CPU_POLICIES = doc_choices(numa_plan_doc.DOCUMENTATION, "cpu_manager_policy")
-MEMORY_POLICIES = doc_choices(numa_plan_doc.DOCUMENTATION, "memory_manager_policy")
-TOPOLOGY_POLICIES = doc_choices(numa_plan_doc.DOCUMENTATION, "topology_manager_policy")
-TOPOLOGY_SCOPES = doc_choices(numa_plan_doc.DOCUMENTATION, "topology_manager_scope")
-ISOLCPUS_FLAGS = doc_choices(numa_plan_doc.DOCUMENTATION, "isolcpus_flags")
+OPTIONS = specs.planner_options()
+CPU_POLICIES = tuple(OPTIONS["cpu_manager_policy"]["choices"])
+MEMORY_POLICIES = tuple(OPTIONS["memory_manager_policy"]["choices"])
+TOPOLOGY_POLICIES = tuple(OPTIONS["topology_manager_policy"]["choices"])
+TOPOLOGY_SCOPES = tuple(OPTIONS["topology_manager_scope"]["choices"])
+# The kernel's isolcpus= flags (Documentation/admin-guide/kernel-parameters.txt); a list option has no choices in the
+# role's spec (Ansible checks them against its null default there).
+ISOLCPUS_FLAGS = ("managed_irq", "domain", "nohz")
 # The sizes the plan offers (the option's choices) in kB, read as the kernel reads hugepagesz=.
-HUGEPAGE_SIZES = {size: size_key(size) // 1024 for size in doc_choices(numa_plan_doc.DOCUMENTATION, "hugepages_size")}
-HUGEPAGE_METHODS = doc_choices(numa_plan_doc.DOCUMENTATION, "hugepages_method")
+HUGEPAGE_SIZES = {size: size_key(size) // 1024 for size in OPTIONS["hugepages_size"]["choices"]}
+HUGEPAGE_METHODS = tuple(OPTIONS["hugepages_method"]["choices"])
 # topology-manager-policy-options=max-allowable-numa-nodes is usable (beta, on by default) from 1.31.
 MAX_NUMA_OPTION_SINCE = (1, 31)
 # Above this many NUMA nodes (every node the kubelet sees, CPU-less ones too) no NUMA-aligned plan is
@@ -73,8 +76,7 @@ EVICTION_SIGNALS = ("memory.available", "nodefs.available", "nodefs.inodesFree",
 
 # What an option left null (or unset) means: the documented default, or for
 # the options documented as "Default (null) is ..." the value below.
-DEFAULTS = doc_defaults(numa_plan_doc.DOCUMENTATION)
-del DEFAULTS["topology"]
+DEFAULTS = dict((name, spec.get("default")) for name, spec in OPTIONS.items())
 DEFAULTS.update({
     "kube_reserved": {"memory": "1Gi"},
     "system_reserved": {"memory": "1Gi"},
@@ -88,12 +90,12 @@ DEFAULTS.update({
     "isolcpus_flags": ["managed_irq"],
 })
 
-# The options of the numa_plan action, from its documentation. The planner
+# The options of the numa_plan action: the topology and the planner's options. The planner
 # checks the policy, scope, method and flag choices itself (normalize_options),
 # to name the kubelet's spelling of a near miss and the rule ("options").
-ARGUMENT_SPEC = argument_spec(numa_plan_doc.DOCUMENTATION, without_choices=(
+ARGUMENT_SPEC = dict(options_argument_spec(OPTIONS, without_choices=(
     "cpu_manager_policy", "memory_manager_policy", "topology_manager_policy", "topology_manager_scope",
-    "hugepages_size", "hugepages_method", "isolcpus_flags"))
+    "hugepages_size", "hugepages_method", "isolcpus_flags")), topology={"type": "dict", "required": True})
 
 
 class PlanError(Exception):

@@ -4,7 +4,8 @@
 """What a roll did, and whether its exit code may be 0 (controller side).
 
 Each rolled host ends with ``rke2_numa_roll_result``, one of plugin_utils/roll_states.py's states, or none
-(the roll ended before its batch); a ``no_slot`` node's ``note`` says why it got no slot. A roll succeeds only when every node it meant to roll is done: a node failed, waiting for its reboot,
+(the roll ended before its batch); a ``no_slot`` node's ``note`` says why it got no slot. A roll succeeds only
+when every node it meant to roll is done: a node failed, waiting for its reboot,
 left for a later window, or blocked (the apply chain would refuse it: never rolled) makes the run fail, saying
 which and why, so that a scheduler or an on-call engineer never reads "ok" over nodes still to do. In check mode the results are what the roll would do.
 """
@@ -68,6 +69,8 @@ def roll_outcome(fleet, rolled, check_mode=False):
 
 
 ANNOTATION_REASON_MAX = 300
+
+
 def roll_progress(rolled, max_fail_percentage=0):
     """Where a roll stands between two batches, from the same entries as roll_outcome: {failed (the hosts with a
     reason: failed or waiting for their reboot), seconds (of the nodes done, for the window's estimate), stop (more

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import glob
 import os
+import re
 
 import yaml
 
@@ -100,6 +101,48 @@ def bound_errors(values, notes=None):
         low, high = bounds(name)
         number = as_integer(value)
         if number is None or (low is not None and number < low) or (high is not None and number > high):
-            errors.append("%s=%s (%s to %s%s)" % (name, value, "-" if low is None else low, "-" if high is None else high,
-                                                   (notes or {}).get(name, "")))
+            low_text, high_text = "-" if low is None else low, "-" if high is None else high
+            errors.append("%s=%s (%s to %s%s)" % (name, value, low_text, high_text, (notes or {}).get(name, "")))
     return errors
+
+
+# The group of the plan role's spec that holds the planner's options (numa_plan's, without the prefix).
+PLANNER_GROUP = "The planner's options (numa_plan)"
+PREFIX = "rke2_numa_"
+
+
+@functools.lru_cache(maxsize=None)
+def groups(role):
+    """((title, (option names)), ...) of the role's main entry point, in the spec's order: a ``# ---- Title`` comment
+    line among the options starts a group (title '' before the first). Options only other entry points declare follow,
+    one group per entry point ("Entry point <name>")."""
+    main = role_options(role, "main") if "main" in role_specs()[role] else {}
+    with open(os.path.join(collection_file("roles"), role, "meta", "argument_specs.yml"), encoding="utf-8") as f:
+        text = f.read()
+    found, in_main = [], False
+    for line in text.splitlines():
+        entry = re.match(r"^  (\w+):\s*$", line)
+        if entry:
+            in_main = entry.group(1) == "main"
+            continue
+        heading = re.match(r"^ {6}# ---- (.+)$", line)
+        option = re.match(r"^ {6}(rke2_numa_\w+):", line)
+        if in_main and heading:
+            found.append((heading.group(1), []))
+        elif in_main and option and option.group(1) in main:
+            if not found:
+                found.append(("", []))
+            found[-1][1].append(option.group(1))
+    for entry, spec in sorted(role_specs()[role].items()):
+        extra = [n for n in spec.get("options") or {} if n not in main]
+        if entry != "main" and extra:
+            found.append(("Entry point %s" % entry, extra))
+    return tuple((title, tuple(names)) for title, names in found)
+
+
+def planner_options():
+    """{option: spec} of the planner (numa_plan's options): the plan role's variables of PLANNER_GROUP, without the
+    prefix."""
+    names = dict(groups("plan"))[PLANNER_GROUP]
+    options = role_options("plan", "main")
+    return dict((name[len(PREFIX):], options[name]) for name in names)

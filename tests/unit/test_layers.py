@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 """The layers of docs/ARCHITECTURE.md, one way only: module_utils (the host) imports only
 module_utils; plugin_utils (the controller's rules) imports module_utils and plugin_utils,
-never a filter, an action or a module (the adapters sit on top of it). Two rule modules still
-read a module's DOCUMENTATION for its options' choices and defaults (LEGACY_DOC_READERS): the
+never a filter, an action or a module (the adapters sit on top of it). One rule module still
+reads a module's DOCUMENTATION for its options' choices and defaults (LEGACY_DOC_READERS): the
 argument specs take that over, and the list only shrinks. Controller code opens the
 collection's own files only through plugin_utils/collection_files.py."""
 
@@ -16,7 +16,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ALLOWED = {"module_utils": {"module_utils"}, "plugin_utils": {"module_utils", "plugin_utils"}}
-LEGACY_DOC_READERS = {"plugins/plugin_utils/planner.py", "plugins/plugin_utils/rke2_config.py"}
+LEGACY_DOC_READERS = {"plugins/plugin_utils/rke2_config.py"}
 
 
 def imports(path):

@@ -46,9 +46,9 @@ def registered(patterns=("playbooks/**/*.yml", "roles/**/*.yml")):
 def test_each_registered_name_has_one_source():
     out = registered()
     assert "__rke2_numa_state" in out and len(out) > 20
-    mixed = {name: sorted(where) for name, where in out.items() if len({action for action, _ in where}) > 1}
+    mixed = {name: sorted(where) for name, where in out.items() if len({action for action, dummy in where}) > 1}
     assert not mixed, mixed
 
 
 def test_the_node_state_is_node_state_info_s_result():
-    assert {action for action, _ in registered()["__rke2_numa_state"]} == {"maitred.rke2_numa.node_state_info"}
+    assert {action for action, dummy in registered()["__rke2_numa_state"]} == {"maitred.rke2_numa.node_state_info"}

@@ -14,6 +14,7 @@ import sys
 import pytest
 import yaml
 
+from ansible_collections.maitred.rke2_numa.plugins.doc_fragments import plan_options
 from ansible_collections.maitred.rke2_numa.plugins.modules import numa_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
 
@@ -93,7 +94,7 @@ def test_plan_of_another_host_is_refused(inventory, tmp_path):
 def test_plan_role_variables_match_the_documented_options():
     """The plan role's variables are numa_plan's options (plugins/modules/numa_plan.py, the one source), and where and
     how its files are written."""
-    doc = yaml.safe_load(numa_plan.DOCUMENTATION)["options"]
+    doc = dict(yaml.safe_load(numa_plan.DOCUMENTATION)["options"], **yaml.safe_load(plan_options.ModuleDocFragment.DOCUMENTATION)["options"])
     role = os.path.join(REPO, "roles", "plan")
     with open(os.path.join(role, "defaults", "main.yml")) as f:
         defaults = yaml.safe_load(f)
@@ -110,7 +111,7 @@ def test_plan_role_variables_match_the_documented_options():
         # null in the role means the option is left out: the documented default (or its "Default (null) is")
         if defaults["rke2_numa_" + name] is not None:
             assert defaults["rke2_numa_" + name] == option.get("default", defaults["rke2_numa_" + name]), name
-    with open(os.path.join(role, "tasks", "main.yml")) as f:
+    with open(os.path.join(role, "tasks", "numa_plan.yml")) as f:
         task = yaml.safe_load(f)[0]["maitred.rke2_numa.numa_plan"]
     assert set(task) == set(doc)
 

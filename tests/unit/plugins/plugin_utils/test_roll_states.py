@@ -61,8 +61,7 @@ def test_the_states_are_the_ones_the_outcome_and_its_summary_know():
 
 def _yaml_files():
     for pattern in ("playbooks/**/*.yml", "roles/**/*.yml", "extensions/molecule/**/*.yml"):
-        for path in glob.glob(os.path.join(REPO, pattern), recursive=True):
-            yield path
+        yield from glob.glob(os.path.join(REPO, pattern), recursive=True)
 
 
 def _set_facts(node):
