@@ -145,6 +145,11 @@ def _resource(word):
         raise KubectlCallError("unknown resource %r" % word) from None
 
 
+def kubectl_resource(word):
+    """(group, resource) of a kind as kubectl takes it (node, pods, lease, ...); KubectlCallError for one not known here."""
+    return _resource(word)
+
+
 def _targets(args):
     """[(group, resource, named)] of `TYPE NAME...`, `TYPE/NAME`, `TYPE[,TYPE]`."""
     if not args:

@@ -1,0 +1,56 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""kubectl: one kubectl call, checked and declared on the controller, run through ansible.builtin.command."""
+
+from __future__ import annotations
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.maitred.rke2_numa.plugins.modules import kubectl as kubectl_doc
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubectl import KubectlArgError, call_argv, call_requests, call_result
+
+ARGUMENT_SPEC = argument_spec(kubectl_doc.DOCUMENTATION)
+
+
+class ActionModule(ActionBase):
+    """Build the argv (plugin_utils/kubectl.py), run it where the task runs, read the answer."""
+
+    TRANSFERS_FILES = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        task_vars = task_vars or {}
+        dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        for key, variable in (("kubectl", "rke2_numa_kubectl"), ("kubeconfig", "rke2_numa_kubeconfig")):
+            if not args.get(key):
+                args[key] = self._templar.template(task_vars.get(variable)) if variable in task_vars else None
+        if not args.get("kubeconfig"):
+            result.update(failed=True, msg="kubectl: no kubeconfig (set rke2_numa_kubeconfig); nothing was run")
+            return result
+        try:
+            argv = call_argv(args)
+            requests = call_requests(args)
+        except KubectlArgError as e:
+            result.update(failed=True, msg="kubectl %s refused, nothing was run: %s" % (args["verb"], e))
+            return result
+        command = {"argv": argv}
+        if args.get("stdin"):
+            command["stdin"] = args["stdin"]
+        ran = self._execute_module(module_name="ansible.builtin.command", module_args=command, task_vars=task_vars)
+        result["requests"] = requests
+        if ran.get("skipped"):   # check mode, as ansible.builtin.command has it
+            result.update(skipped=True, changed=False, msg=ran.get("msg") or "skipped in check mode")
+            return result
+        if "rc" not in ran:   # the command did not run (no kubectl there ...)
+            result.update(failed=True, msg=ran.get("msg") or "kubectl did not run", cmd=argv)
+            return result
+        answer = call_result(args["verb"], args.get("output"), ran["rc"], ran.get("stdout"), ran.get("stderr"))
+        result.update(cmd=argv, rc=ran["rc"], stdout=ran.get("stdout", ""), stderr=ran.get("stderr", ""),
+                      stdout_lines=ran.get("stdout_lines", []), stderr_lines=ran.get("stderr_lines", []),
+                      object=answer["object"], changed=answer["changed"])
+        if answer["failed"]:
+            result.update(failed=True, msg=answer["msg"])
+        return result

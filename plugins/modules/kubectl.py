@@ -1,0 +1,144 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+# This is a documentation stub: the work is done by the action plugin of the
+# same name (plugins/action/kubectl.py), which runs kubectl through ansible.builtin.command.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: kubectl
+short_description: One kubectl call, its object and options checked, its API requests declared
+version_added: 0.1.0
+description:
+  - The one way the collection's roles and playbooks call the cluster. Runs C(kubectl --kubeconfig KUBECONFIG VERB ...)
+    on the host the task runs on (delegate it to C(rke2_numa_kubectl_host), where RKE2 servers have kubectl) through
+    M(ansible.builtin.command) - no Python Kubernetes client anywhere.
+  - The object is given as its kind and its names, separately - each name is checked as a Kubernetes name and passed
+    as C(kind/name), so a name is never read as a flag. Each option must be one this verb takes here.
+  - Returns the API requests the call sends (C(requests), from the collection's one table of them in
+    plugins/plugin_utils/rbac.py - what the scoped identity grants), the parsed object of C(-o json), and a failure in
+    kubectl's own words; C(kubectl cordon) and C(uncordon), which exit 0 when the API refuses their patch, fail.
+  - In check mode it runs only where the task says C(check_mode=false), as M(ansible.builtin.command) does.
+author:
+  - maitred.rke2_numa contributors (@maitred)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: partial
+    details: Like M(ansible.builtin.command) - skipped in check mode unless the task sets C(check_mode=false) (the reads do).
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  verb:
+    description: The kubectl command.
+    type: str
+    required: true
+    choices: [get, wait, logs, annotate, label, cordon, uncordon, drain, delete, create, replace]
+  kind:
+    description:
+      - The kind as kubectl takes it (C(node), C(pods), C(lease), C(nodes,pods) ...). For C(create) and C(replace), the
+        kind of what O(stdin) holds (of each item of a C(List)) - checked, since the call's requests follow from it.
+    type: str
+  names:
+    description: The objects' names (each an RFC 1123 subdomain); none - every object of O(kind).
+    type: list
+    elements: str
+    default: []
+  namespace:
+    description: The namespace (C(--namespace)).
+    type: str
+  all_namespaces:
+    description: Every namespace (C(--all-namespaces)).
+    type: bool
+    default: false
+  selector:
+    description: A label selector (C(--selector)).
+    type: str
+  field_selector:
+    description: A field selector (C(--field-selector)).
+    type: str
+  output:
+    description: C(-o json) (the result's C(object) is the parsed reply) or C(-o name).
+    type: str
+    choices: [json, name]
+  options:
+    description:
+      - Further options of the verb, each as kubectl takes it (C(--overwrite), C(--timeout=60s)) and one this verb
+        takes here - C(get) C(--ignore-not-found); C(wait) C(--for=), C(--timeout=); C(logs) C(--container=);
+        C(annotate) C(--overwrite), C(--resource-version=); C(label) C(--overwrite); C(drain) C(--ignore-daemonsets),
+        C(--delete-emptydir-data), C(--timeout=), C(--grace-period=), C(--pod-selector=); C(delete)
+        C(--ignore-not-found), C(--wait=), C(--timeout=); C(create) and C(replace) C(--validate=).
+    type: list
+    elements: str
+    default: []
+  arguments:
+    description: C(annotate) and C(label) - the C(key=value) and C(key-) words.
+    type: list
+    elements: str
+    default: []
+  stdin:
+    description: The object C(create) and C(replace) read (C(-f -)), as JSON.
+    type: str
+  kubectl:
+    description: The kubectl program; not set - C(rke2_numa_kubectl).
+    type: str
+  kubeconfig:
+    description: The kubeconfig; not set - C(rke2_numa_kubeconfig).
+    type: str
+"""
+
+EXAMPLES = r"""
+- name: Read the Node
+  maitred.rke2_numa.kubectl:
+    verb: get
+    kind: node
+    names: ["{{ rke2_numa_node_name }}"]
+    output: json
+  delegate_to: "{{ rke2_numa_kubectl_host }}"
+  register: __node
+  check_mode: false
+
+- name: Cordon it
+  maitred.rke2_numa.kubectl:
+    verb: cordon
+    kind: node
+    names: ["{{ rke2_numa_node_name }}"]
+  delegate_to: "{{ rke2_numa_kubectl_host }}"
+"""
+
+RETURN = r"""
+cmd:
+  description: The argv run.
+  returned: when it ran
+  type: list
+  elements: str
+rc:
+  description: kubectl's exit code.
+  returned: when it ran
+  type: int
+stdout:
+  description: What kubectl printed.
+  returned: when it ran
+  type: str
+stderr:
+  description: What kubectl printed on stderr.
+  returned: when it ran
+  type: str
+object:
+  description: The parsed reply of C(-o json); null when the call failed or printed nothing.
+  returned: when it ran
+  type: raw
+requests:
+  description: The API requests the call sends (verb, group, resource, namespace - C(*) for every one - and named).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{verb: get, group: "", resource: nodes, namespace: null, named: true}]
+"""

@@ -1,0 +1,178 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One way to call the cluster (controller side): the kubectl action's argv, the API requests it sends, what its
+answer means.
+
+Every kubectl call of the roles and playbooks is a ``maitred.rke2_numa.kubectl`` task: the verb, the object (kind
+and names as separate arguments - a name is checked as a Kubernetes name and passed as ``kind/name``, so it is never
+read as a flag), the options (each one this table allows for the verb) and the stdin. From them come
+- the argv (``call_argv``), run by the action on ``rke2_numa_kubectl_host`` with ``rke2_numa_kubeconfig``;
+- the API requests the call sends (``call_requests``: plugin_utils/rbac.py kubectl_requests, the one table of them),
+  which the RBAC tests read from the tasks' arguments and the identity grants;
+- the result (``call_result``): kubectl's own failure words (failure_reason), the failures kubectl reports with exit
+  code 0 (cordon and uncordon print "error: unable to ..." when the API refuses the patch), the parsed object.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import dns1123_label_errors, dns1123_subdomain_errors
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.task_result import failure_reason
+
+# verb -> (reads only: never changes the cluster, the options it takes besides the common ones). An option is written
+# as kubectl takes it: "--name" (a switch) or "--name=" (with a value, given as "--name=value").
+VERBS = {
+    "get": (True, ("--ignore-not-found",)),
+    "wait": (True, ("--for=", "--timeout=")),
+    "logs": (True, ("--container=",)),
+    "annotate": (False, ("--overwrite", "--resource-version=")),
+    "label": (False, ("--overwrite",)),
+    "cordon": (False, ()),
+    "uncordon": (False, ()),
+    "drain": (False, ("--ignore-daemonsets", "--delete-emptydir-data", "--timeout=", "--grace-period=", "--pod-selector=")),
+    "delete": (False, ("--ignore-not-found", "--wait=", "--timeout=")),
+    "create": (False, ("--validate=",)),
+    "replace": (False, ("--validate=",)),
+}
+# the verbs whose object comes from stdin (-f -), not from kind and names
+FROM_STDIN = ("create", "replace")
+OUTPUTS = ("json", "name")
+# What kubectl prints on stderr with exit code 0 when the API refused the cordon's or uncordon's patch.
+_UNABLE = "error: unable to"
+
+
+class KubectlArgError(ValueError):
+    """A call the action refuses before it runs anything."""
+
+
+def _option_errors(verb, options):
+    allowed = VERBS[verb][1]
+    errors = []
+    for option in options:
+        text = str(option)
+        name = text.split("=", 1)[0] + ("=" if "=" in text else "")
+        if not text.startswith("--") or name not in allowed:
+            errors.append("%s is not an option of kubectl %s here (%s)" % (text, verb, ", ".join(allowed) or "none"))
+    return errors
+
+
+def call_argv(args):
+    """The argv of a call. ``args``: the action's arguments (verb, kind, names, namespace, all_namespaces, selector,
+    field_selector, output, options, arguments, stdin, kubectl, kubeconfig). Raises KubectlArgError naming every
+    problem."""
+    verb, kind, names = args["verb"], args.get("kind"), [str(n) for n in args.get("names") or []]
+    if verb not in VERBS:
+        raise KubectlArgError("verb %r: one of %s" % (verb, ", ".join(sorted(VERBS))))
+    errors = []
+    if not kind:
+        errors.append("kubectl %s needs a kind%s" % (verb, " (what its stdin holds)" if verb in FROM_STDIN else ""))
+    else:
+        for word in str(kind).split(","):
+            try:
+                rbac.kubectl_resource(word)
+            except rbac.KubectlCallError as e:
+                errors.append("kind %s: %s" % (word, e))
+    if verb in FROM_STDIN:
+        if names or not args.get("stdin"):
+            errors.append("kubectl %s reads its object from stdin: no names, and a stdin" % verb)
+        elif kind and not errors:
+            errors += _stdin_errors(str(kind), args["stdin"])
+    for name in names:
+        if dns1123_subdomain_errors(name):
+            errors.append("%r is not a Kubernetes name: %s" % (name, "; ".join(dns1123_subdomain_errors(name))))
+    namespace = args.get("namespace")
+    if namespace and dns1123_label_errors(namespace):
+        errors.append("namespace %r: %s" % (namespace, "; ".join(dns1123_label_errors(namespace))))
+    if namespace and args.get("all_namespaces"):
+        errors.append("a namespace and all_namespaces")
+    errors += _option_errors(verb, args.get("options") or [])
+    for word in args.get("arguments") or []:
+        if str(word).startswith("-") or "=" not in str(word) and not str(word).endswith("-"):
+            errors.append("%r is not a key=value or key- argument" % (word,))
+    if args.get("output") not in (None, "") and args["output"] not in OUTPUTS:
+        errors.append("output %r: one of %s" % (args["output"], ", ".join(OUTPUTS)))
+    if errors:
+        raise KubectlArgError("; ".join(errors))
+    return shape_argv(args)
+
+
+def shape_argv(args):
+    """The argv of checked ``args`` (call_argv checks them first); tests/fixtures/kubectl_calls.py gives it the shape
+    of each task's call, its values known by name only."""
+    verb, kind, names = args["verb"], args.get("kind"), [str(n) for n in args.get("names") or []]
+    argv = [str(args.get("kubectl") or "kubectl"), "--kubeconfig", str(args["kubeconfig"]), verb]
+    if args.get("namespace"):
+        argv += ["--namespace", str(args["namespace"])]
+    if args.get("all_namespaces"):
+        argv.append("--all-namespaces")
+    if verb in FROM_STDIN:
+        argv += ["-f", "-"]
+    elif names:
+        argv += ["%s/%s" % (kind, name) for name in names]
+    else:
+        argv.append(str(kind))
+    if args.get("selector"):
+        argv.append("--selector=%s" % args["selector"])
+    if args.get("field_selector"):
+        argv.append("--field-selector=%s" % args["field_selector"])
+    if args.get("output"):
+        argv += ["-o", str(args["output"])]
+    argv += [str(o) for o in args.get("options") or []]
+    argv += [str(a) for a in args.get("arguments") or []]
+    return argv
+
+
+def _stdin_errors(kind, stdin):
+    """A create's or replace's stdin must hold what its kind says (a List: each item), so that its declared requests
+    are the ones it sends."""
+    try:
+        obj = json.loads(stdin)
+    except (TypeError, ValueError) as e:
+        return ["stdin is not JSON: %s" % e]
+    items = obj.get("items") if isinstance(obj, dict) and obj.get("kind") == "List" else [obj]
+    wanted, found = rbac.kubectl_resource(kind), set()
+    for item in items or []:
+        word = str(item.get("kind") or "").lower() if isinstance(item, dict) else ""
+        try:
+            resource = rbac.kubectl_resource(word)
+        except rbac.KubectlCallError:
+            resource = None
+        if resource != wanted:
+            found.add(word or "an object without a kind")
+    return ["stdin holds %s, not %s" % (", ".join(sorted(found)), kind)] if found else []
+
+
+def call_requests(args):
+    """[{verb, group, resource, namespace, named}]: the API requests the call of ``args`` sends - from its shape (verb,
+    kind, names or not, namespace, options) through rbac.kubectl_requests, the one table of them."""
+    created = rbac.kubectl_resource(str(args["kind"])) if args["verb"] in FROM_STDIN else ("", "pods")
+    return [r._asdict() for r in rbac.kubectl_requests(shape_argv(args)[1:], created)]
+
+
+def reads_only(verb):
+    return VERBS[verb][0]
+
+
+def call_result(verb, output, rc, stdout, stderr):
+    """{failed, changed, msg, object}: what the call's answer means. ``object``: the parsed JSON of ``-o json`` (None
+    when it failed or printed nothing)."""
+    failed = rc != 0 or (verb in ("cordon", "uncordon") and _UNABLE in (stderr or ""))
+    if verb == "cordon":
+        changed = "already cordoned" not in (stdout or "")
+    elif verb == "uncordon":
+        changed = "already uncordoned" not in (stdout or "")
+    else:
+        changed = not reads_only(verb)
+    obj = None
+    if output == "json" and not failed and (stdout or "").strip():
+        try:
+            obj = json.loads(stdout)
+        except ValueError:
+            obj = None
+    msg = ""
+    if failed:
+        msg = failure_reason({"msg": "non-zero return code" if rc != 0 else "", "stderr": stderr})
+    return {"failed": failed, "changed": changed and not failed, "msg": msg, "object": obj}
