@@ -147,7 +147,11 @@ def test_a_file_that_cannot_be_put_back_keeps_every_backup_and_names_them(tmp_pa
     (tmp_path / "a").write_bytes(b"a\n")
     txn = FileTransaction(Module())
     txn.write(str(tmp_path / "a"), b"A\n")
-    monkeypatch.setattr(file_txn, "replace_file", lambda *a, **k: (_ for _ in ()).throw(OSError(30, "Read-only file system")))
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(file_txn, "replace_file", read_only)
     with pytest.raises(Failed) as info:
         txn.fail("update-grub failed")
     result = info.value.args[0]
