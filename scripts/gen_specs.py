@@ -219,6 +219,37 @@ def plan_task():
     return "\n".join(lines) + "\n"
 
 
+def boot_method_fragment():
+    """The boot method option of boot_params (method) and node_state_info (boot_method), as common's
+    rke2_numa_boot_method declares it."""
+    spec = specs.option(PREFIX + "boot_method")
+    entry = {"description": spec["description"], "type": spec["type"], "choices": spec["choices"], "default": spec["default"]}
+
+    def fragment(option):
+        return yaml.dump({"options": {option: entry}}, Dumper=_Dumper, default_flow_style=False, sort_keys=False, width=118)
+    return ('# -*- coding: utf-8 -*-\n# Copyright: (c) 2026, maitred.rke2_numa contributors\n'
+            '# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)\n'
+            '# The boot method option of boot_params (.boot_params) and node_state_info (.node_state_info), as the common\n'
+            '# role\'s rke2_numa_boot_method declares it - %s:\n'
+            '# do not edit here.\n\n'
+            'from __future__ import annotations\n\n\n'
+            'class ModuleDocFragment(object):\n'
+            '    DOCUMENTATION = r"""\noptions: {}\n"""\n\n'
+            '    BOOT_PARAMS = r"""\n%s"""\n\n'
+            '    NODE_STATE_INFO = r"""\n%s"""\n' % (GENERATED, fragment("method"), fragment("boot_method")))
+
+
+def boot_methods_module():
+    """module_utils/boot_methods.py: the boot methods' names for the modules on the node (auto picks one of them)."""
+    methods = tuple(c for c in specs.choices(PREFIX + "boot_method") if c != "auto")
+    return ('# -*- coding: utf-8 -*-\n# Copyright: (c) 2026, maitred.rke2_numa contributors\n'
+            '# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)\n'
+            '"""The boot methods a node\'s kernel arguments can be written with (auto detects one of them): the choices of\n'
+            'the common role\'s rke2_numa_boot_method, %s - do not edit here."""\n\n'
+            'from __future__ import annotations\n\n'
+            'METHODS = %r\n' % (GENERATED, methods))
+
+
 def outputs():
     """{path relative to the repo: its content}."""
     out = {}
@@ -229,6 +260,8 @@ def outputs():
     out[os.path.join("docs", "VARIABLES.md")] = variables_doc()
     out[os.path.join("plugins", "doc_fragments", "plan_options.py")] = plan_fragment()
     out[os.path.join("roles", "plan", "tasks", "numa_plan.yml")] = plan_task()
+    out[os.path.join("plugins", "doc_fragments", "boot_method.py")] = boot_method_fragment()
+    out[os.path.join("plugins", "module_utils", "boot_methods.py")] = boot_methods_module()
     return out
 
 

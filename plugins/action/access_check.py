@@ -5,10 +5,9 @@
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.maitred.rke2_numa.plugins.modules import access_check as access_check_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rbac import access_findings, kubectl_objects
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.task_result import failure_reason
 
@@ -23,16 +22,12 @@ def _parsed(text):
         return {}
 
 
-class ActionModule(ActionBase):
+class ActionModule(ControllerAction):
     """Decide from the reviews' answers; never touches the host."""
 
-    TRANSFERS_FILES = False
-    _requires_connection = False
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+    def decide(self, args, task_vars, result):
         reply, kubeconfig, playbook = args["reply"], args["kubeconfig"], args["playbook"]
         found = access_findings(_parsed(str(reply.get("stdout") or "")) if reply.get("rc", 1) == 0 else {}, playbook,
                                 args["probe_namespace"], args["kured_daemonset"], args["prove"], args["labels_via"],

@@ -5,8 +5,7 @@
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
     ARGUMENT_SPEC,
     PlanError,
@@ -14,17 +13,12 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
 )
 
 
-class ActionModule(ActionBase):
+class ActionModule(ControllerAction):
     """Run the pure planner on the topology given; never touches the host."""
 
-    TRANSFERS_FILES = False
-    _requires_connection = False
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        del validation
+    def decide(self, args, task_vars, result):
         topology = args.pop("topology")
         try:
             plan = make_plan(topology, **args)

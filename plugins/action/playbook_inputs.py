@@ -9,10 +9,10 @@ import time
 
 from ansible.errors import AnsibleError
 from ansible.module_utils.common.text.converters import to_native
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.maitred.rke2_numa.plugins.modules import playbook_inputs as playbook_inputs_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import input_errors
 
 # The variables and their types: as documented in plugins/modules/playbook_inputs.py.
@@ -20,17 +20,12 @@ ARGUMENT_SPEC = argument_spec(playbook_inputs_doc.DOCUMENTATION)
 INPUTS = tuple(ARGUMENT_SPEC["inputs"]["options"])
 
 
-class ActionModule(ActionBase):
+class ActionModule(ControllerAction):
     """Check the inputs against the rules of plugin_utils/playbook_inputs; never touches the host."""
 
-    TRANSFERS_FILES = False
-    _requires_connection = False
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        task_vars = task_vars or {}
-        dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+    def decide(self, args, task_vars, result):
         # suboptions not given come back as None: only the variables set are checked
         given = dict((k, v) for k, v in args["inputs"].items() if k in self._task.args.get("inputs", {}))
         groups = task_vars.get("groups") or {}

@@ -98,14 +98,23 @@ def read_boot_inputs(method, root, grubby_entries=None):
     return inputs
 
 
+def _grub_d(inputs, wanted, managed):
+    return plan_grub_d(inputs["default_grub"], [tuple(o) for o in inputs["others"]], inputs["dropin"], wanted, managed)
+
+
+def _grubby(inputs, wanted, managed):
+    return dict(plan_grubby(inputs["entries"], inputs["kernel_cmdline"], wanted, managed, inputs["record"]), record=inputs["record"])
+
+
+def _transactional(inputs, wanted, managed):
+    return dict(plan_transactional(inputs["default_grub"], inputs["kernel_cmdline"], wanted, managed, inputs["record"]),
+                record=inputs["record"])
+
+
+# Each boot method (boot_methods.METHODS, the spec's choices) and its planner; test_boot_config checks none is missing.
+PLANNERS = {"grub_d": _grub_d, "grubby": _grubby, "transactional_update": _transactional}
+
+
 def plan_from_inputs(inputs, wanted, managed):
     """The change (plan_grub_d, plan_grubby or plan_transactional) that makes the configuration in ``inputs`` hold ``wanted``."""
-    method = inputs["method"]
-    if method == "grub_d":
-        return plan_grub_d(inputs["default_grub"], [tuple(o) for o in inputs["others"]], inputs["dropin"], wanted, managed)
-    if method == "grubby":
-        change = plan_grubby(inputs["entries"], inputs["kernel_cmdline"], wanted, managed, inputs["record"])
-    else:
-        change = plan_transactional(inputs["default_grub"], inputs["kernel_cmdline"], wanted, managed, inputs["record"])
-    change["record"] = inputs["record"]
-    return change
+    return PLANNERS[inputs["method"]](inputs, wanted, managed)

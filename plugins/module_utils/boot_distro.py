@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shlex
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_methods import METHODS  # noqa: F401  (generated from the spec)
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import CmdlineError
 
 # Paths under the module's root.
@@ -20,7 +21,6 @@ PROC_MOUNTS = "proc/mounts"
 OS_RELEASE = "etc/os-release"
 TRANSACTIONAL_UPDATE = "usr/sbin/transactional-update"
 
-METHODS = ("grub_d", "grubby", "transactional_update")
 
 # os-release ID (or an ID_LIKE entry) -> method. SUSE IDs not listed here use
 # transactional_update only on a transactional system (see detect_method).

@@ -22,18 +22,9 @@ description:
   - Warns (an Ansible warning) when the kubeconfig may do everything - more than any playbook here uses - and when kured's
     lock cannot be held (the roll still refuses a node while kured holds it).
   - Runs on the controller only (an action plugin); it never contacts the host.
-author:
-  - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-    details: It only reads the answers; check mode decides the same.
-  diff_mode:
-    support: none
-  platform:
-    platforms: all
+  - maitred.rke2_numa.shared.controller
 options:
   reply:
     description: The registered result of the C(kubectl create -o json -f -) of the reviews.

@@ -53,6 +53,7 @@ author:
   - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - maitred.rke2_numa.boot_method.boot_params
 options:
   args:
     description:
@@ -103,16 +104,6 @@ options:
         image tree written from its host, or a test whose running kernel is a copied tree.
       - Defaults to O(root).
     type: path
-  method:
-    description:
-      - How to change the boot configuration.
-      - V(auto) chooses from C(ID) and C(ID_LIKE) in C(<root>/etc/os-release) - V(grub_d) for debian and ubuntu,
-        V(grubby) for rhel, centos, rocky, almalinux and fedora, V(transactional_update) for sle-micro, sl-micro,
-        opensuse-microos, opensuse-leap-micro and any SUSE system whose C(/) is a read-only btrfs with
-        C(transactional-update) installed. Any other distribution fails, naming it.
-    type: str
-    choices: [auto, grub_d, grubby, transactional_update]
-    default: auto
   update_bootloader:
     description:
       - Run C(update-grub), C(grubby), C(transactional-update) or C(sdbootutil) when something changed.

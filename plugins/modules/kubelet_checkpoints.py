@@ -21,22 +21,11 @@ description:
     (mode and owner kept, written beside it and renamed), and one that did not exist before is removed (the
     kubelet that failed wrote it). Only a folder with this module's manifest, made for the same O(kubelet_dir),
     is trusted; nothing else is ever removed.
-author:
-  - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - maitred.rke2_numa.shared.node
+  - maitred.rke2_numa.shared.kubelet_dir
 options:
-  kubelet_dir:
-    description: The kubelet's root directory.
-    type: path
-    default: /var/lib/kubelet
   state:
     description: V(absent) - backed up, then deleted; V(restored) - put back from O(backup_path).
     type: str

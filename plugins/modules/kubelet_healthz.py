@@ -18,17 +18,9 @@ description:
     must be longer than that cycle.
   - Only reads. Fails when the kubelet was not healthy in time, saying how long it was ok at best and how
     often it answered and then died.
-author:
-  - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - maitred.rke2_numa.shared.node
 options:
   url:
     description: The kubelet's healthz URL (C(http://[::1]:10248/healthz) on an IPv6 node).

@@ -15,22 +15,10 @@ description:
     directory and returns them parsed, so the controller can decide whether the
     kubelet would refuse them with a new configuration.
   - Only reads; a missing checkpoint is reported as such, an unreadable one as not valid.
-author:
-  - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
-options:
-  kubelet_dir:
-    description: The kubelet's root directory.
-    type: path
-    default: /var/lib/kubelet
+  - maitred.rke2_numa.shared.node
+  - maitred.rke2_numa.shared.kubelet_dir
 """
 
 EXAMPLES = r"""

@@ -23,17 +23,11 @@ description:
     as a user who cannot read them, the module fails before reading them - C(not checked - cannot read <places> as
     <user> (run with become)), with RV(access) - so that a node is never judged on what could not be seen.
   - Only reads. Needs PyYAML on the host for the RKE2 config (Debian C(python3-yaml), RHEL C(python3-pyyaml)).
-author:
-  - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - maitred.rke2_numa.shared.node
+  - maitred.rke2_numa.shared.kubelet_dir
+  - maitred.rke2_numa.boot_method.node_state_info
 options:
   sysfs_root:
     description: Where the running kernel's C(sys/) and C(proc/) are (a copied tree in tests).
@@ -43,15 +37,6 @@ options:
     description: Directory that holds the boot configuration (C(etc/default/grub), C(etc/kernel/cmdline), ...).
     type: path
     default: /
-  boot_method:
-    description: As M(maitred.rke2_numa.boot_params) O(maitred.rke2_numa.boot_params#module:method).
-    type: str
-    choices: [auto, grub_d, grubby, transactional_update]
-    default: auto
-  kubelet_dir:
-    description: The kubelet's root directory.
-    type: path
-    default: /var/lib/kubelet
   config_path:
     description: RKE2's config file; drop-ins are read from C(<config_path>.d).
     type: path

@@ -38,19 +38,10 @@ description:
     kubelet args that are not one C(name=value) word or that the kubelet would refuse,
     and a O(kubernetes_version) that is not a string.
   - Checks its own result with the kubelet's refusal rules before returning it.
-author:
-  - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - maitred.rke2_numa.shared.controller
   - maitred.rke2_numa.plan_options
-attributes:
-  check_mode:
-    support: full
-    details: Planning changes nothing anywhere; check mode plans the same.
-  diff_mode:
-    support: none
-  platform:
-    platforms: all
 # The other options are the plan role's variables without their prefix (plugins/doc_fragments/plan_options.py,
 # generated from roles/plan/meta/argument_specs.yml by make specs).
 options:

@@ -26,18 +26,9 @@ description:
     C(rke2_numa_window_end) already past (it says how long ago it ended).
   - A variable not given is not checked here; its role's default applies.
   - Runs on the controller only (an action plugin); it never contacts the host.
-author:
-  - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-    details: Validation changes nothing; check mode validates the same.
-  diff_mode:
-    support: none
-  platform:
-    platforms: all
+  - maitred.rke2_numa.shared.controller
 options:
   playbook:
     description: The playbook whose inputs these are; C(rolling) also refuses a window that has ended.

@@ -18,17 +18,9 @@ description:
   - Any one of them is evidence. The rke2_config action asks this module in O(maitred.rke2_numa.rke2_config#module:mode=auto);
     M(maitred.rke2_numa.node_state_info) returns the same read.
   - Only looks at whether the files exist (and the interlocks' age); reads no content.
-author:
-  - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - maitred.rke2_numa.shared.node
 options:
   root:
     description: Where the system's files are (C(/) on a node, a copied tree in tests).
