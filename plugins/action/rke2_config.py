@@ -31,6 +31,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_config_file
 )
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import is_ours
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import MANAGED_KUBELET_FLAGS
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import config_mode
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
     SECURE,
@@ -40,7 +41,9 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config impo
 )
 
 # The options, their types, choices and defaults: as documented in plugins/modules/rke2_config.py.
-ARGUMENT_SPEC = argument_spec(rke2_config_doc.DOCUMENTATION)
+# its documented options, and managed_flags (documented from kubelet_rules.MANAGED_KUBELET_FLAGS: doc_fragments/managed_flags.py)
+ARGUMENT_SPEC = dict(argument_spec(rke2_config_doc.DOCUMENTATION),
+                     managed_flags={"type": "list", "elements": "str", "default": list(MANAGED_KUBELET_FLAGS)})
 
 
 class ActionModule(ActionBase):

@@ -50,6 +50,7 @@ author:
   - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - maitred.rke2_numa.managed_flags
 attributes:
   check_mode:
     support: full
@@ -96,13 +97,6 @@ options:
     type: list
     elements: str
     default: []
-  managed_flags:
-    description: Kubelet flag names this module owns and replaces by name.
-    type: list
-    elements: str
-    default: [cpu-manager-policy, cpu-manager-policy-options, topology-manager-policy, topology-manager-scope,
-              topology-manager-policy-options, memory-manager-policy, reserved-cpus, kube-reserved,
-              system-reserved, eviction-hard, reserved-memory]
   backup:
     description: Copy the previous file into O(backup_dir) (0600) before any change.
     type: bool

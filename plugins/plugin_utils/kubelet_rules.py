@@ -139,6 +139,11 @@ def kubelet_arg_error(arg):
 MAP_FLAGS = {"kube-reserved": "=", "system-reserved": "=", "eviction-hard": "<", "eviction-soft": "<",
              "eviction-minimum-reclaim": "=", "eviction-soft-grace-period": "=", "feature-gates": "=",
              "cpu-manager-policy-options": "=", "topology-manager-policy-options": "=", "qos-reserved": "="}
+# The kubelet flags the plan owns: rke2_config replaces them by name and keeps the rest (its managed_flags option is
+# documented from this list by make specs: doc_fragments/managed_flags.py).
+MANAGED_KUBELET_FLAGS = ("cpu-manager-policy", "cpu-manager-policy-options", "topology-manager-policy", "topology-manager-scope",
+                         "topology-manager-policy-options", "memory-manager-policy", "reserved-cpus", "kube-reserved",
+                         "system-reserved", "eviction-hard", "reserved-memory")
 ACCUMULATED_FLAGS = ("reserved-memory",)
 
 

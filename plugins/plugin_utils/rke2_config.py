@@ -41,19 +41,15 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_config_file
     load_config,
 )
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import DROPIN_HEADER
-from ansible_collections.maitred.rke2_numa.plugins.modules import rke2_config as rke2_config_doc
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import doc_defaults
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (  # noqa: F401 - MANAGED_KUBELET_FLAGS: the planner's
     ACCUMULATED_FLAGS,
+    MANAGED_KUBELET_FLAGS,
     MAP_FLAGS,
     flag_name,
     kubelet_flag_values,
     show_flag_value,
 )
 
-# kubelet flags the plan owns; rke2_config replaces them by name and keeps the rest.
-# The kubelet flags the plan owns: the documented default of rke2_config's managed_flags.
-MANAGED_KUBELET_FLAGS = tuple(doc_defaults(rke2_config_doc.DOCUMENTATION)["managed_flags"])
 SECRET_KEY = re.compile(r"(token|secret|password|passwd|key)$", re.I)
 MASK = "********"
 _FLOW_UNSAFE = re.compile(r"[,\[\]{}#&*!|>'\"%@`]|^[-?:]|:\s|\s$|^\s")

@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 """The layers of docs/ARCHITECTURE.md, one way only: module_utils (the host) imports only
 module_utils; plugin_utils (the controller's rules) imports module_utils and plugin_utils,
-never a filter, an action or a module (the adapters sit on top of it). One rule module still
-reads a module's DOCUMENTATION for its options' choices and defaults (LEGACY_DOC_READERS): the
-argument specs take that over, and the list only shrinks. Controller code opens the
-collection's own files only through plugin_utils/collection_files.py."""
+never a filter, an action or a module (the adapters sit on top of it): what a module's
+documentation and the rules share is declared in plugin_utils or the roles' argument specs,
+and the documentation generated from it (make specs). Controller code opens the collection's
+own files only through plugin_utils/collection_files.py."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ALLOWED = {"module_utils": {"module_utils"}, "plugin_utils": {"module_utils", "plugin_utils"}}
-LEGACY_DOC_READERS = {"plugins/plugin_utils/rke2_config.py"}
 
 
 def imports(path):
@@ -28,16 +27,10 @@ def imports(path):
 def test_each_layer_imports_only_the_layers_below_it(layer):
     wrong = {}
     for path in sorted(glob.glob(os.path.join(REPO, "plugins", layer, "*.py"))):
-        allowed = ALLOWED[layer] | ({"modules"} if os.path.relpath(path, REPO) in LEGACY_DOC_READERS else set())
-        bad = sorted(set(imports(path)) - allowed)
+        bad = sorted(set(imports(path)) - ALLOWED[layer])
         if bad:
             wrong[os.path.relpath(path, REPO)] = bad
     assert not wrong, "imports against the layers: %s" % wrong
-
-
-def test_the_legacy_readers_of_a_module_s_documentation_still_need_it():
-    """An entry of LEGACY_DOC_READERS that no longer imports a module leaves the list (it only shrinks)."""
-    assert all("modules" in imports(os.path.join(REPO, path)) for path in LEGACY_DOC_READERS)
 
 
 def test_only_collection_files_walks_the_collection_s_tree():
