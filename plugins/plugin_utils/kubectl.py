@@ -39,6 +39,8 @@ VERBS = {
 }
 # the verbs whose object comes from stdin (-f -), not from kind and names
 FROM_STDIN = ("create", "replace")
+# the verbs that take their objects as TYPE NAME...; the others as TYPE/NAME (cordon, drain and logs take no TYPE word)
+TYPE_NAMES = ("get", "delete")
 OUTPUTS = ("json", "name")
 # What kubectl prints on stderr with exit code 0 when the API refused the cordon's or uncordon's patch.
 _UNABLE = "error: unable to"
@@ -101,26 +103,31 @@ def call_argv(args):
 
 def shape_argv(args):
     """The argv of checked ``args`` (call_argv checks them first); tests/fixtures/kubectl_calls.py gives it the shape
-    of each task's call, its values known by name only."""
+    of each task's call, its values known by name only. In kubectl's order: the verb, its object, then the flags, the
+    output, ``-f -`` and the annotate/label words."""
     verb, kind, names = args["verb"], args.get("kind"), [str(n) for n in args.get("names") or []]
     argv = [str(args.get("kubectl") or "kubectl"), "--kubeconfig", str(args["kubeconfig"]), verb]
-    if args.get("namespace"):
-        argv += ["--namespace", str(args["namespace"])]
-    if args.get("all_namespaces"):
-        argv.append("--all-namespaces")
     if verb in FROM_STDIN:
-        argv += ["-f", "-"]
+        pass
+    elif names and verb in TYPE_NAMES:
+        argv += [str(kind)] + names
     elif names:
         argv += ["%s/%s" % (kind, name) for name in names]
     else:
         argv.append(str(kind))
+    if args.get("namespace"):
+        argv += ["--namespace", str(args["namespace"])]
+    if args.get("all_namespaces"):
+        argv.append("--all-namespaces")
     if args.get("selector"):
         argv.append("--selector=%s" % args["selector"])
     if args.get("field_selector"):
         argv.append("--field-selector=%s" % args["field_selector"])
+    argv += [str(o) for o in args.get("options") or []]
     if args.get("output"):
         argv += ["-o", str(args["output"])]
-    argv += [str(o) for o in args.get("options") or []]
+    if verb in FROM_STDIN:
+        argv += ["-f", "-"]
     argv += [str(a) for a in args.get("arguments") or []]
     return argv
 

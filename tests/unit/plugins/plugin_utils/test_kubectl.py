@@ -18,7 +18,8 @@ def call(**args):
 
 
 def test_names_are_passed_as_kind_slash_name_never_as_flags():
-    assert call(verb="get", kind="node", names=["gpu-a"], output="json") == ["/k", "--kubeconfig", "/kc", "get", "node/gpu-a", "-o", "json"]
+    assert call(verb="get", kind="node", names=["gpu-a"], output="json") == ["/k", "--kubeconfig", "/kc", "get", "node", "gpu-a", "-o", "json"]
+    assert call(verb="cordon", kind="node", names=["gpu-a"]) == ["/k", "--kubeconfig", "/kc", "cordon", "node/gpu-a"]
     with pytest.raises(k.KubectlArgError, match="is not a Kubernetes name"):
         call(verb="cordon", kind="node", names=["--all"])
     with pytest.raises(k.KubectlArgError, match="is not a Kubernetes name"):
@@ -38,10 +39,14 @@ def test_only_the_options_a_verb_takes_here_pass():
 
 def test_namespaces_selectors_and_stdin():
     assert call(verb="get", kind="pods", all_namespaces=True, field_selector="spec.nodeName=n1", output="json")[3:] == [
-        "get", "--all-namespaces", "pods", "--field-selector=spec.nodeName=n1", "-o", "json"]
+        "get", "pods", "--all-namespaces", "--field-selector=spec.nodeName=n1", "-o", "json"]
+    # the argv as the calls wrote it before the action (the tests' fake kubectls match it)
+    assert " ".join(call(verb="get", kind="lease", names=["rke2-numa-roll"], namespace="rke2-numa-system",
+                         options=["--ignore-not-found"], output="json")[1:]) == \
+        "--kubeconfig /kc get lease rke2-numa-roll --namespace rke2-numa-system --ignore-not-found -o json"
     pods = json.dumps({"kind": "List", "items": [{"kind": "Pod", "apiVersion": "v1"}]})
     assert call(verb="create", kind="pod", stdin=pods, options=["--validate=false"], output="name")[3:] == [
-        "create", "-f", "-", "-o", "name", "--validate=false"]
+        "create", "--validate=false", "-o", "name", "-f", "-"]
     with pytest.raises(k.KubectlArgError, match="reads its object from stdin"):
         call(verb="create", kind="pod", names=["a"], stdin=pods)
     with pytest.raises(k.KubectlArgError, match="stdin holds lease, not pod"):
