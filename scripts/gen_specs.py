@@ -9,8 +9,9 @@
   variables, their names without the ``rke2_numa_`` prefix, and roles/plan/tasks/numa_plan.yml, the plan role's call
   of the planner with each of them.
 
-A variable is declared once, in meta/argument_specs.yml (its description, type, choices, default, bounds: min and
-max); a ``# ---- Title`` comment line among a spec's options starts a group (a table of its own in the docs).
+A variable is declared once, in meta/argument_specs.yml (its description, type, choices and default; its bounds as the
+description's sentence "From MIN to MAX." or "At most MAX."); a ``# ---- Title`` comment line among a spec's options
+starts a group (a table of its own in the docs).
 tests/unit/test_generated.py fails when a file here is not what this script writes.
 
     python scripts/gen_specs.py          (make specs)
@@ -99,10 +100,6 @@ def default_cell(spec):
 
 def meaning(spec, entry=""):
     parts = [markdown(description(spec))]
-    low, high = spec.get("min"), spec.get("max")
-    if low is not None or high is not None:
-        parts.append("Bounds: %s." % ("%s to %s" % (low, high) if low is not None and high is not None
-                                      else ("at least %s" % low if low is not None else "at most %s" % high)))
     if spec.get("choices"):
         parts.append("Choices: %s." % ", ".join("`%s`" % c for c in spec["choices"]))
     return " ".join(p for p in parts if p)

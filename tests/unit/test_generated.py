@@ -42,10 +42,10 @@ def test_a_changed_spec_changes_the_generated_files(monkeypatch):
     """The generator reads the spec, not a copy: a new default and bound show in the defaults and the tables."""
     from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
     options = dict(specs.role_options("drain"))
-    options["rke2_numa_drain_timeout"] = dict(options["rke2_numa_drain_timeout"], default=900, max=7200)
+    options["rke2_numa_drain_timeout"] = dict(options["rke2_numa_drain_timeout"], default=900,
+                                              description=["Seconds `kubectl drain` may take.", "From 1 to 7200."])
     original = specs.role_options
     monkeypatch.setattr(specs, "role_options", lambda role, entry=None: options if role == "drain" and entry is None
                         else original(role, entry))
     assert "rke2_numa_drain_timeout: 900\n" in GEN.defaults("drain")
-    assert "| `rke2_numa_drain_timeout` | `900` | Seconds `kubectl drain` may take (`--timeout`). Bounds: 1 to 7200. |" \
-        in GEN.role_readme_section("drain")
+    assert "| `rke2_numa_drain_timeout` | `900` | Seconds `kubectl drain` may take. From 1 to 7200. |" in GEN.role_readme_section("drain")

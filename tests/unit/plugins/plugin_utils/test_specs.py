@@ -19,30 +19,28 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.d
 
 
 def _schema():
-    """ansible-lint's schema of meta/argument_specs.yml, with our extension keys allowed on an option."""
+    """ansible-lint's schema of meta/argument_specs.yml (make lint checks it too; this names the file)."""
     import ansiblelint
     with open(os.path.join(os.path.dirname(ansiblelint.__file__), "schemas", "role-arg-spec.json")) as f:
-        schema = json.load(f)
-    schema = copy.deepcopy(schema)
-    props = schema["$defs"]["option"]["properties"]
-    for key in specs.EXTENSION_KEYS:
-        props[key] = {"type": "number"}
-    return schema
+        return json.load(f)
 
 
 @pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(REPO, "roles", "*", "meta", "argument_specs.yml"))))
-def test_every_spec_is_valid_with_only_our_extension_keys(path):
-    """ansible-lint's schema check is skipped for argument specs (.ansible-lint) because of min/max: this is it."""
+def test_every_spec_is_valid_as_ansible_lint_reads_it(path):
+    """The bounds are a sentence of the description, not a key of ours: every schema takes the specs as they are."""
     with open(path) as f:
         jsonschema.validate(yaml.safe_load(f), _schema())
 
 
-def test_the_extension_keys_are_bounds_of_integers_and_hold_their_default():
-    for name in specs.declared():
+def test_the_bounds_are_read_from_their_sentence_and_hold_their_default():
+    assert specs.description_bounds({"description": ["Seconds.", "From 1 to 14400."]}) == (1, 14400)
+    assert specs.description_bounds({"description": "At most 1440."}) == (None, 1440)
+    assert specs.description_bounds({"description": ["from 1 to 2 s, roughly."]}) == (None, None)
+    bounded = [name for name in specs.declared() if specs.bounds(name) != (None, None)]
+    assert len(bounded) >= 11
+    for name in bounded:
         spec = specs.option(name)
         low, high = specs.bounds(name)
-        if low is None and high is None:
-            continue
         assert spec["type"] in ("int", "raw"), name
         assert low is None or high is None or low <= high, name
         value = spec.get("default")
@@ -66,7 +64,7 @@ def test_the_rules_read_their_bounds_and_choices_from_the_specs(monkeypatch):
     """A bound or a choice changed in the spec changes what the input check accepts - it is not written again."""
     assert playbook_inputs.input_errors("rolling", {"rke2_numa_drain_timeout": 14400}, {}, [], 0) == []
     assert playbook_inputs.input_errors("rolling", {"rke2_numa_roll_order": "sorted"}, {}, [], 0) == []
-    drain = dict(specs.option("rke2_numa_drain_timeout"), max=600)
+    drain = dict(specs.option("rke2_numa_drain_timeout"), description=["Seconds.", "From 1 to 600."])
     order = dict(specs.option("rke2_numa_roll_order"), choices=["idle_first"])
     table = dict(specs._declarations(), rke2_numa_drain_timeout=("drain", drain), rke2_numa_roll_order=("common", order))
     monkeypatch.setattr(specs, "_declarations", lambda: table)
