@@ -179,6 +179,20 @@ def fragment_text(text):
     return re.sub(r"\bO\(" + PREFIX + r"(\w+)", r"O(\1", text)
 
 
+def fragment_file(comments, sections):
+    """A doc fragment plugin: ``comments`` (lines), ``sections`` [(attribute, YAML text)]."""
+    lines = ["# -*- coding: utf-8 -*-", "# Copyright: (c) 2026, maitred.rke2_numa contributors",
+             "# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)"]
+    lines += ["# " + c for c in comments] + ["", "from __future__ import annotations", "", "", "class ModuleDocFragment(object):"]
+    for index, (attribute, text) in enumerate(sections):
+        lines += ([""] if index else []) + ['    %s = r"""' % attribute] + text.rstrip("\n").split("\n") + ['"""']
+    return "\n".join(lines) + "\n"
+
+
+def options_yaml(options):
+    return yaml.dump({"options": options}, Dumper=_Dumper, default_flow_style=False, sort_keys=False, width=118)
+
+
 def plan_fragment():
     options = {}
     for name, spec in specs.planner_options().items():
@@ -186,15 +200,10 @@ def plan_fragment():
         entry = {"description": [fragment_text(d) for d in texts]}
         entry.update((key, spec[key]) for key in ("type", "elements", "choices", "default") if key in spec)
         options[name] = entry
-    body = yaml.dump({"options": options}, Dumper=_Dumper, default_flow_style=False, sort_keys=False, width=118)
-    return ('# -*- coding: utf-8 -*-\n# Copyright: (c) 2026, maitred.rke2_numa contributors\n'
-            '# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)\n'
-            '# The planner\'s options (maitred.rke2_numa.numa_plan): the plan role\'s variables of its group\n'
-            '# "%s", without their prefix - %s:\n'
-            '# do not edit here; roles/plan/meta/argument_specs.yml declares them.\n\n'
-            'from __future__ import annotations\n\n\n'
-            'class ModuleDocFragment(object):\n'
-            '    DOCUMENTATION = r"""\n%s"""\n' % (specs.PLANNER_GROUP, GENERATED, body))
+    return fragment_file(["The planner's options (maitred.rke2_numa.numa_plan): the plan role's variables of its group",
+                          '"%s", without their prefix - %s:' % (specs.PLANNER_GROUP, GENERATED),
+                          "do not edit here; roles/plan/meta/argument_specs.yml declares them."],
+                         [("DOCUMENTATION", options_yaml(options))])
 
 
 def plan_task():
@@ -221,19 +230,10 @@ def boot_method_fragment():
     rke2_numa_boot_method declares it."""
     spec = specs.option(PREFIX + "boot_method")
     entry = {"description": spec["description"], "type": spec["type"], "choices": spec["choices"], "default": spec["default"]}
-
-    def fragment(option):
-        return yaml.dump({"options": {option: entry}}, Dumper=_Dumper, default_flow_style=False, sort_keys=False, width=118)
-    return ('# -*- coding: utf-8 -*-\n# Copyright: (c) 2026, maitred.rke2_numa contributors\n'
-            '# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)\n'
-            '# The boot method option of boot_params (.boot_params) and node_state_info (.node_state_info), as the common\n'
-            '# role\'s rke2_numa_boot_method declares it - %s:\n'
-            '# do not edit here.\n\n'
-            'from __future__ import annotations\n\n\n'
-            'class ModuleDocFragment(object):\n'
-            '    DOCUMENTATION = r"""\noptions: {}\n"""\n\n'
-            '    BOOT_PARAMS = r"""\n%s"""\n\n'
-            '    NODE_STATE_INFO = r"""\n%s"""\n' % (GENERATED, fragment("method"), fragment("boot_method")))
+    return fragment_file(["The boot method option of boot_params (.boot_params) and node_state_info (.node_state_info), as the common",
+                          "role's rke2_numa_boot_method declares it - %s:" % GENERATED, "do not edit here."],
+                         [("DOCUMENTATION", "options: {}\n"), ("BOOT_PARAMS", options_yaml({"method": entry})),
+                          ("NODE_STATE_INFO", options_yaml({"boot_method": entry}))])
 
 
 def boot_methods_module():
@@ -251,14 +251,8 @@ def managed_flags_fragment():
     """rke2_config's managed_flags option: its default is the kubelet flags the plan owns (kubelet_rules)."""
     option = {"managed_flags": {"description": "Kubelet flag names this module owns and replaces by name.", "type": "list",
                                 "elements": "str", "default": list(kubelet_rules.MANAGED_KUBELET_FLAGS)}}
-    body = yaml.dump({"options": option}, Dumper=_Dumper, default_flow_style=False, sort_keys=False, width=118)
-    return ('# -*- coding: utf-8 -*-\n# Copyright: (c) 2026, maitred.rke2_numa contributors\n'
-            '# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)\n'
-            '# rke2_config\'s managed_flags option, its default plugins/plugin_utils/kubelet_rules.py MANAGED_KUBELET_FLAGS -\n'
-            '# generated by scripts/gen_specs.py (make specs): do not edit here.\n\n'
-            'from __future__ import annotations\n\n\n'
-            'class ModuleDocFragment(object):\n'
-            '    DOCUMENTATION = r"""\n%s"""\n' % body)
+    return fragment_file(["rke2_config's managed_flags option, its default plugins/plugin_utils/kubelet_rules.py MANAGED_KUBELET_FLAGS -",
+                          "generated by scripts/gen_specs.py (make specs): do not edit here."], [("DOCUMENTATION", options_yaml(option))])
 
 
 def outputs():

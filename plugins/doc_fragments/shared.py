@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # What the collection's modules share, written once: beside ansible.builtin.action_common_attributes,
 # maitred.rke2_numa.shared.node (a module that runs on the node: its author and attributes) or .controller (an
-# action that decides on the controller and never contacts the host), and the options more than one module takes.
+# action that decides on the controller and never contacts the host), .author for the others, and the options more
+# than one module takes.
 
 from __future__ import annotations
 
@@ -36,6 +37,12 @@ attributes:
     support: none
   platform:
     platforms: all
+"""
+
+    AUTHOR = r"""
+author:
+  - maitred.rke2_numa contributors (@maitred)
+options: {}
 """
 
     KUBELET_DIR = r"""

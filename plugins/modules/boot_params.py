@@ -49,10 +49,9 @@ description:
     A staged change always needs a reboot.
   - Returns whether the running kernel (C(/proc/cmdline)) differs from the wanted arguments
     (RV(reboot_required)); never reboots.
-author:
-  - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - maitred.rke2_numa.shared.author
   - maitred.rke2_numa.boot_method.boot_params
 options:
   args:

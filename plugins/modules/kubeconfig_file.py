@@ -17,10 +17,9 @@ description:
   - With O(state=written), checks again and replaces the file atomically - a new file in the same folder,
     mode 0600 and owned by O(owner) before its first byte, synced, renamed over the old one. A refusal writes
     nothing; a failure leaves the old file as it was.
-author:
-  - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - maitred.rke2_numa.shared.author
 attributes:
   check_mode:
     support: full

@@ -23,10 +23,9 @@ description:
     plugins/plugin_utils/rbac.py - what the scoped identity grants), the parsed object of C(-o json), and a failure in
     kubectl's own words; C(kubectl cordon) and C(uncordon), which exit 0 when the API refuses their patch, fail.
   - In check mode it runs only where the task says C(check_mode=false), as M(ansible.builtin.command) does.
-author:
-  - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - maitred.rke2_numa.shared.author
 attributes:
   check_mode:
     support: partial

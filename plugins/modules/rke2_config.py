@@ -46,10 +46,9 @@ description:
   - The join token never appears in the output - the diff masks the value of every key ending in token,
     secret, password or key, found on the parsed YAML (quoted keys, flow style, anchors); the merge runs
     on the controller, so the node needs no PyYAML.
-author:
-  - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - maitred.rke2_numa.shared.author
   - maitred.rke2_numa.managed_flags
 attributes:
   check_mode:

@@ -15,10 +15,9 @@ description:
     host name (or O(tls_server_name)). No HTTP request and no credentials are sent.
   - access.yml asks it before the token request when C(rke2_numa_access_server) is another server than the admin
     kubeconfig's; a server that does not prove itself is refused, and nothing is written.
-author:
-  - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - maitred.rke2_numa.shared.author
 attributes:
   check_mode:
     support: full

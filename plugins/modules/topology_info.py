@@ -18,10 +18,9 @@ description:
     C(hwloc-gather-topology) tree or copied sysfs tree.
   - Only reads files; never changes anything.
   - The result is what M(maitred.rke2_numa.numa_plan) plans from.
-author:
-  - maitred.rke2_numa contributors (@maitred)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - maitred.rke2_numa.shared.author
 options:
   sysfs_root:
     description:
