@@ -47,7 +47,7 @@ class ActionModule(ActionBase):
         if "rc" not in ran:   # the command did not run (no kubectl there ...)
             result.update(failed=True, msg=ran.get("msg") or "kubectl did not run", cmd=argv)
             return result
-        answer = call_result(args["verb"], args.get("output"), ran["rc"], ran.get("stdout"), ran.get("stderr"))
+        answer = call_result(args["verb"], args.get("output"), ran["rc"], ran.get("stdout"), ran.get("stderr"), ran.get("msg"))
         result.update(cmd=argv, rc=ran["rc"], stdout=ran.get("stdout", ""), stderr=ran.get("stderr", ""),
                       stdout_lines=ran.get("stdout_lines", []), stderr_lines=ran.get("stderr_lines", []),
                       object=answer["object"], changed=answer["changed"])

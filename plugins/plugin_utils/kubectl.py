@@ -163,9 +163,10 @@ def reads_only(verb):
     return VERBS[verb][0]
 
 
-def call_result(verb, output, rc, stdout, stderr):
-    """{failed, changed, msg, object}: what the call's answer means. ``object``: the parsed JSON of ``-o json`` (None
-    when it failed or printed nothing)."""
+def call_result(verb, output, rc, stdout, stderr, msg=""):
+    """{failed, changed, msg, object}: what the call's answer means. ``object``: the parsed JSON of
+    ``-o json`` (None when it failed or printed nothing). ``msg``: what ansible.builtin.command said - kept when it
+    says more than "non-zero return code" (kubectl could not be started: "[Errno 2] No such file or directory")."""
     failed = rc != 0 or (verb in ("cordon", "uncordon") and _UNABLE in (stderr or ""))
     if verb == "cordon":
         changed = "already cordoned" not in (stdout or "")
@@ -179,7 +180,7 @@ def call_result(verb, output, rc, stdout, stderr):
             obj = json.loads(stdout)
         except ValueError:
             obj = None
-    msg = ""
+    reason = ""
     if failed:
-        msg = failure_reason({"msg": "non-zero return code" if rc != 0 else "", "stderr": stderr})
-    return {"failed": failed, "changed": changed and not failed, "msg": msg, "object": obj}
+        reason = failure_reason({"msg": (msg or "non-zero return code") if rc != 0 else "", "stderr": stderr})
+    return {"failed": failed, "changed": changed and not failed, "msg": reason, "object": obj}

@@ -85,3 +85,11 @@ def test_the_answer_in_kubectl_s_words(verb, rc, stdout, stderr, failed, changed
         assert out["msg"] == stderr.strip().removeprefix("error: ")
     if verb == "get" and not failed:
         assert out["object"] == {}
+
+
+def test_when_kubectl_cannot_start_the_command_module_s_words_are_kept():
+    """The pod audit names a kubectl that is not there from them (prove.audit_error)."""
+    out = k.call_result("get", "json", 2, "", "", "[Errno 2] No such file or directory: b'/nonexistent/kubectl'")
+    assert out["failed"] and out["msg"] == "[Errno 2] No such file or directory: b'/nonexistent/kubectl'"
+    out = k.call_result("get", "json", 1, "", "error: Unauthorized\n", "non-zero return code")
+    assert out["msg"] == "Unauthorized"
