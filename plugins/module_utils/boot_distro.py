@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which distribution a host runs and which boot method holds its kernel arguments.
 
-Distribution detection (os-release, a transactional system) -> one of METHODS,
+Distribution detection (os-release, a transactional system) -> one of boot_methods.METHODS,
 and where the running system keeps what tells it (and its kernel command line).
 Pure functions: boot_config and boot_params read the files.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import shlex
 
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_methods import METHODS  # noqa: F401  (generated from the spec)
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import CmdlineError
 
 # Paths under the module's root.

@@ -266,7 +266,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_distro import METHODS, PROC_CMDLINE
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_distro import PROC_CMDLINE
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_methods import METHODS
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grubby import grubby_entries_text, plan_grubby
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import FileTransaction
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import (

@@ -134,7 +134,7 @@ import stat
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_distro import METHODS
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_methods import METHODS
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import CmdlineError
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.host_access import denied, denied_reason, user_name
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.hugepages_unit import read_unit

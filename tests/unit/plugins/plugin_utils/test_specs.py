@@ -4,7 +4,6 @@
 """The variables as the roles' argument specs declare them: read once, bounds and choices included."""
 from __future__ import annotations
 
-import copy
 import glob
 import json
 import os
