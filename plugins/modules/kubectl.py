@@ -17,8 +17,8 @@ description:
   - The one way the collection's roles and playbooks call the cluster. Runs C(kubectl --kubeconfig KUBECONFIG VERB ...)
     on the host the task runs on (delegate it to C(rke2_numa_kubectl_host), where RKE2 servers have kubectl) through
     M(ansible.builtin.command) - no Python Kubernetes client anywhere.
-  - The object is given as its kind and its names, separately - each name is checked as a Kubernetes name and passed
-    as C(kind/name), so a name is never read as a flag. Each option must be one this verb takes here.
+  - The object is given as its kind and its names, separately - each name is checked as a Kubernetes name, so a name
+    is never read as a flag, and passed as C(kind name) to C(get) and C(delete), C(kind/name) to the other verbs. Each option must be one this verb takes here.
   - Returns the API requests the call sends (C(requests), from the collection's one table of them in
     plugins/plugin_utils/rbac.py - what the scoped identity grants), the parsed object of C(-o json), and a failure in
     kubectl's own words; C(kubectl cordon) and C(uncordon), which exit 0 when the API refuses their patch, fail.

@@ -5,8 +5,9 @@
 answer means.
 
 Every kubectl call of the roles and playbooks is a ``maitred.rke2_numa.kubectl`` task: the verb, the object (kind
-and names as separate arguments - a name is checked as a Kubernetes name and passed as ``kind/name``, so it is never
-read as a flag), the options (each one this table allows for the verb) and the stdin. From them come
+and names as separate arguments - a name is checked as a Kubernetes name, so it is never read as a flag, and passed as
+``kind name`` to get and delete, ``kind/name`` to the other verbs), the options (each one this table allows for
+the verb) and the stdin. From them come
 - the argv (``call_argv``), run by the action on ``rke2_numa_kubectl_host`` with ``rke2_numa_kubeconfig``;
 - the API requests the call sends (``call_requests``: plugin_utils/rbac.py kubectl_requests, the one table of them),
   which the RBAC tests read from the tasks' arguments and the identity grants;
