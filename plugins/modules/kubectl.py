@@ -19,6 +19,11 @@ description:
     M(ansible.builtin.command) - no Python Kubernetes client anywhere.
   - The object is given as its kind and its names, separately - each name is checked as a Kubernetes name, so a name
     is never read as a flag, and passed as C(kind name) to C(get) and C(delete), C(kind/name) to the other verbs. Each option must be one this verb takes here.
+  - Or as what O(stdin) holds (C(-f -); C(get), C(create), C(replace), C(apply)) - of the O(kind) given, or of one of
+    the kinds of a list - or as a path of the API (O(raw); C(get --raw PATH), C(create --raw PATH -f -)). C(config)
+    takes no object - C(config view), the kubeconfig as kubectl reads it.
+  - playbooks/access.yml calls it with the admin kubeconfig (O(kubeconfig)) to give the collection its identity; every
+    other call runs with C(rke2_numa_kubeconfig).
   - Returns the API requests the call sends (C(requests), from the collection's one table of them in
     plugins/plugin_utils/rbac.py - what the scoped identity grants), the parsed object of C(-o json), and a failure in
     kubectl's own words; C(kubectl cordon) and C(uncordon), which exit 0 when the API refuses their patch, fail.
@@ -39,17 +44,25 @@ options:
     description: The kubectl command.
     type: str
     required: true
-    choices: [get, wait, logs, annotate, label, cordon, uncordon, drain, delete, create, replace]
+    choices: [get, wait, logs, config, annotate, label, cordon, uncordon, drain, delete, create, replace, apply]
   kind:
     description:
-      - The kind as kubectl takes it (C(node), C(pods), C(lease), C(nodes,pods) ...). For C(create) and C(replace), the
-        kind of what O(stdin) holds (of each item of a C(List)) - checked, since the call's requests follow from it.
+      - The kind as kubectl takes it (C(node), C(pods), C(lease), C(nodes,pods) ...). With O(stdin) (always for
+        C(create), C(replace) and C(apply)), the kind of what it holds - of each item of a C(List), one of the kinds of
+        a list such as C(role,rolebinding) - checked, since the call's requests follow from it; it is not passed.
+      - Not with O(raw), nor for C(config).
     type: str
   names:
     description: The objects' names (each an RFC 1123 subdomain); none - every object of O(kind).
     type: list
     elements: str
     default: []
+  raw:
+    description:
+      - A path of the API, as C(get --raw PATH) reads it and C(create --raw PATH -f -) sends O(stdin) to it - in place
+        of O(kind) and O(names). Starts with C(/), each segment a letter or digit first, then letters, digits, C(.),
+        C(_), C(-) - never a flag, no whitespace, no query.
+    type: str
   namespace:
     description: The namespace (C(--namespace)).
     type: str
@@ -73,7 +86,9 @@ options:
         takes here - C(get) C(--ignore-not-found); C(wait) C(--for=), C(--timeout=); C(logs) C(--container=);
         C(annotate) C(--overwrite), C(--resource-version=); C(label) C(--overwrite); C(drain) C(--ignore-daemonsets),
         C(--delete-emptydir-data), C(--timeout=), C(--grace-period=), C(--pod-selector=); C(delete)
-        C(--ignore-not-found), C(--wait=), C(--timeout=); C(create) and C(replace) C(--validate=).
+        C(--ignore-not-found), C(--wait=), C(--timeout=); C(create) and C(replace) C(--validate=); C(apply)
+        C(--server-side), C(--force-conflicts), C(--field-manager=), C(--validate=); C(config) C(--minify),
+        C(--flatten), C(--raw).
     type: list
     elements: str
     default: []
@@ -83,7 +98,9 @@ options:
     elements: str
     default: []
   stdin:
-    description: The object C(create) and C(replace) read (C(-f -)), as JSON.
+    description:
+      - The objects C(create), C(replace), C(apply) and C(get) read (C(-f -)), as JSON; the body C(create) sends to a
+        O(raw) path. Never returned.
     type: str
   kubectl:
     description: The kubectl program; not set - C(rke2_numa_kubectl).
@@ -103,6 +120,16 @@ EXAMPLES = r"""
   delegate_to: "{{ rke2_numa_kubectl_host }}"
   register: __node
   check_mode: false
+
+- name: Ask for a token with the admin kubeconfig (a raw path; the body from stdin)
+  maitred.rke2_numa.kubectl:
+    kubeconfig: "{{ rke2_numa_admin_kubeconfig }}"
+    verb: create
+    raw: /api/v1/namespaces/rke2-numa-system/serviceaccounts/rke2-numa/token
+    stdin: '{"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}}'
+  delegate_to: "{{ rke2_numa_kubectl_host }}"
+  register: __token
+  no_log: true
 
 - name: Cordon it
   maitred.rke2_numa.kubectl:

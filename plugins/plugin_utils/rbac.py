@@ -11,9 +11,10 @@ Three facts live here, each once:
   ClusterRole, namespaced Roles and their bindings (``files/rbac/rke2-numa.yaml`` is that rendering with the
   defaults); ``playbooks/access.yml`` applies it.
 - ``kubectl_requests()``: the API requests each kubectl command of ours makes, as kubectl 1.20 to 1.33 send
-  them (k8s.io/kubectl pkg/cmd/{get,annotate,label,drain,wait,delete,create,logs}, pkg/drain; the API stand-in's
-  call log shows them). tests/unit/plugins/plugin_utils/test_rbac.py collects every kubectl call of the roles
-  and playbooks and fails when one is not covered by ``RULES``, or a rule is used by none.
+  them (k8s.io/kubectl pkg/cmd/{get,annotate,label,drain,wait,delete,create,replace,apply,logs}, pkg/drain; the API
+  stand-in's call log shows them). tests/unit/plugins/plugin_utils/test_rbac.py collects every kubectl call of the
+  roles and playbooks and fails when one is not covered by ``RULES``, or a rule is used by none (access.yml's calls
+  with the admin kubeconfig declare their requests too; the identity is not asked to hold them).
 - ``access_reviews()`` / ``access_findings()``: one SelfSubjectAccessReview per right a playbook needs, plus one
   for everything (``kubectl auth can-i '*' '*'``), sent in one ``kubectl create``; the answer names each
   missing right and the calls that need it, before anything changes.
@@ -102,6 +103,19 @@ _RESOURCES = {"node": ("", "nodes"), "nodes": ("", "nodes"), "no": ("", "nodes")
               "selfsubjectaccessreview": ("authorization.k8s.io", "selfsubjectaccessreviews"),
               "lease": ("coordination.k8s.io", "leases"), "leases": ("coordination.k8s.io", "leases"),
               "selfsubjectaccessreviews": ("authorization.k8s.io", "selfsubjectaccessreviews")}
+# access.yml's, with the admin kubeconfig (the identity's bootstrap; the identity holds none of them): the identity's
+# objects - its namespaces, ServiceAccount, roles and bindings, the admission policies and the enrolment ConfigMap -
+# and the SubjectAccessReviews that ask what its ServiceAccount may do
+_RESOURCES.update({word: (group, plural) for group, plural, words in (
+    ("", "namespaces", ("namespace", "namespaces")), ("", "serviceaccounts", ("serviceaccount", "serviceaccounts")),
+    ("", "configmaps", ("configmap", "configmaps")),
+    ("rbac.authorization.k8s.io", "clusterroles", ("clusterrole", "clusterroles")),
+    ("rbac.authorization.k8s.io", "clusterrolebindings", ("clusterrolebinding", "clusterrolebindings")),
+    ("rbac.authorization.k8s.io", "roles", ("role", "roles")),
+    ("rbac.authorization.k8s.io", "rolebindings", ("rolebinding", "rolebindings")),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies", ("validatingadmissionpolicy", "validatingadmissionpolicies")),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings", ("validatingadmissionpolicybinding", "validatingadmissionpolicybindings")),
+    ("authorization.k8s.io", "subjectaccessreviews", ("subjectaccessreview", "subjectaccessreviews"))) for word in words})
 # global flags that take a value (the value is the next word unless written --flag=value)
 _VALUE_FLAGS = ("--kubeconfig", "--namespace", "-n", "--context", "--cache-dir", "-o", "--output", "-f", "--filename",
                 "--selector", "-l", "--field-selector", "--for", "--timeout", "--container", "-c", "--grace-period",
@@ -159,23 +173,55 @@ def _targets(args):
     return [_resource(kind) + (len(args) > 1,) for kind in args[0].split(",")]
 
 
-def kubectl_requests(argv, created=("", "pods")):
+def _raw_request(verb, path):
+    """The request of ``kubectl get --raw PATH`` / ``create --raw PATH``: a resource path
+    (/api/v1/[namespaces/NS/]RESOURCE[/NAME[/SUBRESOURCE]], /apis/GROUP/VERSION/...) as a resource request; any other
+    (discovery: /api, /apis/GROUP/VERSION) as a non-resource one - its path for the resource (RBAC's nonResourceURLs),
+    its HTTP verb lowercased (get, post)."""
+    parts = path.strip("/").split("/")
+    if parts[:2] == ["api", "v1"]:
+        group, rest = "", parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) > 3:
+        group, rest = parts[1], parts[3:]
+    else:
+        return Request(verb if verb == "get" else "post", "", path, None, False)
+    namespace = None
+    if len(rest) > 2 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    resource = "/".join([rest[0]] + rest[2:3])
+    return Request(verb, group, resource, namespace, len(rest) > 1)
+
+
+def kubectl_requests(argv, stdin_kinds=()):
     """The API requests a kubectl command makes: [Request(verb, group, resource, namespace, named)].
 
     ``argv``: the words after the kubectl binary (``--kubeconfig`` and such may be among them). ``namespace``:
     ``"*"`` for --all-namespaces or a command that follows pods into every namespace (drain), the value of
-    --namespace, or None for cluster-scoped objects. ``created``: (group, resource) of what ``create -f -`` reads
-    from its stdin. Raises KubectlCallError for a command whose requests are not written down here.
+    --namespace, or None for cluster-scoped objects (objects read from stdin carry their own: the value of
+    --namespace, or None). ``stdin_kinds``: [(group, resource)] of what ``-f -`` reads from stdin (create, replace,
+    apply, get). Raises KubectlCallError for a command whose requests are not written down here.
     """
     command, args, flags = _words(argv)
     namespace = "*" if flags.get("--all-namespaces") or flags.get("-A") else flags.get("--namespace", flags.get("-n"))
+    from_stdin = "-f" in flags or "--filename" in flags
 
     def req(verb, group, resource, named=False, ns=None):
         scope = ns if ns is not None else (namespace if resource not in ("nodes",) else None)
         return Request(verb, group, resource, scope, named)
 
+    if command == "config" and args[:1] == ["view"]:
+        return []   # config view reads the kubeconfig: no request
+    if command in ("get", "create") and flags.get("--raw") is True:
+        if len(args) != 1:
+            raise KubectlCallError("kubectl %s --raw takes one path" % command)
+        return [_raw_request(command, args[0])]   # create --raw sends its -f as the body
+    if from_stdin and not stdin_kinds:
+        raise KubectlCallError("kubectl %s -f: the kinds its stdin holds are not given" % command)
     out = []
-    if command == "get":
+    if command == "get" and from_stdin:
+        # the builder GETs each object by its name (--ignore-not-found: a 404 is fine)
+        out += [req("get", group, resource, True) for group, resource in stdin_kinds]
+    elif command == "get":
         for group, resource, named in _targets(args):
             out.append(req("get" if named else "list", group, resource, named))
             if named and flags.get("--ignore-not-found") and namespace not in (None, "*") and resource != "nodes":
@@ -205,15 +251,18 @@ def kubectl_requests(argv, created=("", "pods")):
             out += [req("get", group, resource, True), req("delete", group, resource, True)]
             if str(flags.get("--wait", "true")).lower() != "false":
                 out += [req("list", group, resource, True), req("watch", group, resource, True)]
+    elif command in ("create", "replace", "apply") and not from_stdin:
+        raise KubectlCallError("kubectl %s without -f" % command)
     elif command == "create":
-        if "-f" not in flags and "--filename" not in flags:
-            raise KubectlCallError("kubectl create without -f")
-        out.append(req("create", created[0], created[1]))
+        out += [req("create", group, resource) for group, resource in stdin_kinds]
     elif command == "replace":
         # the object read from -f carries its metadata.resourceVersion: one PUT (without it kubectl would GET first)
-        if "-f" not in flags and "--filename" not in flags:
-            raise KubectlCallError("kubectl replace without -f")
-        out.append(req("update", created[0], created[1], True))
+        out += [req("update", group, resource, True) for group, resource in stdin_kinds]
+    elif command == "apply" and flags.get("--server-side"):
+        # server-side apply: one PATCH (application/apply-patch+yaml) per object, no read first; an object it makes
+        # anew is authorized as a create of that name too (apiserver handlers/patch.go)
+        for group, resource in stdin_kinds:
+            out += [req("patch", group, resource, True), req("create", group, resource, True)]
     elif command == "logs":
         out += [req("get", "", "pods", True), req("get", "", "pods/log", True)]
     else:

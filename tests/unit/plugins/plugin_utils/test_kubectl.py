@@ -93,3 +93,96 @@ def test_when_kubectl_cannot_start_the_command_module_s_words_are_kept():
     assert out["failed"] and out["msg"] == "[Errno 2] No such file or directory: b'/nonexistent/kubectl'"
     out = k.call_result("get", "json", 1, "", "error: Unauthorized\n", "non-zero return code")
     assert out["msg"] == "Unauthorized"
+
+
+# access.yml's calls with the admin kubeconfig (the identity's bootstrap): the action's argv is the one the command
+# tasks built before, word for word (the API stand-in's tests and the kubectl fakes match these strings)
+IDENTITY_KINDS = ("namespace,serviceaccount,clusterrole,clusterrolebinding,role,rolebinding,configmap,validatingadmissionpolicy,"
+                  "validatingadmissionpolicybinding")
+IDENTITY = json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+    {"kind": "Namespace"}, {"kind": "ServiceAccount"}, {"kind": "ClusterRole"}, {"kind": "ClusterRoleBinding"}, {"kind": "Role"},
+    {"kind": "RoleBinding"}, {"kind": "ConfigMap"}, {"kind": "ValidatingAdmissionPolicy"}, {"kind": "ValidatingAdmissionPolicyBinding"}]})
+REVIEWS = json.dumps({"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview"}]})
+TOKEN = json.dumps({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}})
+
+
+@pytest.mark.parametrize("args, argv", [
+    (dict(verb="config", options=["--minify", "--flatten", "--raw"], output="json"),
+     "config view --minify --flatten --raw -o json"),
+    (dict(verb="get", raw="/apis/admissionregistration.k8s.io/v1"),
+     "get --raw /apis/admissionregistration.k8s.io/v1"),
+    (dict(verb="get", kind="configmap", names=["rke2-numa-nodes"], namespace="rke2-numa-system", options=["--ignore-not-found"], output="json"),
+     "get configmap rke2-numa-nodes --namespace rke2-numa-system --ignore-not-found -o json"),
+    (dict(verb="get", kind=IDENTITY_KINDS, options=["--ignore-not-found"], output="json", stdin=IDENTITY),
+     "get --ignore-not-found -o json -f -"),
+    (dict(verb="get", kind="clusterrolebindings,rolebindings", all_namespaces=True, output="json"),
+     "get clusterrolebindings,rolebindings --all-namespaces -o json"),
+    (dict(verb="apply", kind=IDENTITY_KINDS, options=["--server-side", "--force-conflicts", "--field-manager=maitred.rke2_numa", "--validate=false"],
+          stdin=IDENTITY),
+     "apply --server-side --force-conflicts --field-manager=maitred.rke2_numa --validate=false -f -"),
+    (dict(verb="delete", kind="rolebinding", names=["rke2-numa-probe"], namespace="old-probe", options=["--ignore-not-found"]),
+     "delete rolebinding rke2-numa-probe --namespace old-probe --ignore-not-found"),
+    (dict(verb="create", kind="subjectaccessreview", options=["--validate=false"], output="json", stdin=REVIEWS),
+     "create --validate=false -o json -f -"),
+    (dict(verb="create", raw="/api/v1/namespaces/rke2-numa-system/serviceaccounts/rke2-numa/token", stdin=TOKEN),
+     "create --raw /api/v1/namespaces/rke2-numa-system/serviceaccounts/rke2-numa/token -f -"),
+], ids=lambda value: value if isinstance(value, str) else None)
+def test_the_admin_calls_argv_is_the_command_tasks(args, argv):
+    args = dict(args, kubeconfig="/etc/rancher/rke2/rke2.yaml")
+    assert " ".join(k.call_argv(dict(BASE, **args))) == "/k --kubeconfig /etc/rancher/rke2/rke2.yaml " + argv
+    k.call_requests(dict(BASE, **args))   # declared, never an unknown command
+
+
+def test_the_admin_calls_declare_their_requests():
+    def requests(**args):
+        return [(r["verb"], r["group"], r["resource"], r["namespace"], r["named"]) for r in k.call_requests(dict(BASE, **args))]
+    assert requests(verb="config", options=["--minify"]) == [], "config view reads the kubeconfig"
+    assert requests(verb="get", raw="/apis/admissionregistration.k8s.io/v1") == [
+        ("get", "", "/apis/admissionregistration.k8s.io/v1", None, False)], "discovery: a non-resource URL"
+    assert requests(verb="create", raw="/api/v1/namespaces/ns/serviceaccounts/rke2-numa/token", stdin=TOKEN) == [
+        ("create", "", "serviceaccounts/token", "ns", True)]
+    assert requests(verb="create", raw="/apis/policy/v1/namespaces/kube-system/pods/p/eviction", stdin="{}") == [
+        ("create", "policy", "pods/eviction", "kube-system", True)]
+    assert requests(verb="get", kind="role,rolebinding", options=["--ignore-not-found"], stdin=IDENTITY) == [
+        ("get", "rbac.authorization.k8s.io", "roles", None, True), ("get", "rbac.authorization.k8s.io", "rolebindings", None, True)]
+    assert requests(verb="apply", kind="clusterrole", options=["--server-side"], stdin=IDENTITY) == [
+        ("patch", "rbac.authorization.k8s.io", "clusterroles", None, True),
+        ("create", "rbac.authorization.k8s.io", "clusterroles", None, True)], "an apply that makes the object is a create too"
+
+
+@pytest.mark.parametrize("raw", ["-f", "--raw", "apis/x", "/apis/x y", "/apis/../secrets", "/api/v1/secrets?watch=1", "//x", "/apis/-x", "/", "/api\n"])
+def test_a_raw_path_is_a_path_never_a_flag(raw):
+    with pytest.raises(k.KubectlArgError, match="is not a path of the API"):
+        call(verb="get", raw=raw)
+
+
+@pytest.mark.parametrize("args, words", [
+    (dict(verb="config", options=["--context=other"]), "--context=other is not an option of kubectl config"),
+    (dict(verb="config", options=["--server-side"]), "--server-side is not an option of kubectl config"),
+    (dict(verb="apply", kind="role", options=["--prune"], stdin=IDENTITY), "--prune is not an option of kubectl apply"),
+    (dict(verb="apply", kind="role", options=["--force"], stdin=IDENTITY), "--force is not an option of kubectl apply"),
+    (dict(verb="get", raw="/api", options=["--server-side"]), "--server-side is not an option of kubectl get"),
+    (dict(verb="create", kind="subjectaccessreview", options=["--raw"], stdin=REVIEWS), "--raw is not an option of kubectl create"),
+    (dict(verb="delete", kind="role", names=["r"], options=["--force", "--grace-period=0"]), "--force is not an option of kubectl delete"),
+])
+def test_options_are_the_verbs_own(args, words):
+    with pytest.raises(k.KubectlArgError, match=words):
+        call(**args)
+
+
+@pytest.mark.parametrize("args, words", [
+    (dict(verb="delete", raw="/api/v1/namespaces/x"), "kubectl delete takes no raw here"),
+    (dict(verb="wait", kind="node", names=["n1"], stdin="{}"), "kubectl wait takes no stdin here"),
+    (dict(verb="config", kind="node"), "kubectl config view takes no kind"),
+    (dict(verb="config", stdin="{}"), "kubectl config takes no stdin"),
+    (dict(verb="get", raw="/api", kind="node", namespace="ns", output="json"), "kubectl get --raw takes no kind, namespace, output"),
+    (dict(verb="get", raw="/api", stdin="{}"), "kubectl get --raw sends no stdin"),
+    (dict(verb="create", raw="/api/v1/namespaces/ns/serviceaccounts/sa/token"), "kubectl create --raw sends its stdin"),
+    (dict(verb="apply", kind="role", options=["--server-side"]), "reads its object from stdin"),
+    (dict(verb="get", options=["--ignore-not-found"], stdin=IDENTITY), "kubectl get needs a kind \\(what its stdin holds\\)"),
+    (dict(verb="get", kind="role,rolebinding", stdin=IDENTITY), "stdin holds clusterrole, clusterrolebinding, configmap, namespace"),
+    (dict(verb="apply", kind="role,secret", stdin=IDENTITY), "kind secret: unknown resource"),
+])
+def test_each_verb_names_its_objects_its_own_ways(args, words):
+    with pytest.raises(k.KubectlArgError, match=words):
+        call(**args)
