@@ -3,14 +3,15 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The shipped identity holds exactly what the collection's kubectl calls need.
 
-Every kubectl call the roles and playbooks can make (each command task whose argv starts with kubectl and uses
-the kubeconfig of the run) is read from the YAML, its Jinja evaluated symbolically (every optional flag in), and
-turned into API requests by plugin_utils/rbac.py kubectl_requests. The test fails when a request is not allowed
-by the manifest we ship, when a rule of it is used by no call, or when files/rbac/rke2-numa.yaml is not the
-rendering of RULES."""
+Every kubectl call the roles and playbooks can make (each maitred.rke2_numa.kubectl task with the kubeconfig of
+the run) is read from the YAML, its shape declared by the task's arguments (tests/fixtures/kubectl_calls.py), and
+turned into API requests by plugin_utils/kubectl.py call_requests and plugin_utils/rbac.py kubectl_requests. The test
+fails when a request is not allowed by the manifest we ship, when a rule of it is used by no call, when
+files/rbac/rke2-numa.yaml is not the rendering of RULES, or when a task runs kubectl another way."""
 
 from __future__ import annotations
 
+import glob
 import importlib.util
 import json
 import os
@@ -18,7 +19,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import admission, rbac
 from ansible_collections.maitred.rke2_numa.tests.fixtures import kubectl_calls as kc
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kubectl_calls import ADMIN_CALLS, CALLS, REPO, requests_of
 
@@ -30,6 +31,59 @@ def test_only_access_yml_uses_the_admin_kubeconfig():
     access = [c for c in CALLS if c.file == "playbooks/access.yml"]
     assert [[(r.verb, r.resource) for r in requests_of(c)] for c in access] == [[("create", "selfsubjectaccessreviews")]], \
         "with the scoped kubeconfig access.yml only asks what it may do"
+
+
+def test_access_yml_reads_and_applies_every_kind_of_the_identity():
+    """The admin calls declare the kinds their stdin holds (the action refuses another): every kind of the identity,
+    with the admission policies, the kured lock and the enrolment."""
+    kinds = {rbac.kubectl_resource(o["kind"].lower()) for o in rbac.manifest(kured="/".join(rbac.KURED_DEFAULT))
+             + admission.objects(rbac.IDENTITY_NAMESPACE, ["gpu-a"])}
+    by_command = {}
+    for call in ADMIN_CALLS:
+        by_command.setdefault(rbac.kubectl_command(call.words), []).append({(r.group, r.resource) for r in requests_of(call)})
+    assert kinds in by_command["get"], "the read of the identity's objects as the API server has them"
+    assert by_command["apply"] == [kinds], "server-side apply: a patch, or a create, of each"
+    assert {("rbac.authorization.k8s.io", "roles"), ("rbac.authorization.k8s.io", "rolebindings")} in by_command["delete"]
+    assert [("create", "", "serviceaccounts/token", "<access namespace>", True)] in [
+        [tuple(r) for r in requests_of(c)] for c in ADMIN_CALLS], "the TokenRequest, for the ServiceAccount alone"
+
+
+# the modules that run a program the way a kubectl task must not: outside the maitred.rke2_numa.kubectl action
+_COMMAND_MODULES = ("ansible.builtin.command", "command", "ansible.builtin.shell", "shell", "ansible.builtin.raw", "raw")
+
+
+def _command_tasks(entries, variables):
+    """(task, its words with the play's and the task's variables it names written out) of each command task."""
+    for task in entries or []:
+        if not isinstance(task, dict):
+            continue
+        scope = dict(variables, **(task.get("vars") or {}))
+        for module in _COMMAND_MODULES:
+            if module in task:
+                text = json.dumps(task[module], default=str) + json.dumps(task.get("args"), default=str)
+                text += "".join(json.dumps(value, default=str) for name, value in scope.items() if name in text)
+                yield task, text
+        for key in ("block", "rescue", "always"):
+            yield from _command_tasks(task.get(key), scope)
+
+
+def test_no_task_runs_kubectl_through_a_command_module():
+    """Every call of the cluster goes through the kubectl action (its argv checked, its requests declared): none is a
+    command, shell or raw task - not even one whose argv comes from a variable of the play (access.yml's admin calls
+    were ``__rke2_numa_admin + [...]``)."""
+    found = []
+    for pattern in ("roles/*/tasks/*.yml", "roles/*/handlers/*.yml", "playbooks/*.yml", "playbooks/tasks/*.yml"):
+        for path in sorted(glob.glob(os.path.join(REPO, pattern))):
+            with open(path) as handle:
+                doc = yaml.safe_load(handle) or []
+            for entry in doc:
+                plays = entry if isinstance(entry, dict) and "hosts" in entry else None
+                variables = (plays or {}).get("vars") or {}
+                lists = [plays.get(k) for k in ("pre_tasks", "tasks", "post_tasks", "handlers")] if plays else [[entry]]
+                for tasks in lists:
+                    found += ["%s: %s" % (os.path.relpath(path, REPO), task.get("name"))
+                              for task, text in _command_tasks(tasks, variables) if "kubectl" in text]
+    assert found == [], "a kubectl call is a maitred.rke2_numa.kubectl task"
 
 
 def test_the_calls_are_found():
