@@ -14,9 +14,9 @@ short_description: Refuse a kubeconfig that lacks a right the playbook needs, an
 version_added: 0.1.0
 description:
   - Reads the API server's answers to the SelfSubjectAccessReviews of P(maitred.rke2_numa.access_reviews#filter) (one
-    C(kubectl create) the playbook made with its kubeconfig) - whether the kubeconfig may do everything
-    (C(kubectl auth can-i '*' '*'), cluster-admin), and each right the playbook's kubectl calls need
-    (C(plugins/plugin_utils/rbac.py)).
+    C(kubectl create), a M(maitred.rke2_numa.kubectl) task the playbook ran with its kubeconfig) - whether the
+    kubeconfig may do everything (C(kubectl auth can-i '*' '*'), cluster-admin), and each right the playbook's kubectl
+    calls need (C(plugins/plugin_utils/rbac.py)).
   - With O(strict) (a roll, labels, prove), a missing right fails the task before anything changes, naming each right
     and the calls that need it; a kubeconfig the API does not answer for fails too, with kubectl's words.
   - Warns (an Ansible warning) when the kubeconfig may do everything - more than any playbook here uses - and when kured's
@@ -27,7 +27,9 @@ extends_documentation_fragment:
   - maitred.rke2_numa.shared.controller
 options:
   reply:
-    description: The registered result of the C(kubectl create -o json -f -) of the reviews.
+    description:
+      - The registered result of the M(maitred.rke2_numa.kubectl) task (C(create -o json -f -)) of the reviews; its
+        C(stdout) is read, its C(rc), C(stderr) and C(msg) when kubectl failed.
     type: dict
     required: true
   playbook:
@@ -66,19 +68,32 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Ask the API what the kubeconfig may do
-  ansible.builtin.command:
-    argv: [kubectl, --kubeconfig, /etc/rancher/rke2/rke2-numa.yaml, create, --validate=false, -o, json, -f, "-"]
-    stdin: "{{ 'rolling' | maitred.rke2_numa.access_reviews | to_json }}"
+- name: Ask the API what the kubeconfig may do (one SelfSubjectAccessReview per right the run needs)
+  maitred.rke2_numa.kubectl:
+    verb: create
+    kind: selfsubjectaccessreview
+    output: json
+    options: [--validate=false]
+    stdin: "{{ 'rolling' | maitred.rke2_numa.access_reviews(rke2_numa_probe_namespace, rke2_numa_kured_daemonset,
+               rke2_numa_prove, rke2_numa_labels_via) | to_json }}"
+  delegate_to: "{{ rke2_numa_kubectl_host }}"
   register: reviews
+  run_once: true
   changed_when: false
-  failed_when: false
+  check_mode: false
+  failed_when: false   # access_check says why, in kubectl's words
 
 - name: Refuse a kubeconfig that lacks a right, before anything changes
   maitred.rke2_numa.access_check:
     reply: "{{ reviews }}"
     playbook: rolling
-    kubeconfig: /etc/rancher/rke2/rke2-numa.yaml
+    kubeconfig: "{{ rke2_numa_kubeconfig }}"
+    probe_namespace: "{{ rke2_numa_probe_namespace }}"
+    kured_daemonset: "{{ rke2_numa_kured_daemonset }}"
+    prove: "{{ rke2_numa_prove }}"
+    labels_via: "{{ rke2_numa_labels_via }}"
+  run_once: true
+  any_errors_fatal: true
 """
 
 RETURN = r"""
