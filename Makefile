@@ -68,16 +68,17 @@ GALAXY_VERSION := $(shell sed -n 's/^version: *//p' galaxy.yml)
 CHANGELOG_DIR := $(BUILD)/changelog
 EE_DIR := $(BUILD)/ee
 
-# Phases of `make test` (scripts/make_test.sh): TEST_FIRST in a row, then
-# molecule in the background with TEST_BESIDE beside it, then TEST_LAST: the
-# pytest suites last (unit: in-process, then integration: ansible-playbook, the
-# stand-ins, a browser) so that pytest's summary is near the end, and a final
+# Phases of `make test` (scripts/make_test.sh): TEST_FIRST in a row, then two
+# lanes: TEST_BACKGROUND (the Molecule image, then the scenarios) in the
+# background and TEST_FOREGROUND beside it: the static phases, then the pytest
+# suites (unit: in-process, then integration: ansible-playbook, the stand-ins,
+# a browser), so that pytest's summary is near the end, and a final
 # "unit: N passed, N failed" line (both suites) closes the output. molecule
-# prints its own "molecule: N passed, M failed" line before them.
-TEST_FIRST := deps venv image
-TEST_BESIDE := lint sanity build import docs-lint changelog-lint ee
-TEST_LAST := unit integration
-TEST_PHASES := $(TEST_FIRST) $(TEST_BESIDE) molecule $(TEST_LAST)
+# prints its own "molecule: N passed, M failed" line when its lane ends.
+TEST_FIRST := deps venv collection-tree
+TEST_BACKGROUND := image molecule
+TEST_FOREGROUND := lint sanity build import docs-lint changelog-lint ee unit integration
+TEST_PHASES := $(TEST_FIRST) $(TEST_BACKGROUND) $(TEST_FOREGROUND)
 
 # Molecule: the podman image scripts/offline/build-image.sh builds (the same name is in
 # extensions/molecule/config.yml) and the scenarios to run, by default every
@@ -292,7 +293,7 @@ ee: $(TARBALL)
 # another. The last line is the unit tests' counts from pytest's junit file,
 # as CI reads it.
 test:
-	@scripts/make_test.sh "$(MAKE)" "$(TEST_FIRST)" "$(TEST_BESIDE)" "$(TEST_LAST)"
+	@scripts/make_test.sh "$(MAKE)" "$(TEST_FIRST)" "$(TEST_BACKGROUND)" "$(TEST_FOREGROUND)"
 	@$(VPY) scripts/junit_summary.py $(BUILD)/junit-unit.xml $(BUILD)/junit-integration.xml
 
 # The Molecule test image, built offline and cached (scripts/offline/build-image.sh);

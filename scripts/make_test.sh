@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# `make test`: every phase, timed, failing fast. Molecule mostly waits on its
-# containers and stand-ins (systemd, health windows, drains), so the static
-# phases (lint, sanity, build, import, docs-lint, changelog-lint, ee) run
-# beside it, one after another, and the pytest suites (on every core) after
-# it - unit (in-process), then integration:
+# `make test`: every phase, timed, failing fast, in two lanes. The machine
+# (CI: 2 cores) is busy from the first minute to the last: Molecule is one
+# lane, everything else the other, so neither waits on the other.
 #
-#   deps venv image | molecule (in the background, its output kept in
-#   .build/molecule.log and printed when it ends)
-#                   | lint sanity build import docs-lint changelog-lint ee
-#   unit integration
+#   deps venv collection-tree | image molecule (in the background, its output
+#                             |   kept in .build/molecule.log, printed when it ends)
+#                             | lint sanity build import docs-lint changelog-lint
+#                             |   ee unit integration (the foreground lane)
 #
-# TEST_PARALLEL=0 runs every phase one after another (the output as it comes).
+# The image (debootstrap: mostly the mirror and the disk) is needed by Molecule
+# only, so it no longer holds up the static phases; the pytest suites need no
+# container and run beside Molecule too (unit in-process, integration:
+# ansible-playbook, the stand-ins, a browser; pytest's summary ends the
+# foreground lane). TEST_PARALLEL=0 runs every phase one after another (the
+# output as it comes).
 # Prints "=== PHASE ok (N ms)" per phase, then one "=== times:" line with each
-# phase's own wall time, "molecule" measured from its start to its end, and the
-# total wall time of the run; a failed phase ends the run ("=== PHASE FAILED").
-# Usage (from the Makefile): scripts/make_test.sh MAKE "SEQUENTIAL PHASES" "BESIDE PHASES" "LAST PHASES"
+# phase's own wall time, "molecule" from the start of its lane (the image
+# included) to its end, and the total wall time of the run; a failed phase
+# ends the run ("=== PHASE FAILED"), stopping the other lane.
+# Usage (from the Makefile): scripts/make_test.sh MAKE "FIRST PHASES" "BACKGROUND PHASES" "FOREGROUND PHASES"
 set -uo pipefail
-MAKE_CMD="$1"; FIRST="$2"; BESIDE="$3"; LAST="$4"
+MAKE_CMD="$1"; FIRST="$2"; BACKGROUND="$3"; FOREGROUND="$4"
 PARALLEL="${TEST_PARALLEL:-1}"
 BUILD=.build
 mkdir -p "$BUILD"
@@ -37,43 +41,51 @@ phase() {
   echo "=== $name ok ($ms ms)"
 }
 
-mol_pid=""
-stop_molecule() {
-  if [ -n "$mol_pid" ] && kill -0 "$mol_pid" 2>/dev/null; then
-    kill -- "-$mol_pid" 2>/dev/null || kill "$mol_pid" 2>/dev/null
-    wait "$mol_pid" 2>/dev/null
-    echo "=== molecule stopped (another phase failed); its output so far:"
+bg_pid=""
+stop_background() {
+  if [ -n "$bg_pid" ] && kill -0 "$bg_pid" 2>/dev/null; then
+    kill -- "-$bg_pid" 2>/dev/null || kill "$bg_pid" 2>/dev/null
+    wait "$bg_pid" 2>/dev/null
+    echo "=== $BACKGROUND stopped (another phase failed); its output so far:"
     cat "$BUILD/molecule.log"
   fi
 }
-trap stop_molecule EXIT
+trap stop_background EXIT
 
 for p in $FIRST; do phase "$p" || exit 1; done
 
 if [ "$PARALLEL" = 1 ]; then
-  echo "=== molecule (in the background, beside: $BESIDE; output in $BUILD/molecule.log)"
-  t_mol=$(date +%s%N)
-  # its own process group, so that a failure elsewhere stops all of it
+  echo "=== $BACKGROUND (in the background, beside: $FOREGROUND; output in $BUILD/molecule.log)"
+  t_bg=$(date +%s%N)
+  # its own process group, so that a failure elsewhere stops all of it; each phase
+  # in turn, the first failure ends the lane (its exit code in molecule.rc)
   set -m
-  { $MAKE_CMD molecule > "$BUILD/molecule.log" 2>&1; echo $? > "$BUILD/molecule.rc"; } &
-  mol_pid=$!
+  {
+    rc=0
+    for p in $BACKGROUND; do
+      echo "=== $p"
+      if ! $MAKE_CMD "$p"; then rc=1; echo "=== $p FAILED"; break; fi
+      echo "=== $p ok"
+    done
+    echo "$rc" > "$BUILD/molecule.rc"
+  } > "$BUILD/molecule.log" 2>&1 &
+  bg_pid=$!
   set +m
-  for p in $BESIDE; do phase "$p" || exit 1; done
-  echo "=== waiting for molecule"
-  wait "$mol_pid"
-  mol_pid=""
-  ms=$(ms_since "$t_mol")
+  for p in $FOREGROUND; do phase "$p" || exit 1; done
+  echo "=== waiting for $BACKGROUND"
+  wait "$bg_pid"
+  bg_pid=""
+  ms=$(ms_since "$t_bg")
   cat "$BUILD/molecule.log"
   if [ "$(cat "$BUILD/molecule.rc" 2>/dev/null)" != 0 ]; then
     echo "=== molecule FAILED after $ms ms"
     exit 1
   fi
   note molecule "$ms"
-  echo "=== molecule ok ($ms ms, beside the static phases)"
+  echo "=== molecule ok ($ms ms, beside the other phases)"
 else
-  for p in $BESIDE molecule; do phase "$p" || exit 1; done
+  for p in $BACKGROUND $FOREGROUND; do phase "$p" || exit 1; done
 fi
 
-for p in $LAST; do phase "$p" || exit 1; done
 note total "$(ms_since "$t_all")"
 echo "=== times:$summary"
