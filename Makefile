@@ -260,7 +260,7 @@ docs-lint: venv collection-tree
 # The copy is its own git repository: antsibull-changelog lists the collection's
 # files with git, and .build is ignored here (as for sanity).
 changelog-lint: venv
-	@antsibull-changelog lint
+	@antsibull-changelog lint $(wildcard changelogs/fragments/*.yml changelogs/fragments/*.yaml)
 	@rm -rf $(CHANGELOG_DIR)
 	@mkdir -p $(CHANGELOG_DIR)
 	@git ls-files -z -co --exclude-standard --deduplicate -- galaxy.yml meta changelogs plugins roles playbooks \
