@@ -18,7 +18,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers impo
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
     LEASE_MARGIN, LeaseError, default_max_unavailable, default_roll_id, lease_from_reply, lease_seconds, lease_step, max_unavailable_errors, roll_in_progress)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, roll_outcome, roll_progress
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, roll_eta, roll_outcome, roll_progress
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_states import RollStateError, roll_state
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.task_result import failure_reason
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
@@ -118,6 +118,14 @@ def progress(hostvars, rolled_hosts, max_fail_percentage=0):
     return roll_progress(roll_pick.rolled_entries(hostvars, rolled_hosts), max_fail_percentage)
 
 
+def eta(hostvars, rolled_hosts, now, serial=1, node_minutes=30, window_end=""):
+    """The roll's progress line after a batch (plugin_utils/roll_outcome.py roll_eta)."""
+    try:
+        return roll_eta(roll_pick.rolled_entries(hostvars, rolled_hosts), float(now), int(serial), float(node_minutes), str(window_end or ""))
+    except (TypeError, ValueError) as e:
+        raise AnsibleFilterError("roll_eta: %s" % e)
+
+
 def state(step, failed=None, actions=None, stopped_for_reboot=False):
     """The state a node ends in at ``step`` (plugin_utils/roll_states.py roll_state)."""
     try:
@@ -162,7 +170,7 @@ class FilterModule(object):
     def filters(self):
         return {"maintenance_window": maintenance_window, "node_markers": node_markers, "maintainers_at_work": maintainers,
                 "kured_lock_claims": kured_claims, "kured_lock_releases": kured_releases, "kured_hold": kured_hold,
-                "roll_outcome": outcome, "roll_progress": progress, "drain_pods_left": pods_left, "drain_failure": drain_failure,
+                "roll_outcome": outcome, "roll_progress": progress, "roll_eta": eta, "drain_pods_left": pods_left, "drain_failure": drain_failure,
                 "drain_evicted": drain_evicted, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
                 "roll_capacity": capacity, "roll_stale_markers": roll_pick.stale_marked, "roll_groups": groups, "roll_state": state,

@@ -12,8 +12,12 @@ which and why, so that a scheduler or an on-call engineer never reads "ok" over 
 
 from __future__ import annotations
 
+import datetime
+import math
+
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_states import (
-    FAILED, FIXED_IN_PLACE, NO_SLOT, PENDING_REBOOT, REBOOTED, RECONFIGURED, REMAINING, WINDOW)
+    DONE, FAILED, FIXED_IN_PLACE, NO_SLOT, PENDING_REBOOT, REBOOTED, RECONFIGURED, REMAINING, WINDOW)
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, parse_iso8601
 
 # summary line -> the results it lists, in the order shown
 _LINES = (
@@ -80,6 +84,45 @@ def roll_progress(rolled, max_fail_percentage=0):
     stop = len(failed) * 100 > int(max_fail_percentage) * len(rolled)
     msg = "stopping: %s failed (rke2_numa_max_fail_percentage %d)" % (", ".join(failed), int(max_fail_percentage)) if stop else ""
     return {"failed": failed, "seconds": seconds, "stop": stop, "msg": msg}
+
+
+def _utc(epoch):
+    return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+
+
+def roll_eta(rolled, now, serial=1, node_minutes=30, window_end=""):
+    """The progress line a person follows through a long window, after each batch: {done, failed, remaining (counts),
+    minutes_per_node (the mean of the nodes done so far; None before the first), estimated_end (ISO 8601, UTC: the
+    batches left at the minutes per node so far - rke2_numa_node_minutes before the first node is done - each batch
+    of ``serial`` nodes side by side), window_end, past_window_minutes (how far the estimate overruns the window; 0
+    when it fits, None without a window), line}. ``rolled``: roll_pick.rolled_entries of the hosts to roll; a host
+    with a reason failed or waits for its reboot (the summary says which); one without a result is still to do."""
+    if int(serial) < 1 or float(node_minutes) <= 0:
+        raise ValueError("roll_eta: serial %r and node_minutes %r must be positive" % (serial, node_minutes))
+    done = [i for i in rolled if i.get("result") in DONE and i.get("reason") is None]
+    failed = [i for i in rolled if i.get("reason") is not None]
+    remaining = len(rolled) - len(done) - len(failed)
+    seconds = [float(i["seconds"]) for i in done if i.get("seconds") is not None]
+    per_node = sum(seconds) / len(seconds) / 60.0 if seconds else None
+    end = float(now) + math.ceil(remaining / float(serial)) * (per_node if per_node is not None else float(node_minutes)) * 60.0
+    line = "progress: %d of %d node%s done, %d failed, %d remaining" % (
+        len(done), len(rolled), "" if len(rolled) == 1 else "s", len(failed), remaining)
+    line += "; %.1f min per node so far" % per_node if per_node is not None else "; no node done yet (%g min per node assumed)" % float(node_minutes)
+    past = None
+    if window_end:
+        try:
+            window = parse_iso8601(window_end)
+        except WindowError:
+            window = None
+        if window is not None:
+            past = max(0, int(math.ceil((end - window) / 60.0)))
+    if remaining:
+        line += "; estimated end %s" % _utc(end)
+        if past is not None:
+            line += " (the window ends %s: %s)" % (_utc(parse_iso8601(window_end)), "fits" if past == 0 else
+                                                    "%d min past it - the window guard starts no node that cannot finish" % past)
+    return {"done": len(done), "failed": len(failed), "remaining": remaining, "minutes_per_node": None if per_node is None else round(per_node, 1),
+            "estimated_end": _utc(end), "window_end": window_end or None, "past_window_minutes": past, "line": line}
 
 
 def annotation_reason(reason):

@@ -4,6 +4,8 @@
 """A roll's summary and exit code: rc 0 only when every node it meant to roll is done."""
 from __future__ import annotations
 
+import pytest
+
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import roll_outcome, roll_progress
 
 FLEET = [{"host": "n1", "compliant": False}, {"host": "n2", "compliant": False}, {"host": "n3", "compliant": True},
@@ -114,3 +116,30 @@ def test_the_progress_between_batches_stops_past_the_failure_share_and_times_the
     assert not roll_progress(rolled, 50)["stop"]   # 2 of 4 is not more than half
     assert roll_progress(rolled, 49)["stop"]
     assert roll_progress(rolled[:1]) == {"failed": [], "seconds": [61.5], "stop": False, "msg": ""}
+
+
+def test_the_progress_line_counts_the_nodes_and_estimates_the_end_from_the_pace_so_far():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import roll_eta
+    now = 1796428800.0   # 2026-12-05T00:00Z
+    rolled = [{"host": "a", "result": "reconfigured", "reason": None, "seconds": 600},
+              {"host": "b", "result": "rebooted", "reason": None, "seconds": 1200},
+              {"host": "c", "result": "failed", "reason": "drain timed out", "seconds": None},
+              {"host": "d", "result": None, "reason": None, "seconds": None},
+              {"host": "e", "result": None, "reason": None, "seconds": None},
+              {"host": "f", "result": None, "reason": None, "seconds": None}]
+    got = roll_eta(rolled, now, serial=2, node_minutes=30, window_end="2026-12-05T01:00:00Z")
+    # 3 remaining in batches of 2: two batches at 15 min (the mean of 10 and 20) -> 00:30
+    assert (got["done"], got["failed"], got["remaining"], got["minutes_per_node"]) == (2, 1, 3, 15.0)
+    assert got["estimated_end"] == "2026-12-05T00:30Z" and got["past_window_minutes"] == 0
+    assert got["line"] == ("progress: 2 of 6 nodes done, 1 failed, 3 remaining; 15.0 min per node so far; estimated end "
+                           "2026-12-05T00:30Z (the window ends 2026-12-05T01:00Z: fits)")
+    late = roll_eta(rolled, now, serial=1, node_minutes=30, window_end="2026-12-05T00:40:00Z")   # 3 x 15 min: 00:45
+    assert late["past_window_minutes"] == 5 and "5 min past it - the window guard starts no node that cannot finish" in late["line"]
+    first = roll_eta([dict(r, result=None, seconds=None, reason=None) for r in rolled[:2]], now, node_minutes=20)
+    assert first["minutes_per_node"] is None and first["estimated_end"] == "2026-12-05T00:40Z"
+    assert first["line"] == "progress: 0 of 2 nodes done, 0 failed, 2 remaining; no node done yet (20 min per node assumed); estimated end 2026-12-05T00:40Z"
+    assert first["window_end"] is None and first["past_window_minutes"] is None
+    end = roll_eta(rolled[:2], now)
+    assert end["remaining"] == 0 and end["line"] == "progress: 2 of 2 nodes done, 0 failed, 0 remaining; 15.0 min per node so far"
+    with pytest.raises(ValueError):
+        roll_eta(rolled, now, serial=0)
