@@ -1,6 +1,6 @@
 # maitred.rke2_numa: one command for newcomers and CI.
 #
-#   make test    deps, venv, image; molecule beside lint, sanity, build, import, docs-lint, changelog-lint, ee; unit, integration (fail fast, timed)
+#   make test    deps, venv; the image and molecule beside lint, sanity, build, import, docs-lint, changelog-lint, ee, unit, integration (fail fast, timed)
 #   make demo    plan the sample GPU machines (inventory/sample.yml)
 #   make help    every target
 #
@@ -287,9 +287,9 @@ ee: $(TARBALL)
 	@ansible-builder introspect $(EE_DIR)/collections
 
 # Each phase in its own make, timed; stop at the first failure
-# (scripts/make_test.sh): deps, venv and the Molecule image first, then
-# Molecule in the background with the static phases beside it (Molecule mostly
-# waits on its containers), then the unit suite. TEST_PARALLEL=0: one after
+# (scripts/make_test.sh): deps and venv first, then two lanes - the Molecule
+# image and scenarios in the background, the static phases and the pytest
+# suites beside them. TEST_PARALLEL=0: one after
 # another. The last line is the unit tests' counts from pytest's junit file,
 # as CI reads it.
 test:
