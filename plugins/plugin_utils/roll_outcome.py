@@ -119,8 +119,8 @@ def roll_eta(rolled, now, serial=1, node_minutes=30, window_end=""):
     if remaining:
         line += "; estimated end %s" % _utc(end)
         if past is not None:
-            line += " (the window ends %s: %s)" % (_utc(parse_iso8601(window_end)), "fits" if past == 0 else
-                                                    "%d min past it - the window guard starts no node that cannot finish" % past)
+            verdict = "fits" if past == 0 else "%d min past it - the window guard starts no node that cannot finish" % past
+            line += " (the window ends %s: %s)" % (_utc(parse_iso8601(window_end)), verdict)
     return {"done": len(done), "failed": len(failed), "remaining": remaining, "minutes_per_node": None if per_node is None else round(per_node, 1),
             "estimated_end": _utc(end), "window_end": window_end or None, "past_window_minutes": past, "line": line}
 
