@@ -227,8 +227,16 @@ def test_the_batch_size_set_in_group_vars_is_the_one_the_roll_uses(api, tmp_path
     code, text = run(api, tmp_path, "rolling.yml", {name: node_vars(root) for name, root in roots.items()}, rke2_numa_serial=2)
     assert code != 0   # both stop at the preflight: no systemd here
     assert "gpu-a: starting - " in text and "gpu-b: starting - " in text, text[-3000:]
+    assert '"progress: 0 of 2 nodes done, 2 failed, 0 remaining; no node done yet (30 min per node assumed)"' in text, \
+        "the progress line at the end of the roll"
+    code, text = run(api, tmp_path, "rolling.yml", {name: node_vars(root) for name, root in roots.items()},
+                     "-e", "rke2_numa_max_fail_percentage=100", "-e", "rke2_numa_window_end=2099-01-01T00:00:00Z")
+    assert "gpu-a: starting - " in text and "gpu-b: starting - " in text, "serial 1, every failure allowed: two batches"
+    assert re.search(r'"progress: 0 of 2 nodes done, 1 failed, 1 remaining; no node done yet \(30 min per node assumed\); '
+                     r'estimated end \S+ \(the window ends 2099-01-01T00:00Z: fits\)"', text), "the line before the second batch"
     code, text = run(api, tmp_path, "rolling.yml", {name: node_vars(root) for name, root in roots.items()})
     assert "gpu-a: starting - " in text and "gpu-b: starting - " not in text, "serial 1: the first failure stops the roll"
+    assert "progress: 0 of 2 nodes done, 1 failed, 1 remaining" in text
 
 
 def test_a_write_a_sibling_run_beat_is_tried_again_not_a_stop(api, tmp_path):
