@@ -20,8 +20,12 @@
    tests/fixtures/fake_kubectl.py - answers the access check, no roll's Lease,
    and the one Node list with no cordoned node) against playbooks/plan.yml
    over the same copies, alternating; medians and the ratio (target <= 1.3).
+6. A fleet of thousands: ping, playbooks/plan.yml and playbooks/check.yml over 12 and then 48 such copies
+   (forks 5), alternating; the cost of each extra host ((median at 48 - median at 12) / 36) and its ratio to
+   ping's (target <= 1.5: one module call per host, the rest once per run). Then the controller's peak memory
+   for 1,000 hosts: their facts as the check leaves them and the fleet page rendered from them.
 
-Run from the repo root with the venv active: python bench/bench.py [--rounds N] [--hosts N] [--only rolling]
+Run from the repo root with the venv active: python bench/bench.py [--rounds N] [--hosts N] [--only rolling|fleet]
 """
 
 from __future__ import annotations
@@ -93,10 +97,20 @@ def main(argv=None):
     parser.add_argument("--forks", type=int, default=5)
     parser.add_argument("--plan-hosts", type=int, default=1000)
     parser.add_argument("--fleet", type=int, default=12)
-    parser.add_argument("--only", choices=["rolling"], help="run one benchmark: the no-op roll against plan.yml")
+    parser.add_argument("--fleet-sizes", default="12,48", help="the two fleet sizes of the per-host cost (fleet benchmark)")
+    parser.add_argument("--no-memory", action="store_true", help="skip the 1,000-host memory figure (fleet benchmark)")
+    parser.add_argument("--memory-child", help=argparse.SUPPRESS)
+    parser.add_argument("--only", choices=["rolling", "fleet"],
+                        help="run one benchmark: the no-op roll against plan.yml, or the per-host cost of plan and check")
     args = parser.parse_args(argv)
+    if args.memory_child:
+        memory_child(args.memory_child, args.plan_hosts)
+        return 0
     if args.only == "rolling":
         bench_rolling(args)
+        return 0
+    if args.only == "fleet":
+        bench_fleet(args)
         return 0
     if args.hosts < 20:
         parser.error("--hosts must be at least 20")
@@ -152,6 +166,7 @@ def main(argv=None):
           % (args.plan_hosts, statistics.median(runs)))
     bench_report(args, topologies, [make_plan(topo, **intent) for topo in topologies])
     bench_rolling(args)
+    bench_fleet(args)
     return 0
 
 
@@ -180,25 +195,31 @@ def bench_report(args, topologies, plans):
                                                 figures["markdown"][0], figures["markdown"][1]))
 
 
+def compliant_fleet(base, size, kubectl):
+    """An inventory of `size` node filesystem copies that run their plan (ansible_connection=local), under base."""
+    hosts = {}
+    for i in range(size):
+        root = make_node(base / ("gpu-%02d" % i), sockets=2, cores_per_socket=8, threads=2, gpus_per_node=4)
+        comply(root, make_plan(read_topology(str(root))))
+        hosts["gpu-%02d" % i] = root
+    inventory = base / ("inventory-%d.yml" % size)
+    with open(str(inventory), "w") as f:
+        f.write("gpu:\n  vars:\n    ansible_connection: local\n    ansible_python_interpreter: %s\n    rke2_numa_kubectl: %s\n  hosts:\n"
+                % (sys.executable, kubectl))
+        for name, root in hosts.items():
+            f.write("    %s:\n      rke2_numa_sysfs_root: %s\n      rke2_numa_boot_root: %s\n      rke2_numa_kubelet_dir: %s\n"
+                    "      rke2_numa_config_path: %s\n" % (name, root, root, root / "var/lib/kubelet", root / "etc/rancher/rke2/config.yaml"))
+    return hosts, inventory
+
+
 def bench_rolling(args):
     import pathlib  # pylint: disable=import-outside-toplevel
     with tempfile.TemporaryDirectory() as workdir:
         base = pathlib.Path(workdir)
-        hosts = {}
-        for i in range(args.fleet):
-            root = make_node(base / ("gpu-%02d" % i), sockets=2, cores_per_socket=8, threads=2, gpus_per_node=4)
-            comply(root, make_plan(read_topology(str(root))))
-            hosts["gpu-%02d" % i] = root
         # An empty cluster: the access check answered with exactly the rights asked for, no roll's Lease, every read
         # (the pod audit's "get nodes,pods -A -o json") returns no item; any other call fails.
         kubectl = fake_kubectl.write(base / "kubectl")
-        inventory = base / "inventory.yml"
-        with open(str(inventory), "w") as f:
-            f.write("gpu:\n  vars:\n    ansible_connection: local\n    ansible_python_interpreter: %s\n    rke2_numa_kubectl: %s\n  hosts:\n"
-                    % (sys.executable, kubectl))
-            for name, root in hosts.items():
-                f.write("    %s:\n      rke2_numa_sysfs_root: %s\n      rke2_numa_boot_root: %s\n      rke2_numa_kubelet_dir: %s\n"
-                        "      rke2_numa_config_path: %s\n" % (name, root, root, root / "var/lib/kubelet", root / "etc/rancher/rke2/config.yaml"))
+        hosts, inventory = compliant_fleet(base, args.fleet, kubectl)
         books = {"rolling": os.path.join(REPO, "playbooks", "rolling.yml"), "plan": os.path.join(REPO, "playbooks", "plan.yml")}
         times = {name: [] for name in books}
         run(books["plan"], str(inventory), args.forks)  # warm caches
@@ -213,6 +234,92 @@ def bench_rolling(args):
               % (args.fleet, args.rounds, args.forks, med["rolling"], med["plan"]))
         print("ratio rolling/plan: %.2f  (target <= 1.30)" % (med["rolling"] / med["plan"]))
 
+
+def bench_fleet(args):
+    import pathlib  # pylint: disable=import-outside-toplevel
+    small, large = (int(n) for n in args.fleet_sizes.split(","))
+    with tempfile.TemporaryDirectory() as workdir:
+        base = pathlib.Path(workdir)
+        kubectl = fake_kubectl.write(base / "kubectl")
+        ping = base / "ping.yml"
+        ping.write_text("- name: ping\n  hosts: gpu\n  gather_facts: false\n  tasks:\n    - name: ping\n      ansible.builtin.ping:\n")
+        books = {"ping": str(ping), "plan": os.path.join(REPO, "playbooks", "plan.yml"),
+                 "check": os.path.join(REPO, "playbooks", "check.yml")}
+        inventories = {size: compliant_fleet(base / ("fleet-%d" % size), size, kubectl)[1] for size in (small, large)}
+        run(books["ping"], str(inventories[small]), args.forks)  # warm caches
+        times = {(name, size): [] for name in books for size in inventories}
+        for i in range(args.rounds):
+            for name in (sorted(books) if i % 2 == 0 else sorted(books, reverse=True)):
+                for size, inventory in inventories.items():
+                    elapsed, out = run(books[name], str(inventory), args.forks)
+                    if name == "check":
+                        assert "%d of %d compliant" % (size, size) in out, out[-2000:]
+                    times[(name, size)].append(elapsed)
+        med = {key: statistics.median(values) for key, values in times.items()}
+        per_host = {name: (med[(name, large)] - med[(name, small)]) / (large - small) for name in books}
+        print("a fleet of %d then %d compliant nodes, %d rounds, forks %d (median wall seconds):" % (small, large, args.rounds, args.forks))
+        for name in sorted(books):
+            print("  %-6s %6.2f s at %d, %6.2f s at %d: %.3f s per extra host" % (name, med[(name, small)], small, med[(name, large)], large,
+                                                                               per_host[name]))
+        for name in ("plan", "check"):
+            print("ratio %s/ping per extra host: %.2f  (target <= 1.50)" % (name, per_host[name] / per_host["ping"]))
+    if not args.no_memory:
+        bench_fleet_memory(args)
+
+
+def bench_fleet_memory(args):
+    """Peak memory of the controller's share for --plan-hosts hosts: their facts as check.yml leaves them (each host's
+    node read, plan and decision, distinct objects as the results of as many module calls are) and the fleet page and
+    summary rendered from them. In a child process, so that its peak is this and not the benchmarks before it."""
+    import json  # pylint: disable=import-outside-toplevel
+    import pathlib  # pylint: disable=import-outside-toplevel
+    with tempfile.TemporaryDirectory() as workdir:
+        base = pathlib.Path(workdir)
+        kubectl = fake_kubectl.write(base / "kubectl")
+        dummy, inventory = compliant_fleet(base, 1, kubectl)
+        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=BUILD, ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_LOAD_CALLBACK_PLUGINS="true",
+                   ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
+        book = base / "read.yml"
+        book.write_text("- name: read\n  hosts: gpu\n  gather_facts: false\n  tasks:\n    - name: the shared variables\n"
+                        "      ansible.builtin.import_role:\n        name: maitred.rke2_numa.common\n    - name: read\n"
+                        "      ansible.builtin.import_tasks: %s\n" % os.path.join(REPO, "playbooks", "tasks", "node_read.yml"))
+        out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory), str(book)],
+                             env=env, capture_output=True, text=True, check=True).stdout
+        state = json.loads(out)["plays"][0]["tasks"][-1]["hosts"]["gpu-00"]
+        state_file = base / "state.json"
+        state_file.write_text(json.dumps(state))
+        child = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child", str(state_file), "--plan-hosts", str(args.plan_hosts)],
+                               capture_output=True, text=True, check=True).stdout.split()
+    before, after, page, summary = (int(x) for x in child)
+    print("controller peak memory for %d hosts (their facts as check.yml leaves them, the fleet page %.1f MB and summary "
+          "%.1f MB rendered from them): %.0f MB, of which %.0f MB the interpreter and the collection's code"
+          % (args.plan_hosts, page / 1e6, summary / 1e6, after / 1024, before / 1024))
+
+
+def memory_child(state_file, hosts):
+    """The child of bench_fleet_memory: prints its peak RSS (KiB) before and after, the page's and the summary's sizes."""
+    import copy  # pylint: disable=import-outside-toplevel
+    import json  # pylint: disable=import-outside-toplevel
+    import resource  # pylint: disable=import-outside-toplevel
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import check_facts  # pylint: disable=import-outside-toplevel
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with open(state_file) as f:
+        text = f.read()
+    samples_dir = os.path.join(BUILD, "samples")
+    topologies = [read_topology(os.path.join(samples_dir, name)) for name in sorted(gen_sysfs.samples())]
+    hostvars, names = {}, []
+    for i in range(hosts):
+        state = json.loads(text)   # every host's read its own objects, as the results of as many module calls
+        state["topology"] = copy.deepcopy(topologies[i % len(topologies)])
+        plan = make_plan(state["topology"])
+        name = "gpu-%04d" % i
+        facts = {"__rke2_numa_state": state, "rke2_numa_plan": plan, "inventory_hostname": name}
+        facts.update(check_facts(plan, {"state": state, "config_mode": "auto", "labels_via": "nfd", "pod_audit": {}}))
+        hostvars[name] = facts
+        names.append(name)
+    page = fleet_report(names, hostvars, output="html", mode="check")
+    summary = fleet_report(names, hostvars, output="markdown", mode="check")
+    print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(page.encode("utf-8")), len(summary.encode("utf-8")))
 
 if __name__ == "__main__":
     sys.exit(main())

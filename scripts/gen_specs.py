@@ -213,8 +213,11 @@ def plan_task():
              "# Every planner option from its variable (roles/plan/meta/argument_specs.yml, group \"%s\");" % specs.PLANNER_GROUP,
              "# null leaves the option out (the planner's default), anything else is passed as given - 0, {} and [] mean",
              "# what they say (reserved_cores 0 is refused).",
+             "# It sets the host's facts rke2_numa_topology and rke2_numa_plan (refusing an extra-var plan made for another",
+             "# topology): one task per host.",
              "- name: Plan the kernel and kubelet settings", "  maitred.rke2_numa.numa_plan:",
-             "    topology: \"{{ rke2_numa_topology }}\""]
+             "    topology: \"{{ rke2_numa_topology }}\"",
+             "    export: true"]
     for option, spec in specs.planner_options().items():
         var = PREFIX + option
         if "default" in spec and spec["default"] is None:
@@ -222,6 +225,55 @@ def plan_task():
         else:
             lines.append("    %s: \"{{ %s }}\"" % (option, var))
     lines.append("  register: __rke2_numa_plan_result")
+    return "\n".join(lines) + "\n"
+
+
+# node_state_info's options from the common role's variables: the node read of node_read.yml and of the plan role's
+# entry point check (node_check's read).
+READ_OPTIONS = (
+    ("sysfs_root", "{{ rke2_numa_sysfs_root }}"),
+    ("boot_root", "{{ rke2_numa_boot_root }}"),
+    ("boot_method", "{{ rke2_numa_boot_method }}"),
+    ("kubelet_dir", "{{ rke2_numa_kubelet_dir }}"),
+    ("config_path", "{{ rke2_numa_config_path }}"),
+    ("nfd_features_file", "{{ rke2_numa_nfd_features_dir }}/{{ __rke2_numa_nfd_features_file }}"),
+    ("rancher_root", "{{ rke2_numa_boot_root }}"),
+)
+
+
+def node_read_task():
+    """playbooks/tasks/node_read.yml: node_state_info alone (prove.yml), its options from READ_OPTIONS."""
+    return "\n".join([
+        "---", "# %s: do not edit here." % GENERATED.capitalize(),
+        "# The node's state in one module call (node_state_info: topology, running cmdline, hugepages, kubelet checkpoints,",
+        "# boot config, RKE2's kubelet-arg / node-label / node-taint entries - never the join token), read with become. A",
+        "# node whose root's files this user cannot read is not judged on what could not be seen: node_state_info fails,",
+        "# naming them; here the failure is kept in __rke2_numa_state (access.denied) and the caller says \"not checked\" and",
+        "# fails the run at its end, so that the other nodes are still read. prove.yml (check.yml reads, plans and judges in",
+        "# one task: the plan role's entry point check).",
+        "- name: Read the node's state in one module call",
+        "  maitred.rke2_numa.node_state_info:"] + ["    %s: \"%s\"" % item for item in READ_OPTIONS] + [
+        "  register: __rke2_numa_state",
+        "  failed_when: __rke2_numa_state is failed and not __rke2_numa_state.access.denied | default([])"]) + "\n"
+
+
+def check_task():
+    """roles/plan/tasks/check.yml (the plan role's entry point check, check.yml's per-host task): node_check with
+    every planner option from its variable (null: the planner's default, as in numa_plan.yml)."""
+    lines = ["---", "# %s: do not edit here." % GENERATED.capitalize(),
+             "# check.yml's one task per host: the node read (node_state_info, the one module call), then on the controller the",
+             "# plan (every planner option from its variable, roles/plan/meta/argument_specs.yml group \"%s\")" % specs.PLANNER_GROUP,
+             "# and the decision; it sets the host's facts (rke2_numa_plan, rke2_numa_topology, rke2_numa_compliance, ...).",
+             "# The caller sets __rke2_numa_check (what the decision reads beside the node). A node whose root's files could not",
+             "# be read is kept in __rke2_numa_state (access.denied): the caller says \"not checked\" and fails the run at its end.",
+             "- name: Read the node, plan it and decide whether it runs its plan", "  maitred.rke2_numa.node_check:",
+             "    read:"] + ["      %s: \"%s\"" % item for item in READ_OPTIONS] + [
+             "    check: \"{{ __rke2_numa_check }}\"",
+             "    plan:"]
+    for option in specs.planner_options():
+        lines.append("      %s: \"{{ %s }}\"" % (option, PREFIX + option))
+    lines += ["  register: __rke2_numa_state",
+              "  failed_when: __rke2_numa_state is failed and not __rke2_numa_state.access.denied | default([])"]
     return "\n".join(lines) + "\n"
 
 
@@ -265,6 +317,8 @@ def outputs():
     out[os.path.join("docs", "VARIABLES.md")] = variables_doc()
     out[os.path.join("plugins", "doc_fragments", "plan_options.py")] = plan_fragment()
     out[os.path.join("roles", "plan", "tasks", "numa_plan.yml")] = plan_task()
+    out[os.path.join("roles", "plan", "tasks", "check.yml")] = check_task()
+    out[os.path.join("playbooks", "tasks", "node_read.yml")] = node_read_task()
     out[os.path.join("plugins", "doc_fragments", "boot_method.py")] = boot_method_fragment()
     out[os.path.join("plugins", "module_utils", "boot_methods.py")] = boot_methods_module()
     out[os.path.join("plugins", "doc_fragments", "managed_flags.py")] = managed_flags_fragment()

@@ -1,16 +1,20 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, maitred.rke2_numa contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""numa_plan: plan a host's NUMA alignment on the controller (no round trip to the host)."""
+"""numa_plan: plan a host's NUMA alignment on the controller (no round trip to the host); with ``export``, set the
+host's facts rke2_numa_topology and rke2_numa_plan as set_fact would (the plan role: one task per host, not three)."""
 
 from __future__ import annotations
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
-    ARGUMENT_SPEC,
+    ARGUMENT_SPEC as PLANNER_SPEC,
     PlanError,
+    foreign_plan_error,
     make_plan,
 )
+
+ARGUMENT_SPEC = dict(PLANNER_SPEC, export={"type": "bool", "default": False})
 
 
 class ActionModule(ControllerAction):
@@ -20,6 +24,7 @@ class ActionModule(ControllerAction):
 
     def decide(self, args, task_vars, result):
         topology = args.pop("topology")
+        export = args.pop("export")
         try:
             plan = make_plan(topology, **args)
         except PlanError as e:
@@ -28,4 +33,11 @@ class ActionModule(ControllerAction):
         result.update(changed=False, plan=plan)
         if plan["warnings"]:
             result["warnings"] = list(plan["warnings"])
+        if export:
+            given = self.extra_var_plan(task_vars)
+            error = foreign_plan_error(given, plan) if given is not None else ""
+            if error:
+                result.update(failed=True, rule="foreign-plan", msg=error)
+                return result
+            self.set_host_facts({"rke2_numa_topology": topology, "rke2_numa_plan": plan}, result)
         return result

@@ -49,6 +49,14 @@ options:
     description: The C(topology) returned by M(maitred.rke2_numa.topology_info) for this host.
     type: dict
     required: true
+  export:
+    description:
+      - Also set the host's facts C(rke2_numa_plan) (the plan) and C(rke2_numa_topology) (O(topology)), as
+        M(ansible.builtin.set_fact) would (the plan role).
+      - Refuses (rule C(foreign-plan)) an C(rke2_numa_plan) extra var made for another topology - it would beat the fact
+        and reach the roles that follow - naming both topologies.
+    type: bool
+    default: false
 notes:
   - Sources of the rules - the kubelet (pkg/kubelet/cm/{cpumanager,memorymanager,topologymanager}),
     the kubernetes.io CPU/Memory/Topology Manager task pages, KEP-4622 (max-allowable-numa-nodes),

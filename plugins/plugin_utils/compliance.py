@@ -355,3 +355,26 @@ def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", 
             "actions": [a for a in ACTIONS if a in actions], "blocked": blocked,
             "plan_fingerprint": plan["fingerprint"], "warnings": warnings, "config_mode": config["mode"],
             "managed_by": managed["managed_by"], "managed_by_evidence": rancher_signs(managed)}
+
+
+# The facts check.yml sets on each host (numa_plan with ``check``), by name: the plays that follow read them.
+CHECK_FACTS = ("rke2_numa_topology", "rke2_numa_compliance", "rke2_numa_managed_by", "rke2_numa_managed_by_evidence",
+               "rke2_numa_pod_audit")
+
+
+def check_facts(plan, check):
+    """check.yml's facts of one host (CHECK_FACTS) from its plan and ``check``: {state: node_state_info's result,
+    config_mode, dropin_path, labels_via, node_labels: the Node's labels from the API (None when not read),
+    rancher_machine: its rke.cattle.io/machine label (None when not read or not there), pod_audit: its entry of the
+    pod audit ({} when the pods were not audited)}. A node whose root's files could not be read is not judged:
+    compliance {} and managed_by unknown (the check names it "not checked")."""
+    state = check["state"]
+    facts = {"rke2_numa_topology": state.get("topology"), "rke2_numa_pod_audit": check.get("pod_audit") or {}}
+    if unread_reason(state):
+        facts.update(rke2_numa_compliance={}, rke2_numa_managed_by="unknown", rke2_numa_managed_by_evidence=[])
+        return facts
+    compliance = assess(plan, state, check.get("config_mode") or "auto", check.get("dropin_path"), check.get("labels_via") or "nfd",
+                        check.get("node_labels"), check.get("rancher_machine"))
+    facts.update(rke2_numa_compliance=compliance, rke2_numa_managed_by=compliance["managed_by"],
+                 rke2_numa_managed_by_evidence=compliance["managed_by_evidence"])
+    return facts

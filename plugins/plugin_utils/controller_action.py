@@ -1,12 +1,19 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, maitred.rke2_numa contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The base of the actions that decide on the controller and never contact the host (numa_plan, playbook_inputs,
-access_check): their arguments checked against ARGUMENT_SPEC, then ``decide``."""
+"""The base of the actions that decide on the controller (numa_plan, node_check, playbook_inputs, access_check): their
+arguments checked against ARGUMENT_SPEC, then ``decide``; and what two of them share: the host's facts set as
+set_fact sets them, and the plan an extra var gives."""
 
 from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
+from ansible.utils.vars import load_extra_vars
+
+try:  # ansible-core 2.21+: the layer set_fact writes (its precedence), not the fact cache's
+    from ansible.plugins.action import VariableLayer
+except ImportError:  # pragma: no cover - older ansible-core: the result's ansible_facts
+    VariableLayer = None
 
 
 class ControllerAction(ActionBase):
@@ -24,3 +31,17 @@ class ControllerAction(ActionBase):
 
     def decide(self, args, task_vars, result):
         raise NotImplementedError
+
+    def set_host_facts(self, facts, result):
+        """Set the host's ``facts`` at set_fact's precedence where ansible-core says which layer (2.21+)."""
+        if VariableLayer is not None:
+            self.register_host_variables({}, VariableLayer.CACHEABLE_FACT)
+            self.register_host_variables(facts, VariableLayer.EPHEMERAL_FACT)
+        result["ansible_facts"] = facts
+
+    def extra_var_plan(self, task_vars):
+        """The rke2_numa_plan an extra var gives (-e @plan.json; None when none does): it beats the fact the plan
+        role sets. A plan the host was given earlier in the run (a fact) is replaced, not refused."""
+        if "rke2_numa_plan" not in task_vars or "rke2_numa_plan" not in load_extra_vars(self._loader):
+            return None
+        return self._templar.template(task_vars["rke2_numa_plan"])

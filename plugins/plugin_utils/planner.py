@@ -978,3 +978,18 @@ def make_plan(topology, **options):
         "managed_kubelet_flags": list(MANAGED_KUBELET_FLAGS),
         "managed_kernel_args": list(MANAGED_KERNEL_ARGS),
     }
+
+
+def foreign_plan_error(given, plan):
+    """plan-host: why a plan given beside the one just made (an rke2_numa_plan extra var beats the fact the plan role
+    sets, and would reach the roles that follow) must not be applied to this host ('' when it was made for this
+    host's topology)."""
+    if not isinstance(given, dict):
+        given = {}
+    if given.get("topology_fingerprint") == plan["topology_fingerprint"]:
+        return ""
+    return ("plan-host: the rke2_numa_plan given (topology fingerprint %s, online CPUs %s, reserved CPUs %s) was made for "
+            "another host: this host's topology fingerprint is %s (online CPUs %s). Refusing to apply it; plan this host "
+            "instead (drop the rke2_numa_plan extra var)." % (
+                given.get("topology_fingerprint") or "none", (given.get("reset_inputs") or {}).get("online_cpus", "?"),
+                given.get("reserved_cpus", "?"), plan["topology_fingerprint"], plan["reset_inputs"]["online_cpus"]))

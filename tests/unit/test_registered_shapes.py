@@ -22,11 +22,17 @@ _NOT_ACTIONS = {"name", "register", "when", "vars", "loop", "loop_control", "del
                 "with_items", "with_dict", "async", "poll", "ignore_unreachable", "module_defaults", "debugger", "collections"}
 
 
+# actions whose result is another module's, as they return it: node_check runs node_state_info on the host and returns
+# its result (plans and judges on the controller besides, setting facts)
+_SAME_RESULT = {"maitred.rke2_numa.node_check": "maitred.rke2_numa.node_state_info"}
+
+
 def _registers(node, path, out):
     if isinstance(node, dict):
         if isinstance(node.get("register"), str):
             actions = sorted(k for k in node if k not in _NOT_ACTIONS)
-            out[node["register"]].add((actions[0] if len(actions) == 1 else "?%s" % actions, path))
+            action = actions[0] if len(actions) == 1 else "?%s" % actions
+            out[node["register"]].add((_SAME_RESULT.get(action, action), path))
         for value in node.values():
             _registers(value, path, out)
     elif isinstance(node, list):
@@ -52,3 +58,5 @@ def test_each_registered_name_has_one_source():
 
 def test_the_node_state_is_node_state_info_s_result():
     assert {action for action, dummy in registered()["__rke2_numa_state"]} == {"maitred.rke2_numa.node_state_info"}
+    assert {path for dummy, path in registered()["__rke2_numa_state"]} == {"playbooks/tasks/node_read.yml", "roles/plan/tasks/check.yml"}
+

@@ -19,7 +19,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.maitred.rke2_numa.plugins.modules import node_state_info
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import assess
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import CHECK_FACTS, assess, check_facts
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import PLAN, nfd_features, numa_labels
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import TOKEN, comply, make_node
@@ -528,8 +528,10 @@ def test_the_check_says_what_rancher_s_next_restart_would_do_to_a_merged_node(no
     assert result["blocked"] == [] and {"drain", "rke2_config", "restart"} <= set(result["actions"]), result
 
 
-def test_check_yml_s_managed_by_facts_are_the_decision_s(node):
-    """check.yml sets rke2_numa_managed_by(_evidence) with the managed_by filter (not a second run of the decision)."""
+def test_check_yml_s_facts_are_the_decision_s(node):
+    """check.yml's facts (numa_plan with check: compliance.check_facts): the decision, and rke2_numa_managed_by(_evidence)
+    from it - the managed_by filter says the same of the same read; a node whose root's files could not be read is not
+    judged."""
     from ansible_collections.maitred.rke2_numa.plugins.filter.rancher import rke2_numa_managed_by
     root, plan, state = node
     rancher_node(root)
@@ -538,6 +540,15 @@ def test_check_yml_s_managed_by_facts_are_the_decision_s(node):
     lock.write_text("")
     read = state()
     for machine in (None, "m-1"):
-        result, facts = assess(plan, read, "auto", str(root / DROPIN), rancher_machine=machine), rke2_numa_managed_by(read["rancher"], machine)
-        assert (facts["managed_by"], facts["evidence"]) == (result["managed_by"], result["managed_by_evidence"]), (facts, result)
-    assert len(facts["evidence"]) == 4 and rke2_numa_managed_by({"managed_by": "none", "evidence": [], "at_work": []})["managed_by"] == "none"
+        facts = check_facts(plan, {"state": read, "config_mode": "auto", "dropin_path": str(root / DROPIN), "labels_via": "nfd",
+                                   "node_labels": None, "rancher_machine": machine, "pod_audit": {"unpinned": []}})
+        assert sorted(facts) == sorted(CHECK_FACTS)
+        assert facts["rke2_numa_compliance"] == assess(plan, read, "auto", str(root / DROPIN), rancher_machine=machine)
+        found = rke2_numa_managed_by(read["rancher"], machine)
+        assert (facts["rke2_numa_managed_by"], facts["rke2_numa_managed_by_evidence"]) == (found["managed_by"], found["evidence"]), facts
+        assert facts["rke2_numa_topology"] is read["topology"] and facts["rke2_numa_pod_audit"] == {"unpinned": []}
+    assert len(found["evidence"]) == 4 and rke2_numa_managed_by({"managed_by": "none", "evidence": [], "at_work": []})["managed_by"] == "none"
+    unread = dict(read, access={"user": "ops", "denied": ["/var/lib/kubelet"]})
+    assert check_facts(plan, {"state": unread}) == {"rke2_numa_topology": read["topology"], "rke2_numa_pod_audit": {},
+                                                    "rke2_numa_compliance": {}, "rke2_numa_managed_by": "unknown",
+                                                    "rke2_numa_managed_by_evidence": []}

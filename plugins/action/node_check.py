@@ -1,0 +1,76 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""node_check: read the node (node_state_info, the one module call), then plan it and judge the read against the plan
+on the controller, in the same task (check.yml: one task per host, not four)."""
+
+from __future__ import annotations
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.maitred.rke2_numa.plugins.modules import node_check as node_check_doc
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import check_facts
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
+    ARGUMENT_SPEC as PLANNER_SPEC,
+    PlanError,
+    foreign_plan_error,
+    make_plan,
+)
+
+ARGUMENT_SPEC = argument_spec(node_check_doc.DOCUMENTATION)
+READ_MODULE = "maitred.rke2_numa.node_state_info"
+
+
+class ActionModule(ControllerAction):
+    """node_state_info on the host, numa_plan and the compliance decision on the controller."""
+
+    _requires_connection = True
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+
+    def decide(self, args, task_vars, result):
+        read = self._execute_module(module_name=READ_MODULE, module_args=args["read"], task_vars=task_vars)
+        result.update(read)
+        # a node whose root's files this user cannot read fails its read, naming them: it is not judged on what
+        # could not be seen (compliance {}; the check says "not checked"), and the caller decides whether that fails
+        denied = (read.get("access") or {}).get("denied")
+        if read.get("failed") and not denied:
+            return result
+        options = planner_options(args["plan"])
+        try:
+            plan = make_plan(read["topology"], **options)
+        except PlanError as e:
+            result.update(failed=True, rule=e.rule, msg="no plan for this host: %s" % e)
+            return result
+        except TypeError as e:   # an option the planner does not take
+            result.update(failed=True, msg="no plan for this host: %s" % e)
+            return result
+        given = self.extra_var_plan(task_vars)
+        error = foreign_plan_error(given, plan) if given is not None else ""
+        if error:
+            result.update(failed=True, rule="foreign-plan", msg=error)
+            return result
+        facts = {"rke2_numa_plan": plan}
+        try:
+            facts.update(check_facts(plan, dict(args["check"], state=read)))
+        except Exception as e:  # a rule's refusal (a kernel arg the plan should not hold...): the host fails, naming it
+            result.update(failed=True, msg="cannot decide compliance: %s" % e)
+            return result
+        if plan["warnings"]:
+            result["warnings"] = list(result.get("warnings") or []) + list(plan["warnings"])
+        self.set_host_facts(facts, result)
+        return result
+
+
+def planner_options(given):
+    """numa_plan's options from the plan role's variables, checked against the planner's argument spec (TypeError
+    naming every problem); null leaves an option out (the planner's default), as the plan role's call does."""
+    given = dict((k, v) for k, v in given.items() if v is not None)
+    validated = ArgumentSpecValidator(_PLAN_OPTIONS).validate(given)
+    if validated.error_messages:
+        raise TypeError("; ".join(validated.error_messages))
+    return dict((k, v) for k, v in validated.validated_parameters.items() if v is not None)
+
+
+_PLAN_OPTIONS = dict((k, v) for k, v in PLANNER_SPEC.items() if k != "topology")
