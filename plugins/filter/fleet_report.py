@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import json
+
 DOCUMENTATION = r"""
 name: fleet_report
 short_description: Render the fleet report of a run as one HTML page or a Markdown summary
@@ -90,6 +92,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import unread_reason
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, numa_labels
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report_runs import RunsError, host_report, runs_hostvars
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import (
     ReportError, check_fleet, check_fleet_line, check_lines, render_html, render_markdown)
 
@@ -133,6 +136,28 @@ def fleet_report(hosts, hostvars, output="html", mode="plan", title="RKE2 NUMA f
         raise AnsibleFilterError("fleet_report: %s" % e)
 
 
+def fleet_host_reports(hosts, hostvars):
+    """check.yml's <host>.json files of the run's ``hosts`` that were checked: {"<host>.json": its JSON text}
+    (plugin_utils/report_runs.py host_report: the decision, pods, topology, plan; what report.yml reads back)."""
+    out = {}
+    for host in hosts:
+        variables = hostvars[host] if host in hostvars else {}
+        if variables.get("rke2_numa_compliance") is None:
+            continue   # failed before its decision: no report (fleet.json names it not checked)
+        out["%s.json" % host] = json.dumps(host_report(host, variables), indent=2, sort_keys=True, separators=(",", ": ")) + "\n"
+    return out
+
+
+def fleet_report_runs(runs, order=None):
+    """{hosts, hostvars} of the fleet from the reports of runs that each checked a part of it (report.yml;
+    plugin_utils/report_runs.py runs_hostvars)."""
+    try:
+        hosts, hostvars = runs_hostvars(list(runs or []), list(order or []))
+    except RunsError as e:
+        raise AnsibleFilterError("report_runs: %s" % e)
+    return {"hosts": hosts, "hostvars": hostvars}
+
+
 def fleet_check_lines(hosts, hostvars):
     """The check play's lines for the run's ``hosts`` (plugin_utils/report.py check_lines), in the order given."""
     return check_lines([host_entry(str(host), hostvars[host] if host in hostvars else {}) for host in hosts])
@@ -148,4 +173,5 @@ class FilterModule(object):
     """maitred.rke2_numa report filters."""
 
     def filters(self):
-        return {"fleet_report": fleet_report, "check_lines": fleet_check_lines, "check_fleet": fleet_summary}
+        return {"fleet_report": fleet_report, "check_lines": fleet_check_lines, "check_fleet": fleet_summary,
+                "host_reports": fleet_host_reports, "report_runs": fleet_report_runs}

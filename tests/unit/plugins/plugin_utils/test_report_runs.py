@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet's report from the reports of runs that each checked a part of it: what <host>.json holds is read back as
+the hostvars the report filters read, so the assembled page is the one a single run draws."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible_collections.maitred.rke2_numa.plugins.filter.fleet_report import fleet_report, fleet_summary
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report_runs import RunsError, host_report, runs_hostvars
+from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+
+
+@pytest.fixture(scope="module")
+def hostvars(tmp_path_factory):
+    """Six hosts as check.yml leaves them: compliant, not compliant, blocked, one not readable, one failed."""
+    out = tmp_path_factory.mktemp("samples")
+    gen_sysfs.main(["--out", str(out)])
+    names = sorted(gen_sysfs.samples())[:3]
+    topologies = [read_topology(str(out / name)) for name in names]
+    result = {}
+    for i, host in enumerate(["h1", "h2", "h3", "h4", "h5", "h6"]):
+        topology = topologies[i % len(topologies)]
+        plan = make_plan(topology)
+        compliance = {"compliant": i % 2 == 0, "runs_plan": i % 2 == 0, "reasons": [] if i % 2 == 0 else ["kernel args: isolcpus missing"],
+                      "actions": [] if i % 2 == 0 else ["drain", "boot_params", "reboot"], "blocked": ["a drop-in overrides the plan"] if i == 3 else [],
+                      "plan_fingerprint": plan["fingerprint"], "warnings": [], "managed_by": "none", "managed_by_evidence": []}
+        result[host] = {"rke2_numa_topology": topology, "rke2_numa_plan": plan, "rke2_numa_compliance": compliance,
+                        "rke2_numa_pod_audit": {"unpinned": [], "topology_errors": []}, "__rke2_numa_state": {"topology": topology}}
+    result["h5"] = {"rke2_numa_topology": topologies[0], "rke2_numa_compliance": {}, "rke2_numa_pod_audit": {},
+                    "__rke2_numa_state": {"topology": topologies[0], "access": {"user": "ops", "denied": ["/var/lib/kubelet"]}}}
+    result["h6"] = {}   # unreachable: no variables of the check
+    return result
+
+
+def run_of(hosts, hostvars):
+    """What a run over ``hosts`` leaves in its folder: fleet.json and the <host>.json of the hosts it checked."""
+    fleet = fleet_summary(hosts, hostvars)["fleet"]
+    reports = dict((h, json.loads(json.dumps(host_report(h, hostvars[h])))) for h in hosts if hostvars[h].get("rke2_numa_compliance") is not None)
+    return {"fleet": json.loads(json.dumps(fleet)), "hosts": reports}
+
+
+def test_two_slices_assemble_into_the_single_run_s_page_summary_and_fleet(hostvars):
+    hosts = ["h1", "h2", "h3", "h4", "h5", "h6"]
+    runs = [run_of(["h1", "h3", "h5"], hostvars), run_of(["h2", "h4", "h6"], hostvars)]
+    assembled_hosts, assembled = runs_hostvars(runs, order=hosts)
+    assert assembled_hosts == hosts
+    for output in ("html", "markdown"):
+        assert fleet_report(assembled_hosts, assembled, output=output, mode="check") == fleet_report(hosts, hostvars, output=output, mode="check")
+    assert fleet_summary(assembled_hosts, assembled) == fleet_summary(hosts, hostvars)
+    assert "cannot read /var/lib/kubelet as ops" in fleet_report(assembled_hosts, assembled, output="markdown", mode="check")
+
+
+def test_a_host_in_two_runs_or_a_report_not_of_the_check_is_refused(hostvars):
+    one = run_of(["h1", "h2"], hostvars)
+    with pytest.raises(RunsError, match="h2 is in the reports of run 1 and run 2"):
+        runs_hostvars([one, run_of(["h2", "h3"], hostvars)])
+    with pytest.raises(RunsError, match="run 1: fleet.json is not check.yml's"):
+        runs_hostvars([{"fleet": {"proven": []}, "hosts": {}}])
+
+
+def test_hosts_the_inventory_does_not_name_come_last_by_name(hostvars):
+    hosts, dummy = runs_hostvars([run_of(["h3", "h1", "h2"], hostvars)], order=["h2"])
+    assert hosts == ["h2", "h1", "h3"]
