@@ -1,0 +1,134 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a run gives AWX: its fleet summary as ``set_stats`` artifacts, under keys that merge right across the slices of
+a sliced job (docs/AWX.md).
+
+AWX hands a workflow node's job its parents' artifacts as extra vars, merged with ``dict.update``
+(awx/main/models/workflow.py, WorkflowJobNode.get_job_kwargs), and a sliced job's workflow combines its slices'
+artifacts the same way (WorkflowJob._combined_artifacts: one ``update`` per slice job). A key every slice writes
+holds the last slice's value there, whatever the others found. So a run publishes its summary twice:
+
+- ``rke2_numa_fleet``: this run's summary - the whole fleet's when the job is not sliced;
+- ``rke2_numa_fleet_<run>``: the same under a key of its own (``<run>``: AWX's job id, one per slice; else the run's
+  id), which no other slice overwrites.
+
+prove.yml publishes its proof the same way, under ``rke2_numa_proof``. The node that follows merges every
+``rke2_numa_fleet_<run>`` it is given (``merge``; playbooks/report.yml publishes the
+merged summary as ``rke2_numa_fleet``, for a workflow to branch on). Never the join token nor any value of a
+config file: host names, counts, states, a report's path and the roll's outcome only.
+"""
+
+from __future__ import annotations
+
+import re
+
+KEY = "rke2_numa_fleet"
+PROOF_KEY = "rke2_numa_proof"
+VERSION = 1
+# Per key, the states a host is counted in, and their names in the run's fleet.json (plugin_utils/report.py
+# check_fleet, prove_fleet). A host can be in more than one: blocked and reboot are among the noncompliant.
+STATES = {
+    KEY: {"compliant": "compliant", "noncompliant": "not_compliant", "blocked": "blocked", "reboot": "reboot",
+          "not_checked": "not_checked"},
+    PROOF_KEY: {"proven": "proven", "failed": "failed", "inconclusive": "inconclusive", "not_run": "not_run"},
+}
+_RUN = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+
+
+class ArtifactError(ValueError):
+    """A run id or an artifact that cannot be published or merged."""
+
+
+def key_of(playbook):
+    """The key a playbook publishes under: prove.yml its proof, the others (check, rolling, labels) the fleet's state."""
+    return PROOF_KEY if playbook == "prove" else KEY
+
+
+def run_key(run, key=KEY):
+    """The key of this run's own copy: <key>_<run> (a variable name: letters, digits, _)."""
+    run = str(run)
+    if not _RUN.match(run):
+        raise ArtifactError("a run id is 1 to 64 letters, digits or _, got %r" % run)
+    return "%s_%s" % (key, run)
+
+
+def check_summary(fleet, playbook, run, report=None, fleet_hosts=None):
+    """The summary of a run from its fleet.json content ``fleet`` (check_fleet's; prove_fleet's for prove.yml);
+    ``fleet_hosts``: how many hosts the fleet has when this run covers a part of it (a slice, --limit), else None.
+    Counts at the top (``rke2_numa_fleet.noncompliant``), the hosts per state beside them."""
+    states = STATES[key_of(playbook)]
+    hosts_by_state = dict((state, sorted(str(h) for h in fleet.get(name) or [])) for state, name in states.items())
+    summary = {"version": VERSION, "playbook": str(playbook), "runs": [str(run)], "hosts": int(fleet["hosts"]),
+               "fleet_hosts": int(fleet_hosts) if fleet_hosts else int(fleet["hosts"]), "hosts_by_state": hosts_by_state,
+               "reports": [str(report)] if report else []}
+    if key_of(playbook) == KEY:
+        summary.update(unpinned_gpu_pods=len(fleet.get("unpinned_gpu_pods") or []), topology_errors=len(fleet.get("topology_errors") or []))
+    summary.update((state, len(hosts)) for state, hosts in hosts_by_state.items())
+    return summary
+
+
+def with_roll(summary, outcome, roll_id, progress=None):
+    """The summary with what the roll did (rolling.yml): roll_outcome's {failed, msg, hosts} and the progress figures
+    (roll_eta's, without its line)."""
+    roll = {"id": roll_id, "failed": bool(outcome.get("failed")), "msg": outcome.get("msg") or "",
+            "hosts": outcome.get("hosts") or {}}
+    if progress:
+        roll["progress"] = dict((k, v) for k, v in progress.items() if k != "line")
+    return dict(summary, roll=roll)
+
+
+def stats(summary, run):
+    """The set_stats data: the summary under its key (rke2_numa_fleet; rke2_numa_proof for prove.yml) and under this
+    run's own."""
+    key = key_of(summary["playbook"])
+    return {key: summary, run_key(run, key): summary}
+
+
+def merge(variables, key=KEY):
+    """One summary of every run whose copy ``variables`` holds (the rke2_numa_fleet_<run> keys AWX gave a workflow
+    node; rke2_numa_fleet alone when there is none): hosts per state united, counts from them, runs and reports listed.
+    None when there is no summary at all."""
+    if key not in STATES:
+        raise ArtifactError("the key is one of %s, got %r" % (", ".join(sorted(STATES)), key))
+    copies = [(k, v) for k, v in sorted(variables.items()) if k.startswith(key + "_") and _RUN.match(k[len(key) + 1:])]
+    if not copies and isinstance(variables.get(key), dict):
+        copies = [(key, variables[key])]
+    if not copies:
+        return None
+    counted = ("unpinned_gpu_pods", "topology_errors") if key == KEY else ()
+    merged = {"version": VERSION, "playbook": None, "runs": [], "hosts": 0, "fleet_hosts": 0,
+              "hosts_by_state": dict((state, set()) for state in STATES[key]), "reports": []}
+    merged.update((name, 0) for name in counted)
+    rolls = []
+    for name, summary in copies:
+        if not isinstance(summary, dict) or summary.get("version") != VERSION:
+            raise ArtifactError("%s is not a summary of this collection's (version %s): %r" % (name, VERSION, summary))
+        merged["playbook"] = merged["playbook"] or summary.get("playbook")
+        merged["runs"] += [r for r in summary.get("runs") or [] if r not in merged["runs"]]
+        merged["hosts"] += int(summary.get("hosts") or 0)
+        merged["fleet_hosts"] = max(merged["fleet_hosts"], int(summary.get("fleet_hosts") or 0))
+        merged["reports"] += [r for r in summary.get("reports") or [] if r not in merged["reports"]]
+        for count in counted:
+            merged[count] += int(summary.get(count) or 0)
+        for state in STATES[key]:
+            merged["hosts_by_state"][state].update((summary.get("hosts_by_state") or {}).get(state) or [])
+        if summary.get("roll"):
+            rolls.append(summary["roll"])
+    merged["hosts_by_state"] = dict((state, sorted(hosts)) for state, hosts in merged["hosts_by_state"].items())
+    merged["fleet_hosts"] = max(merged["fleet_hosts"], merged["hosts"])
+    merged.update((state, len(hosts)) for state, hosts in merged["hosts_by_state"].items())
+    if rolls:
+        merged["roll"] = {"ids": sorted(set(str(r.get("id")) for r in rolls)), "failed": any(r.get("failed") for r in rolls),
+                          "msg": "; ".join(r["msg"] for r in rolls if r.get("msg")),
+                          "hosts": _merge_roll_hosts([r.get("hosts") or {} for r in rolls])}
+    return merged
+
+
+def _merge_roll_hosts(parts):
+    """roll_outcome's hosts of each run ({state: [hosts]}), united."""
+    merged = {}
+    for part in parts:
+        for state, hosts in part.items():
+            merged.setdefault(state, set()).update(hosts or [])
+    return dict((state, sorted(hosts)) for state, hosts in sorted(merged.items()))
