@@ -48,6 +48,7 @@ def run(tmp_path, inventory, playbook, extravars):
     """ansible-runner as AWX runs a job: its extra vars in env/extravars, the events in artifacts/<ident>/."""
     env = {"ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO, ".build"), "ANSIBLE_LOCALHOST_WARNING": "false",
            "ANSIBLE_DEPRECATION_WARNINGS": "false", "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+    (tmp_path / "runner").mkdir()
     result = ansible_runner.run(private_data_dir=str(tmp_path / "runner"), playbook=os.path.join(REPO, "playbooks", playbook),
                                 inventory=inventory, extravars=extravars, envvars=env, quiet=True)
     stats = [e for e in result.events if e["event"] == "playbook_on_stats"]

@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A fleet checked in slices (AWX's sliced jobs, --limit halves) is the fleet checked at once: six node copies, checked
+and planned in one run and in two --limit runs of three; the per-host results are the same, each slice says it covers
+a part of the fleet, and playbooks/report.yml assembles the slices' reports into the single run's page and summary."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+from ansible_collections.maitred.rke2_numa.tests.fixtures import fake_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+HOSTS = ["gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5", "gpu-6"]
+SLICES = (HOSTS[0::2], HOSTS[1::2])   # AWX slices round-robin: every other host
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """gpu-2 fresh, gpu-5 planned but not booted with it, the others compliant; two NUMA shapes."""
+    base = tmp_path_factory.mktemp("sliced")
+    hosts = {}
+    for i, name in enumerate(HOSTS):
+        root = make_node(base / name, sockets=2, cores_per_socket=4 if i % 2 else 8, threads=2, gpus_per_node=1)
+        if name != "gpu-2":
+            comply(root, make_plan(read_topology(str(root))), booted=name != "gpu-5")
+        hosts[name] = {"rke2_numa_sysfs_root": str(root), "rke2_numa_boot_root": str(root),
+                       "rke2_numa_kubelet_dir": str(root / "var/lib/kubelet"),
+                       "rke2_numa_config_path": str(root / "etc/rancher/rke2/config.yaml")}
+    kubectl = fake_kubectl.write(base / "kubectl")
+    inventory = base / "inventory.yml"
+    inventory.write_text(yaml.safe_dump({"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                                                          "rke2_numa_kubectl": str(kubectl)}, "hosts": hosts}}))
+    return str(inventory)
+
+
+def play(inventory, playbook, *extra):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, os.path.join(REPO, "playbooks", playbook)]
+    out = subprocess.run(cmd + list(extra), env=env, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-4000:]
+    return out.stdout
+
+
+def host_files(folder):
+    return dict((name, json.loads((folder / name).read_text())) for name in sorted(os.listdir(folder))
+                if name.endswith(".json") and name != "fleet.json")
+
+
+def test_check_in_two_slices_is_the_check_at_once_and_report_yml_assembles_its_page(fleet, tmp_path):
+    whole = play(fleet, "check.yml", "-e", "rke2_numa_report_dir=%s" % (tmp_path / "whole"))
+    assert "4 of 6 compliant; to reconfigure: gpu-2, gpu-5 (2 need a reboot)" in whole, whole
+    assert "hosts of the fleet" not in whole
+    parts = []
+    for index, hosts in enumerate(SLICES):
+        out = play(fleet, "check.yml", "--limit", ",".join(hosts), "-e", "rke2_numa_report_dir=%s" % (tmp_path / str(index)))
+        assert "This run checked 3 of the 6 hosts of the fleet" in out, out
+        assert "This run checked 3 of the 6 hosts of the fleet" in (tmp_path / str(index) / "summary.md").read_text()
+        assert json.loads((tmp_path / str(index) / "fleet.json").read_text())["fleet_hosts"] == 6
+        parts.append(tmp_path / str(index))
+    # per host, the same results
+    sliced = dict(host_files(parts[0]), **host_files(parts[1]))
+    assert sliced == host_files(tmp_path / "whole") and len(sliced) == 6
+    # the slices' reports assembled: the single run's page and summary, and its fleet
+    out = play(fleet, "report.yml", "-e", json.dumps({"rke2_numa_report_from": [str(p) for p in parts]}),
+               "-e", "rke2_numa_report_dir=%s" % (tmp_path / "assembled"))
+    assert "4 of 6 compliant; to reconfigure: gpu-2, gpu-5 (2 need a reboot)" in out, out
+    for name in ("index.html", "summary.md"):
+        assert (tmp_path / "assembled" / name).read_text() == (tmp_path / "whole" / name).read_text(), name
+    whole_fleet = json.loads((tmp_path / "whole" / "fleet.json").read_text())
+    assembled = json.loads((tmp_path / "assembled" / "fleet.json").read_text())
+    assert assembled["runs"] == [str(p) for p in parts] and assembled["fleet_hosts"] == 6
+    for key in ("hosts", "compliant", "not_compliant", "blocked", "not_checked", "reboot", "managed_by"):
+        assert assembled[key] == whole_fleet[key], key
+    # report.yml as the gate of a workflow: a fleet with work to do passes, and says so in its artifacts
+    assert re.search(r"^ok: \[localhost\]", out, re.M)
+
+
+def test_a_gate_fails_when_every_node_runs_its_plan(fleet, tmp_path):
+    compliant = ["gpu-1", "gpu-3", "gpu-4"]
+    play(fleet, "check.yml", "--limit", ",".join(compliant), "-e", "rke2_numa_report_dir=%s" % (tmp_path / "c"))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="false")
+    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", fleet,
+                          os.path.join(REPO, "playbooks", "report.yml"), "-e", json.dumps({"rke2_numa_report_from": [str(tmp_path / "c")]}),
+                          "-e", "rke2_numa_report_dir=%s" % (tmp_path / "r"), "-e", "rke2_numa_report_require=noncompliant"],
+                         env=env, capture_output=True, text=True, check=False)
+    assert out.returncode != 0 and "nothing to roll: 3 of 3 nodes run their plan" in out.stdout, out.stdout[-3000:]
+
+
+def test_plan_in_two_slices_writes_the_same_plans(fleet, tmp_path):
+    play(fleet, "plan.yml", "-e", "rke2_numa_plan_dir=%s" % (tmp_path / "whole"))
+    for index, hosts in enumerate(SLICES):
+        play(fleet, "plan.yml", "--limit", ",".join(hosts), "-e", "rke2_numa_plan_dir=%s" % (tmp_path / str(index)))
+    whole = dict((n, (tmp_path / "whole" / n).read_text()) for n in os.listdir(tmp_path / "whole") if n != "rancher.yaml")
+    sliced = {}
+    for index in range(2):
+        sliced.update((n, (tmp_path / str(index) / n).read_text()) for n in os.listdir(tmp_path / str(index)) if n != "rancher.yaml")
+    assert sliced == whole and len(whole) == 12

@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""docs/awx/templates.yml - the AWX job templates and the nightly workflow an operator copies - sets only variables the
+collection declares (a typo there would be silently ignored by AWX and the playbook alike), with values their specs
+accept, and names playbooks that exist."""
+
+from __future__ import annotations
+
+import os
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+import yaml
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import PLAYBOOKS, input_errors
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(REPO, "docs", "awx", "templates.yml")
+# set by AWX itself or by the example's own play (its awx.awx module arguments), not by the collection
+NOT_OURS = {"awx_organization", "awx_project", "awx_inventory"}
+
+
+def declared():
+    """Every variable of the collection's argument specs (all roles, all entry points), with its spec."""
+    out = {}
+    for role, entries in specs.role_specs().items():
+        for entry in entries:
+            out.update(specs.role_options(role, entry))
+    return out
+
+
+def examples():
+    with open(EXAMPLES) as f:
+        return yaml.safe_load(f)[0]["tasks"]
+
+
+def extra_vars():
+    """(where, playbook, variables) of every job template's extra_vars and every workflow node's extra_data (with its
+    template's playbook)."""
+    playbooks = {}
+    for task in examples():
+        template = task.get("awx.awx.job_template")
+        if template:
+            playbooks[template["name"]] = os.path.basename(template["playbook"])[:-len(".yml")]
+            yield template["name"], playbooks[template["name"]], template.get("extra_vars") or {}
+        workflow = task.get("awx.awx.workflow_job_template")
+        for node in (workflow or {}).get("workflow_nodes") or []:
+            yield ("%s/%s" % (workflow["name"], node["identifier"]), playbooks[node["unified_job_template"]["name"]],
+                   node.get("extra_data") or {})
+
+
+def test_every_variable_the_examples_set_is_declared_and_its_value_valid():
+    options = declared()
+    seen = 0
+    for where, playbook, variables in extra_vars():
+        unknown = sorted(set(variables) - set(options))
+        assert not unknown, "%s sets variables no argument spec declares: %s" % (where, unknown)
+        spec = dict((name, dict((k, v) for k, v in options[name].items() if k in ("type", "elements", "choices")))
+                    for name in variables)
+        result = ArgumentSpecValidator(spec).validate(dict(variables))
+        assert not result.error_messages, (where, result.error_messages)
+        # and the playbook's own rules (bounds, names, a window's end in ISO 8601, ...), as its first task applies them
+        if playbook in PLAYBOOKS:
+            assert input_errors(playbook, dict(variables), {"servers": ["server-1"]}, ["server-1"], 1796400000.0) == [], where
+        seen += len(variables)
+    assert seen >= 10
+
+
+def test_the_templates_run_playbooks_of_the_collection_and_the_workflow_names_them():
+    tasks = examples()
+    templates = [t["awx.awx.job_template"] for t in tasks if "awx.awx.job_template" in t]
+    assert {t["playbook"] for t in templates} == {"playbooks/check.yml", "playbooks/report.yml", "playbooks/rolling.yml"}
+    for template in templates:
+        assert os.path.isfile(os.path.join(REPO, template["playbook"])), template["playbook"]
+    workflow = [t["awx.awx.workflow_job_template"] for t in tasks if "awx.awx.workflow_job_template" in t][0]
+    names = {t["name"] for t in templates}
+    nodes = dict((n["identifier"], n) for n in workflow["workflow_nodes"])
+    assert {n["unified_job_template"]["name"] for n in nodes.values()} == names
+    # check -> anything to roll? -> roll, each on success
+    assert [s["identifier"] for s in nodes["check"]["related"]["success_nodes"]] == ["anything-to-roll"]
+    assert [s["identifier"] for s in nodes["anything-to-roll"]["related"]["success_nodes"]] == ["roll"]
+
+
+def test_a_variable_the_collection_does_not_declare_is_caught():
+    assert "rke2_numa_serail" not in declared() and "rke2_numa_serial" in declared()
+    assert not NOT_OURS & set(declared())
