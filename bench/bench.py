@@ -259,8 +259,8 @@ def bench_fleet(args):
         per_host = {name: (med[(name, large)] - med[(name, small)]) / (large - small) for name in books}
         print("a fleet of %d then %d compliant nodes, %d rounds, forks %d (median wall seconds):" % (small, large, args.rounds, args.forks))
         for name in sorted(books):
-            print("  %-6s %6.2f s at %d, %6.2f s at %d: %.3f s per extra host" % (name, med[(name, small)], small, med[(name, large)], large,
-                                                                               per_host[name]))
+            print("  %-6s %6.2f s at %d, %6.2f s at %d: %.3f s per extra host"
+                  % (name, med[(name, small)], small, med[(name, large)], large, per_host[name]))
         for name in ("plan", "check"):
             print("ratio %s/ping per extra host: %.2f  (target <= 1.50)" % (name, per_host[name] / per_host["ping"]))
     if not args.no_memory:
@@ -320,6 +320,7 @@ def memory_child(state_file, hosts):
     page = fleet_report(names, hostvars, output="html", mode="check")
     summary = fleet_report(names, hostvars, output="markdown", mode="check")
     print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(page.encode("utf-8")), len(summary.encode("utf-8")))
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -267,9 +267,9 @@ def check_task():
              "# The caller sets __rke2_numa_check (what the decision reads beside the node). A node whose root's files could not",
              "# be read is kept in __rke2_numa_state (access.denied): the caller says \"not checked\" and fails the run at its end.",
              "- name: Read the node, plan it and decide whether it runs its plan", "  maitred.rke2_numa.node_check:",
-             "    read:"] + ["      %s: \"%s\"" % item for item in READ_OPTIONS] + [
-             "    check: \"{{ __rke2_numa_check }}\"",
-             "    plan:"]
+             "    read:"]
+    lines += ["      %s: \"%s\"" % item for item in READ_OPTIONS]
+    lines += ["    check: \"{{ __rke2_numa_check }}\"", "    plan:"]
     for option in specs.planner_options():
         lines.append("      %s: \"{{ %s }}\"" % (option, PREFIX + option))
     lines += ["  register: __rke2_numa_state",

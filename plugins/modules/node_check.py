@@ -29,6 +29,7 @@ description:
     option from its variable.
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - maitred.rke2_numa.shared.author
 attributes:
   check_mode:
     support: full

@@ -57,8 +57,8 @@ def run(tmp_path, inventory, playbook, extravars):
 
 def test_the_check_s_summary_is_the_job_s_artifacts(fleet, tmp_path):
     # rke2_numa_audit_pods as AWX sends a survey's or a text field's value: the string "false"
-    result, artifacts = run(tmp_path, fleet, "check.yml", {"rke2_numa_audit_pods": "false", "awx_job_id": 4242,
-                                                            "rke2_numa_report_dir": str(tmp_path / "out")})
+    extravars = {"rke2_numa_audit_pods": "false", "awx_job_id": 4242, "rke2_numa_report_dir": str(tmp_path / "out")}
+    result, artifacts = run(tmp_path, fleet, "check.yml", extravars)
     assert result.rc == 0, result.stdout.read()[-3000:]
     assert sorted(artifacts) == ["rke2_numa_fleet", "rke2_numa_fleet_4242"], artifacts
     summary = artifacts["rke2_numa_fleet"]
