@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import json
 
 DOCUMENTATION = r"""
 name: fleet_report
@@ -92,7 +91,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import unread_reason
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, numa_labels
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report_runs import RunsError, host_report, runs_hostvars
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report_runs import RunsError, host_reports, runs_hostvars
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import (
     ReportError, check_fleet, check_fleet_line, check_lines, render_html, render_markdown)
 
@@ -136,16 +135,9 @@ def fleet_report(hosts, hostvars, output="html", mode="plan", title="RKE2 NUMA f
         raise AnsibleFilterError("fleet_report: %s" % e)
 
 
-def fleet_host_reports(hosts, hostvars):
-    """check.yml's <host>.json files of the run's ``hosts`` that were checked: {"<host>.json": its JSON text}
-    (plugin_utils/report_runs.py host_report: the decision, pods, topology, plan; what report.yml reads back)."""
-    out = {}
-    for host in hosts:
-        variables = hostvars[host] if host in hostvars else {}
-        if variables.get("rke2_numa_compliance") is None:
-            continue   # failed before its decision: no report (fleet.json names it not checked)
-        out["%s.json" % host] = json.dumps(host_report(host, variables), indent=2, sort_keys=True, separators=(",", ": ")) + "\n"
-    return out
+def fleet_host_reports(hosts, hostvars, playbook="check", fleet_hosts=None):
+    """check.yml's <host>.json files and run.json for the run's ``hosts`` (plugin_utils/report_runs.py host_reports)."""
+    return host_reports(list(hosts), hostvars, str(playbook), fleet_hosts)
 
 
 def fleet_report_runs(runs, order=None):

@@ -69,9 +69,8 @@ def test_default_callback_output_and_plan_files(inventory, tmp_path):
     rancher = list(yaml.safe_load_all((tmp_path / "plans" / "rancher.yaml").read_text()))
     assert len(rancher[0]["machineSelectorConfig"]) == 2 and len(rancher) == 3   # two hardware classes, their Secrets
     assert not os.path.exists(os.path.join(REPO, "playbooks", "plans"))
-    # new files: changed; the same files again: ok (written once for the run: a result per file, not a task per host)
+    # new files: changed; the same files again: ok
     hosts = ("l40s-offline", "dell-roundrobin")
-    assert len(re.findall(r"^changed: \[", out, re.M)) == 6, out  # the folder, 2 files per host and rancher.yaml
+    assert sum(recap(out, host)["changed"] for host in hosts) == 6  # the folder, 2 files per host and rancher.yaml
     again = play(inventory, tmp_path, "-e", "rke2_numa_plan_dir=%s" % (tmp_path / "plans"))
     assert sum(recap(again.stdout, host)["changed"] for host in hosts) == 0
-    assert not re.findall(r"^changed: \[", again.stdout, re.M), again.stdout

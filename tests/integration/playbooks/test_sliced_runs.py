@@ -58,7 +58,7 @@ def play(inventory, playbook, *extra):
 
 def host_files(folder):
     return dict((name, json.loads((folder / name).read_text())) for name in sorted(os.listdir(folder))
-                if name.endswith(".json") and name != "fleet.json")
+                if name.endswith(".json") and name not in ("fleet.json", "run.json"))
 
 
 def test_check_in_two_slices_is_the_check_at_once_and_report_yml_assembles_its_page(fleet, tmp_path):
@@ -70,7 +70,7 @@ def test_check_in_two_slices_is_the_check_at_once_and_report_yml_assembles_its_p
         out = play(fleet, "check.yml", "--limit", ",".join(hosts), "-e", "rke2_numa_report_dir=%s" % (tmp_path / str(index)))
         assert "This run checked 3 of the 6 hosts of the fleet" in out, out
         assert "This run checked 3 of the 6 hosts of the fleet" in (tmp_path / str(index) / "summary.md").read_text()
-        assert json.loads((tmp_path / str(index) / "fleet.json").read_text())["fleet_hosts"] == 6
+        assert json.loads((tmp_path / str(index) / "run.json").read_text())["fleet_hosts"] == 6
         parts.append(tmp_path / str(index))
     # per host, the same results
     sliced = dict(host_files(parts[0]), **host_files(parts[1]))
@@ -83,7 +83,8 @@ def test_check_in_two_slices_is_the_check_at_once_and_report_yml_assembles_its_p
         assert (tmp_path / "assembled" / name).read_text() == (tmp_path / "whole" / name).read_text(), name
     whole_fleet = json.loads((tmp_path / "whole" / "fleet.json").read_text())
     assembled = json.loads((tmp_path / "assembled" / "fleet.json").read_text())
-    assert assembled["runs"] == [str(p) for p in parts] and assembled["fleet_hosts"] == 6
+    run = json.loads((tmp_path / "assembled" / "run.json").read_text())
+    assert run["runs"] == [str(p) for p in parts] and run["fleet_hosts"] == 6 and run["hosts"] == HOSTS
     for key in ("hosts", "compliant", "not_compliant", "blocked", "not_checked", "reboot", "managed_by"):
         assert assembled[key] == whole_fleet[key], key
     # report.yml as the gate of a workflow: a fleet with work to do passes, and says so in its artifacts

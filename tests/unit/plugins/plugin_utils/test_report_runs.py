@@ -11,7 +11,7 @@ import json
 import pytest
 
 from ansible_collections.maitred.rke2_numa.plugins.filter.fleet_report import fleet_report, fleet_summary
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report_runs import RunsError, host_report, runs_hostvars
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report_runs import RunsError, host_reports, runs_hostvars
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
@@ -40,10 +40,12 @@ def hostvars(tmp_path_factory):
 
 
 def run_of(hosts, hostvars):
-    """What a run over ``hosts`` leaves in its folder: fleet.json and the <host>.json of the hosts it checked."""
-    fleet = fleet_summary(hosts, hostvars)["fleet"]
-    reports = dict((h, json.loads(json.dumps(host_report(h, hostvars[h])))) for h in hosts if hostvars[h].get("rke2_numa_compliance") is not None)
-    return {"fleet": json.loads(json.dumps(fleet)), "hosts": reports}
+    """What a run over ``hosts`` leaves in its folder, read back: fleet.json, run.json and the <host>.json of the hosts
+    it checked."""
+    files = dict((name, json.loads(text)) for name, text in host_reports(hosts, hostvars, fleet_hosts=6).items())
+    run = files.pop("run.json")
+    assert run["hosts"] == hosts and run["fleet_hosts"] == 6
+    return {"fleet": json.loads(json.dumps(fleet_summary(hosts, hostvars)["fleet"])), "run": run, "hosts": list(files.values())}
 
 
 def test_two_slices_assemble_into_the_single_run_s_page_summary_and_fleet(hostvars):
@@ -63,6 +65,18 @@ def test_a_host_in_two_runs_or_a_report_not_of_the_check_is_refused(hostvars):
         runs_hostvars([one, run_of(["h2", "h3"], hostvars)])
     with pytest.raises(RunsError, match="run 1: fleet.json is not check.yml's"):
         runs_hostvars([{"fleet": {"proven": []}, "hosts": {}}])
+    with pytest.raises(RunsError, match="run 1: no run.json"):
+        runs_hostvars([dict(one, run=None)])
+
+
+def test_a_host_report_is_the_decision_and_the_pods_as_before(hostvars):
+    files = host_reports(["h1", "h5", "h6"], hostvars)
+    assert sorted(files) == ["h1.json", "h5.json", "run.json"]   # h6 failed before its decision: no file
+    h1 = json.loads(files["h1.json"])
+    assert h1 == dict(hostvars["h1"]["rke2_numa_compliance"], host="h1", pods={"unpinned": [], "topology_errors": []})
+    run = json.loads(files["run.json"])
+    assert run["facts"]["h5"]["access"] == {"user": "ops", "denied": ["/var/lib/kubelet"]} and "access" not in run["facts"]["h1"]
+    assert run["facts"]["h1"]["plan"] == hostvars["h1"]["rke2_numa_plan"] and run["fleet_hosts"] == 3
 
 
 def test_hosts_the_inventory_does_not_name_come_last_by_name(hostvars):
