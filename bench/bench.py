@@ -100,8 +100,9 @@ def main(argv=None):
     parser.add_argument("--fleet-sizes", default="12,48", help="the two fleet sizes of the per-host cost (fleet benchmark)")
     parser.add_argument("--no-memory", action="store_true", help="skip the 1,000-host memory figure (fleet benchmark)")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
-    parser.add_argument("--only", choices=["rolling", "fleet"],
-                        help="run one benchmark: the no-op roll against plan.yml, or the per-host cost of plan and check")
+    parser.add_argument("--only", choices=["rolling", "fleet", "memory"],
+                        help="run one benchmark: the no-op roll against plan.yml, the per-host cost of plan and check, or the "
+                             "controller's memory for --plan-hosts hosts")
     args = parser.parse_args(argv)
     if args.memory_child:
         memory_child(args.memory_child, args.plan_hosts)
@@ -111,6 +112,9 @@ def main(argv=None):
         return 0
     if args.only == "fleet":
         bench_fleet(args)
+        return 0
+    if args.only == "memory":
+        bench_fleet_memory(args)
         return 0
     if args.hosts < 20:
         parser.error("--hosts must be at least 20")

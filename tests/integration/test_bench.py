@@ -24,3 +24,15 @@ def test_the_no_op_roll_benchmark_runs_to_its_figures():
                          env=dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build")))
     assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
     assert "compliant fleet of 2 nodes, 1 rounds" in out.stdout and "ratio rolling/plan: " in out.stdout, out.stdout
+
+
+def test_the_fleet_benchmark_runs_to_its_ratios_and_its_memory_figure():
+    """make bench's fleet section (ping, plan.yml, check.yml at two fleet sizes; the controller's memory) on tiny
+    fleets: it runs to its figures, and the check it times found every node compliant."""
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"))
+    out = subprocess.run([sys.executable, os.path.join(REPO, "bench", "bench.py"), "--only", "fleet", "--rounds", "1", "--fleet-sizes", "2,3",
+                          "--plan-hosts", "30"], cwd=REPO, capture_output=True, text=True, check=False, env=env)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    assert "a fleet of 2 then 3 compliant nodes, 1 rounds, forks 5" in out.stdout, out.stdout
+    assert "ratio plan/ping per extra host: " in out.stdout and "ratio check/ping per extra host: " in out.stdout
+    assert "controller peak memory for 30 hosts" in out.stdout, out.stdout
