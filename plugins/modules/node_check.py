@@ -29,15 +29,7 @@ description:
     option from its variable.
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-  - maitred.rke2_numa.shared.author
-attributes:
-  check_mode:
-    support: full
-    details: Reads only.
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - maitred.rke2_numa.shared.node
 options:
   read:
     description: M(maitred.rke2_numa.node_state_info)'s options (where the host's files are).
