@@ -206,21 +206,32 @@ def plan_fragment():
                          [("DOCUMENTATION", options_yaml(options))])
 
 
-def plan_task():
+def plan_task(standalone=False):
     """roles/plan/tasks/numa_plan.yml: the numa_plan call with every planner option from its variable (null: the
-    option is left out, so the planner's own default applies; anything else is passed as given)."""
+    option is left out, so the planner's own default applies; anything else is passed as given).
+
+    ``standalone``: playbooks/tasks/numa_plan.yml, plan.yml's call without the plan role (importing the role runs its
+    dependency's validation, the common role's, as a task per host; plan.yml checks those variables once for every host):
+    an undefined variable is left out too - the planner's default, which is the role's (both generated from its specs)."""
     lines = ["---", "# %s: do not edit here." % GENERATED.capitalize(),
              "# Every planner option from its variable (roles/plan/meta/argument_specs.yml, group \"%s\");" % specs.PLANNER_GROUP,
              "# null leaves the option out (the planner's default), anything else is passed as given - 0, {} and [] mean",
              "# what they say (reserved_cores 0 is refused).",
              "# It sets the host's facts rke2_numa_topology and rke2_numa_plan (refusing an extra-var plan made for another",
-             "# topology): one task per host.",
-             "- name: Plan the kernel and kubelet settings", "  maitred.rke2_numa.numa_plan:",
-             "    topology: \"{{ rke2_numa_topology }}\"",
-             "    export: true"]
+             "# topology): one task per host."]
+    if standalone:
+        lines += ["# plan.yml's call, without the plan role (whose dependency's validation would be a task per host): an",
+                  "# undefined variable is left out too - the planner's default, which is the plan role's."]
+    lines += ["- name: Plan the kernel and kubelet settings", "  maitred.rke2_numa.numa_plan:",
+              "    topology: \"{{ rke2_numa_topology }}\"",
+              "    export: true"]
     for option, spec in specs.planner_options().items():
         var = PREFIX + option
-        if "default" in spec and spec["default"] is None:
+        if standalone:
+            line = "    %s: \"{{ %s | default(none) if %s | default(none) is not none else omit }}\"" % (option, var, var)
+            # a double-quoted scalar folds its line break into a space: within the line length lint takes
+            lines += line.replace(" else omit", "\n      else omit").split("\n") if len(line) > 150 else [line]
+        elif "default" in spec and spec["default"] is None:
             lines.append("    %s: \"{{ %s if %s is not none else omit }}\"" % (option, var, var))
         else:
             lines.append("    %s: \"{{ %s }}\"" % (option, var))
@@ -228,8 +239,7 @@ def plan_task():
     return "\n".join(lines) + "\n"
 
 
-# node_state_info's options from the common role's variables: the node read of node_read.yml and of the plan role's
-# entry point check (node_check's read).
+# node_state_info's options from the common role's variables: the node read of node_read.yml and of node_check.yml.
 READ_OPTIONS = (
     ("sysfs_root", "{{ rke2_numa_sysfs_root }}"),
     ("boot_root", "{{ rke2_numa_boot_root }}"),
@@ -250,7 +260,7 @@ def node_read_task():
         "# node whose root's files this user cannot read is not judged on what could not be seen: node_state_info fails,",
         "# naming them; here the failure is kept in __rke2_numa_state (access.denied) and the caller says \"not checked\" and",
         "# fails the run at its end, so that the other nodes are still read. prove.yml (check.yml reads, plans and judges in",
-        "# one task: the plan role's entry point check).",
+        "# one task: node_check.yml).",
         "- name: Read the node's state in one module call",
         "  maitred.rke2_numa.node_state_info:"] + ["    %s: \"%s\"" % item for item in READ_OPTIONS] + [
         "  register: __rke2_numa_state",
@@ -258,12 +268,15 @@ def node_read_task():
 
 
 def check_task():
-    """roles/plan/tasks/check.yml (the plan role's entry point check, check.yml's per-host task): node_check with
-    every planner option from its variable (null: the planner's default, as in numa_plan.yml)."""
+    """playbooks/tasks/node_check.yml (check.yml's one task per host): node_check with every planner option from its
+    variable. Not the plan role's: importing a role runs its dependency's validation (the common role's) as a task per
+    host; check.yml checks those variables once for every host (playbook_inputs roles). Undefined or null leaves an
+    option out: the planner's default, which is the plan role's (both generated from its argument specs)."""
     lines = ["---", "# %s: do not edit here." % GENERATED.capitalize(),
              "# check.yml's one task per host: the node read (node_state_info, the one module call), then on the controller the",
-             "# plan (every planner option from its variable, roles/plan/meta/argument_specs.yml group \"%s\")" % specs.PLANNER_GROUP,
-             "# and the decision; it sets the host's facts (rke2_numa_plan, rke2_numa_topology, rke2_numa_compliance, ...).",
+             "# plan (every planner option from its variable, roles/plan/meta/argument_specs.yml group \"%s\";" % specs.PLANNER_GROUP,
+             "# undefined or null: the planner's default, which is the plan role's) and the decision; it sets the host's facts",
+             "# (rke2_numa_plan, rke2_numa_topology, rke2_numa_compliance, ...).",
              "# The caller sets __rke2_numa_check (what the decision reads beside the node). A node whose root's files could not",
              "# be read is kept in __rke2_numa_state (access.denied): the caller says \"not checked\" and fails the run at its end.",
              "- name: Read the node, plan it and decide whether it runs its plan", "  maitred.rke2_numa.node_check:",
@@ -271,7 +284,7 @@ def check_task():
     lines += ["      %s: \"%s\"" % item for item in READ_OPTIONS]
     lines += ["    check: \"{{ __rke2_numa_check }}\"", "    plan:"]
     for option in specs.planner_options():
-        lines.append("      %s: \"{{ %s }}\"" % (option, PREFIX + option))
+        lines.append("      %s: \"{{ %s | default(none) }}\"" % (option, PREFIX + option))
     lines += ["  register: __rke2_numa_state",
               "  failed_when: __rke2_numa_state is failed and not __rke2_numa_state.access.denied | default([])"]
     return "\n".join(lines) + "\n"
@@ -317,7 +330,8 @@ def outputs():
     out[os.path.join("docs", "VARIABLES.md")] = variables_doc()
     out[os.path.join("plugins", "doc_fragments", "plan_options.py")] = plan_fragment()
     out[os.path.join("roles", "plan", "tasks", "numa_plan.yml")] = plan_task()
-    out[os.path.join("roles", "plan", "tasks", "check.yml")] = check_task()
+    out[os.path.join("playbooks", "tasks", "node_check.yml")] = check_task()
+    out[os.path.join("playbooks", "tasks", "numa_plan.yml")] = plan_task(standalone=True)
     out[os.path.join("playbooks", "tasks", "node_read.yml")] = node_read_task()
     out[os.path.join("plugins", "doc_fragments", "boot_method.py")] = boot_method_fragment()
     out[os.path.join("plugins", "module_utils", "boot_methods.py")] = boot_methods_module()

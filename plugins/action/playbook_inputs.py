@@ -13,7 +13,8 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.maitred.rke2_numa.plugins.modules import playbook_inputs as playbook_inputs_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import input_errors
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import input_errors, role_errors
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.specs import role_options
 
 # The variables and their types: as documented in plugins/modules/playbook_inputs.py.
 ARGUMENT_SPEC = argument_spec(playbook_inputs_doc.DOCUMENTATION)
@@ -31,10 +32,17 @@ class ActionModule(ControllerAction):
         groups = task_vars.get("groups") or {}
         current = task_vars.get("inventory_hostname", "?")
         now = time.time()
+        hostvars = task_vars.get("hostvars") or {}
+        play_values = dict((role, self._play_values(role, task_vars, hostvars, current)) for role in args["roles"])
         refused = {}
         for host in args["hosts"] if args["hosts"] is not None else [current]:
-            inputs = given if host == current else _inputs_of(host, given, task_vars.get("hostvars") or {})
+            inputs = given if host == current else _inputs_of(host, given, hostvars)
             errors = input_errors(args["playbook"], inputs, groups, groups.get("all", []), now)
+            for role, (values, own) in play_values.items():
+                problems = []
+                if host != current:
+                    values, problems = _role_values_of(role, host, values, own, hostvars)
+                errors += ["the %s role's variables: %s" % (role, e) for e in problems + role_errors(role, values)]
             if errors:
                 refused[host] = errors
         errors = [e for host in sorted(refused) for e in refused[host]] if args["hosts"] is None else \
@@ -45,6 +53,31 @@ class ActionModule(ControllerAction):
                 "%s: the inputs of %s are refused, nothing was read or written: %s" % (host, args["playbook"], "; ".join(refused[host]))
                 for host in sorted(refused)))
         return result
+
+    def _play_values(self, role, task_vars, hostvars, current):
+        """({variable: value} of the role's variables for the current host, templated as ansible-core's role
+        validation templates them; the names among them that are the current host's own (hostvars), not the play's)."""
+        names = [name for name in role_options(role, "main") if name in task_vars]
+        values = self._templar.template(dict((name, task_vars[name]) for name in names))
+        own = frozenset(name for name in names if current in hostvars and name in hostvars[current])
+        return values, own
+
+
+def _role_values_of(role, host, values, own, hostvars):
+    """Another host's values of a role's variables, and the problems of those of its own that do not template: its
+    own (inventory, facts, -e: hostvars) over the play's (the current host's values that are not its own: the role's
+    defaults, the play's vars)."""
+    mine = hostvars[host]
+    found = dict((name, value) for name, value in values.items() if name not in own)
+    problems = []
+    for name in role_options(role, "main"):
+        if name in mine:
+            try:
+                found[name] = mine[name]
+            except AnsibleError as e:  # a template of the inventory's that does not render
+                found.pop(name, None)
+                problems.append("%s cannot be templated: %s" % (name, to_native(e).splitlines()[0]))
+    return found, problems
 
 
 def _inputs_of(host, given, hostvars):

@@ -44,6 +44,19 @@ options:
       - One task instead of one per host - a fleet's check starts a worker once, not once per host.
     type: list
     elements: str
+  roles:
+    description:
+      - Also check every host's values of these roles' variables against the role's argument spec (its
+        C(meta/argument_specs.yml), entry point C(main)), as ansible-core's role validation does before a role's first
+        task - once for every host, not a task per host. The playbooks that import a role without its own validation
+        (C(rolespec_validate=false)) name it here.
+      - The current host's values are templated as ansible-core templates them; another host's are its own (C(hostvars))
+        over the current host's that are not its own (the role's defaults, the play's vars). One of its own that does not
+        template is a problem of that host, named.
+    type: list
+    elements: str
+    choices: [common]
+    default: []
   inputs:
     description: The playbook's variables set for this host, by name (pass C(omit) for one that is not set).
     type: dict
@@ -183,6 +196,16 @@ EXAMPLES = r"""
       rke2_numa_node_name: "{{ rke2_numa_node_name | default(omit) }}"
       rke2_numa_serial: "{{ rke2_numa_serial | default(omit) }}"
       rke2_numa_window_end: "{{ rke2_numa_window_end | default(omit) }}"
+  run_once: true
+  any_errors_fatal: true
+
+- name: The same, and every host's values of the common role's variables against its argument spec
+  maitred.rke2_numa.playbook_inputs:
+    playbook: check
+    hosts: "{{ ansible_play_hosts }}"
+    roles: [common]
+    inputs:
+      rke2_numa_audit_pods: "{{ rke2_numa_audit_pods | default(omit) }}"
   run_once: true
   any_errors_fatal: true
 """

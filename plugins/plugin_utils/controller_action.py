@@ -37,7 +37,8 @@ class ControllerAction(ActionBase):
         if VariableLayer is not None:
             self.register_host_variables({}, VariableLayer.CACHEABLE_FACT)
             self.register_host_variables(facts, VariableLayer.EPHEMERAL_FACT)
-        result["ansible_facts"] = facts
+        else:
+            result["ansible_facts"] = facts
 
     def extra_var_plan(self, task_vars):
         """The rke2_numa_plan an extra var gives (-e @plan.json; None when none does): it beats the fact the plan

@@ -17,6 +17,7 @@ A variable that is not set is not checked here: its role's default is.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -300,3 +301,20 @@ def input_errors(playbook, inputs, groups, hosts, now):
         if name in inputs and not is_boolean(value):
             errors.append("%s %s must be true or false" % (name, show(value)))
     return errors
+
+
+def role_errors(role, values):
+    """Every problem of ``values`` ({variable: value} of one host) against ``role``'s main argument spec, as
+    ansible-core's role validation words them (``validate_argument_spec``: a role's tasks never start on them); the
+    variables not given take the spec's defaults (the role's defaults/main.yml is generated from them); other
+    variables are not the role's and not looked at."""
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # pylint: disable=import-outside-toplevel
+
+    spec = _role_spec(role)
+    mine = dict((name, value) for name, value in values.items() if name in spec)
+    return list(ArgumentSpecValidator(spec).validate(mine, validate_role_argument_spec=True).error_messages)
+
+
+@functools.lru_cache(maxsize=None)
+def _role_spec(role):
+    return specs.role_options(role, "main")

@@ -119,6 +119,38 @@ def test_check_without_cluster_access_still_checks_and_says_the_pods_were_not_au
     assert out.stdout.count(why) == 1 and "Error executing command" not in out.stdout, "why, once - not Ansible's words per host"
 
 
+@pytest.mark.parametrize("where", ["extra var", "gpu-a", "gpu-b"])
+def test_check_refuses_the_common_role_s_variables_its_argument_specs_refuse_once_for_every_host(fleet, tmp_path, where):
+    """The common role's variables are checked against its argument specs once for every host (not a task per host):
+    a host's own bad value names that host only - the first host's (the run_once task's) too - and an extra var every
+    host; one of its own that does not template is named. Nothing is read: no kubectl call, no report."""
+    inventory, nodes, _plan = fleet
+    inv = yaml.safe_load(open(inventory).read())
+    (tmp_path / "kubectl.calls").unlink(missing_ok=True)
+    extra = []
+    if where == "extra var":
+        extra = ["-e", "rke2_numa_boot_method=lilo"]
+    else:
+        inv["gpu"]["hosts"][where]["rke2_numa_boot_method"] = "lilo"
+        inv["gpu"]["hosts"]["gpu-c"]["rke2_numa_kubelet_dir"] = "{{ no_such_variable_anywhere }}"
+    path = tmp_path / "inventory.yml"
+    path.write_text(yaml.safe_dump(inv))
+    calls = os.path.join(os.path.dirname(inventory), "kubectl.calls")
+    before = open(calls).read() if os.path.exists(calls) else ""
+    out = play(str(path), "-e", "rke2_numa_report_dir=%s" % (tmp_path / "out"), *extra)
+    assert out.returncode != 0, out.stdout
+    named = set(nodes) if where == "extra var" else {where}
+    for host in sorted(nodes):
+        refusal = "%s: the inputs of check are refused, nothing was read or written: the common role's variables: " \
+                  "value of rke2_numa_boot_method must be one of: auto, grub_d, grubby, transactional_update, got: lilo" % host
+        assert (refusal in out.stdout) == (host in named), (host, out.stdout)
+    if where != "extra var":
+        assert "gpu-c: the inputs of check are refused, nothing was read or written: the common role's variables: " \
+               "rke2_numa_kubelet_dir cannot be templated" in out.stdout, out.stdout
+    assert "Read the node, plan it" not in out.stdout and not (tmp_path / "out").exists()
+    assert (open(calls).read() if os.path.exists(calls) else "") == before, "no kubectl call"
+
+
 ROLLING = os.path.join(REPO, "playbooks", "rolling.yml")
 
 

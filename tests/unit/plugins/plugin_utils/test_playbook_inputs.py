@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import SERVERS_LEFT_OUT, input_errors, run_pattern, run_servers
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import SERVERS_LEFT_OUT, input_errors, role_errors, run_pattern, run_servers
 
 NOW = 1796104800.0  # 2026-12-01T06:00:00Z
 GROUPS = {"all": ["gpu-a", "gpu-b", "k1"], "gpu": ["gpu-a", "gpu-b"], "servers": ["k1"], "empty": [], "ungrouped": []}
@@ -212,3 +212,20 @@ def test_a_wrong_server_group_or_flag_stops_the_run(group, include, message):
 def test_an_unknown_playbook_is_a_programming_error():
     with pytest.raises(ValueError):
         run_servers("access", GROUPS, "servers", HOSTS, False, False)
+
+
+def test_the_common_role_s_defaults_meet_its_argument_specs():
+    assert role_errors("common", {}) == []
+    assert role_errors("common", {"rke2_numa_config_mode": "dropin", "rke2_numa_reboot_timeout": "900"}) == []
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"rke2_numa_boot_method": "lilo"},
+     "value of rke2_numa_boot_method must be one of: auto, grub_d, grubby, transactional_update, got: lilo"),
+    ({"rke2_numa_reboot_timeout": "soon"}, "rke2_numa_reboot_timeout"),
+    ({"rke2_numa_include_servers": "maybe"}, "rke2_numa_include_servers"),
+    ({"rke2_numa_no_such_variable": 1, "rke2_numa_boot_method": "auto"}, ""),
+])
+def test_the_common_role_s_variables_are_checked_as_its_own_validation_checks_them(values, message):
+    found = role_errors("common", values)
+    assert (message in " ".join(found)) and bool(found) == bool(message), found
