@@ -284,9 +284,10 @@ def bench_fleet_memory(args):
         env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=BUILD, ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_LOAD_CALLBACK_PLUGINS="true",
                    ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
         book = base / "read.yml"
-        book.write_text("- name: read\n  hosts: gpu\n  gather_facts: false\n  tasks:\n    - name: the shared variables\n"
-                        "      ansible.builtin.import_role:\n        name: maitred.rke2_numa.common\n    - name: read\n"
-                        "      ansible.builtin.import_tasks: %s\n" % os.path.join(REPO, "playbooks", "tasks", "node_read.yml"))
+        book.write_text("- name: read\n  hosts: gpu\n  gather_facts: false\n  tasks:\n    - name: read\n"
+                        "      maitred.rke2_numa.node_state_info:\n        sysfs_root: '{{ rke2_numa_sysfs_root }}'\n"
+                        "        boot_root: '{{ rke2_numa_boot_root }}'\n        kubelet_dir: '{{ rke2_numa_kubelet_dir }}'\n"
+                        "        config_path: '{{ rke2_numa_config_path }}'\n        rancher_root: '{{ rke2_numa_boot_root }}'\n")
         out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory), str(book)],
                              env=env, capture_output=True, text=True, check=True).stdout
         state = json.loads(out)["plays"][0]["tasks"][-1]["hosts"]["gpu-00"]

@@ -208,11 +208,12 @@ def plan_fragment():
 
 def plan_task(standalone=False):
     """roles/plan/tasks/numa_plan.yml: the numa_plan call with every planner option from its variable (null: the
-    option is left out, so the planner's own default applies; anything else is passed as given).
+    option is left out - numa_plan's NULL_IS_DEFAULT -, so the planner's own default applies; anything else is passed
+    as given).
 
     ``standalone``: playbooks/tasks/numa_plan.yml, plan.yml's call without the plan role (importing the role runs its
     dependency's validation, the common role's, as a task per host; plan.yml checks those variables once for every host):
-    an undefined variable is left out too - the planner's default, which is the role's (both generated from its specs)."""
+    an undefined variable is null - the planner's default, which is the role's (both generated from its specs)."""
     lines = ["---", "# %s: do not edit here." % GENERATED.capitalize(),
              "# Every planner option from its variable (roles/plan/meta/argument_specs.yml, group \"%s\");" % specs.PLANNER_GROUP,
              "# null leaves the option out (the planner's default), anything else is passed as given - 0, {} and [] mean",
@@ -221,25 +222,17 @@ def plan_task(standalone=False):
              "# topology): one task per host."]
     if standalone:
         lines += ["# plan.yml's call, without the plan role (whose dependency's validation would be a task per host): an",
-                  "# undefined variable is left out too - the planner's default, which is the plan role's."]
+                  "# undefined variable is null too - the planner's default, which is the plan role's."]
     lines += ["- name: Plan the kernel and kubelet settings", "  maitred.rke2_numa.numa_plan:",
               "    topology: \"{{ rke2_numa_topology }}\"",
               "    export: true"]
-    for option, spec in specs.planner_options().items():
-        var = PREFIX + option
-        if standalone:
-            line = "    %s: \"{{ %s | default(none) if %s | default(none) is not none else omit }}\"" % (option, var, var)
-            # a double-quoted scalar folds its line break into a space: within the line length lint takes
-            lines += line.replace(" else omit", "\n      else omit").split("\n") if len(line) > 150 else [line]
-        elif "default" in spec and spec["default"] is None:
-            lines.append("    %s: \"{{ %s if %s is not none else omit }}\"" % (option, var, var))
-        else:
-            lines.append("    %s: \"{{ %s }}\"" % (option, var))
+    for option in specs.planner_options():
+        lines.append("    %s: \"{{ %s%s }}\"" % (option, PREFIX + option, " | default(none)" if standalone else ""))
     lines.append("  register: __rke2_numa_plan_result")
     return "\n".join(lines) + "\n"
 
 
-# node_state_info's options from the common role's variables: the node read of node_read.yml and of node_check.yml.
+# node_state_info's options from the common role's variables: node_check.yml's read.
 READ_OPTIONS = (
     ("sysfs_root", "{{ rke2_numa_sysfs_root }}"),
     ("boot_root", "{{ rke2_numa_boot_root }}"),
@@ -249,22 +242,6 @@ READ_OPTIONS = (
     ("nfd_features_file", "{{ rke2_numa_nfd_features_dir }}/{{ __rke2_numa_nfd_features_file }}"),
     ("rancher_root", "{{ rke2_numa_boot_root }}"),
 )
-
-
-def node_read_task():
-    """playbooks/tasks/node_read.yml: node_state_info alone (prove.yml), its options from READ_OPTIONS."""
-    return "\n".join([
-        "---", "# %s: do not edit here." % GENERATED.capitalize(),
-        "# The node's state in one module call (node_state_info: topology, running cmdline, hugepages, kubelet checkpoints,",
-        "# boot config, RKE2's kubelet-arg / node-label / node-taint entries - never the join token), read with become. A",
-        "# node whose root's files this user cannot read is not judged on what could not be seen: node_state_info fails,",
-        "# naming them; here the failure is kept in __rke2_numa_state (access.denied) and the caller says \"not checked\" and",
-        "# fails the run at its end, so that the other nodes are still read. prove.yml (check.yml reads, plans and judges in",
-        "# one task: node_check.yml).",
-        "- name: Read the node's state in one module call",
-        "  maitred.rke2_numa.node_state_info:"] + ["    %s: \"%s\"" % item for item in READ_OPTIONS] + [
-        "  register: __rke2_numa_state",
-        "  failed_when: __rke2_numa_state is failed and not __rke2_numa_state.access.denied | default([])"]) + "\n"
 
 
 def check_task():
@@ -332,7 +309,6 @@ def outputs():
     out[os.path.join("roles", "plan", "tasks", "numa_plan.yml")] = plan_task()
     out[os.path.join("playbooks", "tasks", "node_check.yml")] = check_task()
     out[os.path.join("playbooks", "tasks", "numa_plan.yml")] = plan_task(standalone=True)
-    out[os.path.join("playbooks", "tasks", "node_read.yml")] = node_read_task()
     out[os.path.join("plugins", "doc_fragments", "boot_method.py")] = boot_method_fragment()
     out[os.path.join("plugins", "module_utils", "boot_methods.py")] = boot_methods_module()
     out[os.path.join("plugins", "doc_fragments", "managed_flags.py")] = managed_flags_fragment()

@@ -11,7 +11,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.maitred.rke2_numa.plugins.modules import node_check as node_check_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import check_facts
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction, without_nulls
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
     ARGUMENT_SPEC as PLANNER_SPEC,
     PlanError,
@@ -65,8 +65,8 @@ class ActionModule(ControllerAction):
 
 def planner_options(given):
     """numa_plan's options from the plan role's variables, checked against the planner's argument spec (TypeError
-    naming every problem); null leaves an option out (the planner's default), as the plan role's call does."""
-    given = dict((k, v) for k, v in given.items() if v is not None)
+    naming every problem); null leaves an option out (the planner's default), as numa_plan does (NULL_IS_DEFAULT)."""
+    given = without_nulls(given, _PLAN_OPTIONS)
     validated = ArgumentSpecValidator(_PLAN_OPTIONS).validate(given)
     if validated.error_messages:
         raise TypeError("; ".join(validated.error_messages))

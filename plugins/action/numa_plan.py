@@ -21,6 +21,7 @@ class ActionModule(ControllerAction):
     """Run the pure planner on the topology given; never touches the host."""
 
     ARGUMENT_SPEC = ARGUMENT_SPEC
+    NULL_IS_DEFAULT = frozenset(k for k in PLANNER_SPEC if k != "topology")
 
     def decide(self, args, task_vars, result):
         topology = args.pop("topology")

@@ -21,6 +21,8 @@ description:
     Manager flags, C(reserved-memory) that sums exactly to kube-reserved +
     system-reserved + the hard eviction threshold, and per-NUMA-node hugepages.
   - Runs on the controller only (an action plugin); it never contacts the host.
+  - An option given as null is left out - its default applies - so that a task may pass a variable that is null or
+    undefined (C("{{ var | default(none) }}")).
   - Refuses, as a failed task whose message names the rule and the numbers, an
     intent that cannot fit (for example more reserved cores than a node has, or
     hugepages that do not fit a node's memory); nothing is planned then.

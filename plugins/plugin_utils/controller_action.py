@@ -22,10 +22,15 @@ class ControllerAction(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = False
     ARGUMENT_SPEC = {}
+    # Options whose null leaves them out - their default applies - so that a task may pass a variable that is null or
+    # undefined ("{{ var | default(none) }}") instead of a template that omits it.
+    NULL_IS_DEFAULT = frozenset()
 
     def run(self, tmp=None, task_vars=None):
         result = super(ControllerAction, self).run(tmp, task_vars)
         del tmp
+        if self.NULL_IS_DEFAULT:
+            self._task.args = without_nulls(self._task.args, self.NULL_IS_DEFAULT)
         dummy, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
         return self.decide(args, task_vars or {}, result)
 
@@ -46,3 +51,8 @@ class ControllerAction(ActionBase):
         if "rke2_numa_plan" not in task_vars or "rke2_numa_plan" not in load_extra_vars(self._loader):
             return None
         return self._templar.template(task_vars["rke2_numa_plan"])
+
+
+def without_nulls(options, names):
+    """``options`` without those of ``names`` that are null: left out, so that their default applies."""
+    return dict((name, value) for name, value in options.items() if not (value is None and name in names))

@@ -58,4 +58,4 @@ def test_each_registered_name_has_one_source():
 
 def test_the_node_state_is_node_state_info_s_result():
     assert {action for action, dummy in registered()["__rke2_numa_state"]} == {"maitred.rke2_numa.node_state_info"}
-    assert {path for dummy, path in registered()["__rke2_numa_state"]} == {"playbooks/tasks/node_read.yml", "playbooks/tasks/node_check.yml"}
+    assert {path for dummy, path in registered()["__rke2_numa_state"]} == {"playbooks/tasks/node_check.yml"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -149,6 +150,31 @@ def test_check_refuses_the_common_role_s_variables_its_argument_specs_refuse_onc
                "rke2_numa_kubelet_dir cannot be templated" in out.stdout, out.stdout
     assert "Read the node, plan it" not in out.stdout and not (tmp_path / "out").exists()
     assert (open(calls).read() if os.path.exists(calls) else "") == before, "no kubectl call"
+
+
+def per_host_tasks(stdout):
+    """The tasks that reported on more than one host (the default callback: ``ok: [host]`` under ``TASK [name]``)."""
+    hosts, task = {}, None
+    for line in stdout.splitlines():
+        if line.startswith("TASK ["):
+            task = line[len("TASK ["):line.rindex("]")]
+        elif task and re.match(r"^(ok|changed|skipping|failed|fatal): \[", line):
+            hosts.setdefault(task, set()).add(re.match(r"^\w+: \[([^\] ]+)", line).group(1))
+    return sorted(name for name, seen in hosts.items() if len(seen) > 1)
+
+
+@pytest.mark.parametrize("playbook, tasks", [
+    ("check.yml", ["Read the node, plan it and decide whether it runs its plan"]),
+    ("plan.yml", ["Plan the kernel and kubelet settings", "Read the host's NUMA topology in one module call", "Show the topology and the plan"]),
+])
+def test_a_fleet_costs_one_read_per_host_and_the_rest_once(fleet, playbook, tasks):
+    """A task per host is a worker, a templating and a callback per host: check.yml has one (the read, its plan and
+    its decision), plan.yml its read, its plan and its JSON lines. The common role's variables are checked once for
+    every host, not by a role's validation task per host (it was one per host in both)."""
+    inventory, dummy, _plan = fleet
+    out = play(inventory, playbook=os.path.join(REPO, "playbooks", playbook))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert per_host_tasks(out.stdout) == sorted(tasks), out.stdout
 
 
 ROLLING = os.path.join(REPO, "playbooks", "rolling.yml")

@@ -141,14 +141,17 @@ def test_input_that_would_make_a_wrong_plan_fails_the_host(inventory, tmp_path, 
 
 
 def test_empty_reservations_are_passed_as_given(inventory, tmp_path):
-    # {} and [] are what the operator wrote, not "the default"; null still is the default
-    extra = {"rke2_numa_kube_reserved": {}, "rke2_numa_isolcpus_flags": [], "rke2_numa_reserved_cores": None}
+    # {} and [] are what the operator wrote, not "the default"; null still is the default - for every option, those
+    # whose default is not null too (numa_plan leaves a null option out)
+    extra = {"rke2_numa_kube_reserved": {}, "rke2_numa_isolcpus_flags": [], "rke2_numa_reserved_cores": None,
+             "rke2_numa_split_reserved": None, "rke2_numa_cpu_manager_policy": None}
     result = play(inventory, "-e", json.dumps(extra), "--limit", "dgx-h100", "-e", "rke2_numa_plan_dir=%s" % tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     plan = json.loads((tmp_path / "dgx-h100.json").read_text())
     assert "kube-reserved=memory=1Gi" not in plan["kubelet_args"]
     assert plan["kernel_args"][0].startswith("isolcpus=1-55,")
     assert plan["reserved_cpus"] == "0,56,112,168"
+    assert "cpu-manager-policy=static" in plan["kubelet_args"]
 
 
 def test_many_numa_nodes_fail_the_host_unless_opted_out(tmp_path):
