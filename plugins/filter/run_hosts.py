@@ -9,6 +9,12 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import SERVERS_LEFT_OUT, run_pattern, run_servers
 
+# Ansible forks a worker for each host of each task from the process that templates the plays' hosts (this filter
+# runs there, for every play of the collection's playbooks), and a worker has what that process imported. The actions
+# that run once per host (node_check, numa_plan) plan and judge with these: imported here, once for the run, not in
+# every worker (some 40 ms of a worker's CPU each, for a fleet's every host).
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import compliance, planner  # noqa: F401 pylint: disable=unused-import
+
 
 def rke2_numa_run_servers(groups, playbook, server_group, hosts, explicit, include=False):
     """{left_out, refused, group} of a run of ``playbook``: see plugin_utils.playbook_inputs.run_servers."""

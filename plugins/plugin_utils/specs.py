@@ -21,8 +21,7 @@ import glob
 import os
 import re
 
-import yaml
-
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import safe_load
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.collection_files import collection_file
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer
 
@@ -37,7 +36,7 @@ def role_specs():
     for path in sorted(glob.glob(os.path.join(collection_file("roles"), "*", "meta", "argument_specs.yml"))):
         role = os.path.basename(os.path.dirname(os.path.dirname(path)))
         with open(path, encoding="utf-8") as f:
-            found[role] = (yaml.safe_load(f) or {}).get("argument_specs") or {}
+            found[role] = (safe_load(f) or {}).get("argument_specs") or {}
     return found
 
 
