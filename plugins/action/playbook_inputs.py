@@ -13,8 +13,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.maitred.rke2_numa.plugins.modules import playbook_inputs as playbook_inputs_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import input_errors, role_errors
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.specs import role_options
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import input_errors, role_errors, role_spec
 
 # The variables and their types: as documented in plugins/modules/playbook_inputs.py.
 ARGUMENT_SPEC = argument_spec(playbook_inputs_doc.DOCUMENTATION)
@@ -36,12 +35,13 @@ class ActionModule(ControllerAction):
         play_values = dict((role, self._play_values(role, task_vars, hostvars, current)) for role in args["roles"])
         refused = {}
         for host in args["hosts"] if args["hosts"] is not None else [current]:
-            inputs = given if host == current else _inputs_of(host, given, hostvars)
+            mine = None if host == current else hostvars[host]   # its variables, gathered once for both checks
+            inputs = given if mine is None else _inputs_of(host, given, mine)
             errors = input_errors(args["playbook"], inputs, groups, groups.get("all", []), now)
             for role, (values, own) in play_values.items():
                 problems = []
-                if host != current:
-                    values, problems = _role_values_of(role, host, values, own, hostvars)
+                if mine is not None:
+                    values, problems = _role_values_of(role, values, own, mine)
                 errors += ["the %s role's variables: %s" % (role, e) for e in problems + role_errors(role, values)]
             if errors:
                 refused[host] = errors
@@ -57,20 +57,20 @@ class ActionModule(ControllerAction):
     def _play_values(self, role, task_vars, hostvars, current):
         """({variable: value} of the role's variables for the current host, templated as ansible-core's role
         validation templates them; the names among them that are the current host's own (hostvars), not the play's)."""
-        names = [name for name in role_options(role, "main") if name in task_vars]
+        names = [name for name in role_spec(role) if name in task_vars]
         values = self._templar.template(dict((name, task_vars[name]) for name in names))
-        own = frozenset(name for name in names if current in hostvars and name in hostvars[current])
+        mine = hostvars[current] if current in hostvars else {}
+        own = frozenset(name for name in names if name in mine)
         return values, own
 
 
-def _role_values_of(role, host, values, own, hostvars):
+def _role_values_of(role, values, own, mine):
     """Another host's values of a role's variables, and the problems of those of its own that do not template: its
-    own (inventory, facts, -e: hostvars) over the play's (the current host's values that are not its own: the role's
-    defaults, the play's vars)."""
-    mine = hostvars[host]
+    own (``mine``: inventory, facts, -e - its hostvars) over the play's (the current host's values that are not its
+    own: the role's defaults, the play's vars)."""
     found = dict((name, value) for name, value in values.items() if name not in own)
     problems = []
-    for name in role_options(role, "main"):
+    for name in role_spec(role):
         if name in mine:
             try:
                 found[name] = mine[name]
@@ -80,9 +80,9 @@ def _role_values_of(role, host, values, own, hostvars):
     return found, problems
 
 
-def _inputs_of(host, given, hostvars):
-    """Another host's inputs: its own variables (inventory, facts, -e: hostvars) over the play's (``given``)."""
-    own = hostvars[host]
+def _inputs_of(host, given, own):
+    """Another host's inputs: its own variables (``own``: inventory, facts, -e - its hostvars) over the play's
+    (``given``)."""
     inputs = dict(given)
     for key in INPUTS:
         if key == "inventory_hostname":

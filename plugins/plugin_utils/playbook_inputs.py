@@ -310,11 +310,12 @@ def role_errors(role, values):
     variables are not the role's and not looked at."""
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # pylint: disable=import-outside-toplevel
 
-    spec = _role_spec(role)
+    spec = role_spec(role)
     mine = dict((name, value) for name, value in values.items() if name in spec)
     return list(ArgumentSpecValidator(spec).validate(mine, validate_role_argument_spec=True).error_messages)
 
 
 @functools.lru_cache(maxsize=None)
-def _role_spec(role):
+def role_spec(role):
+    """{variable: spec} of ``role``'s main entry point, read once."""
     return specs.role_options(role, "main")
