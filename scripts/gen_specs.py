@@ -36,7 +36,7 @@ ROLE_ORDER = ("common", "topology", "plan", "boot_params", "hugepages", "rke2_co
 GENERATED = "generated from meta/argument_specs.yml by scripts/gen_specs.py (make specs)"
 TABLE_START = "<!-- variables: %s; edit the spec, not this table -->" % GENERATED
 TABLE_END = "<!-- end of the generated variables -->"
-PREFIX = "rke2_numa_"
+PREFIX = specs.PREFIX
 
 
 class _Dumper(yaml.SafeDumper):  # pylint: disable=too-many-ancestors
@@ -207,28 +207,27 @@ def plan_fragment():
 
 
 def plan_task(standalone=False):
-    """roles/plan/tasks/numa_plan.yml: the numa_plan call with every planner option from its variable (null: the
-    option is left out - numa_plan's NULL_IS_DEFAULT -, so the planner's own default applies; anything else is passed
-    as given).
+    """roles/plan/tasks/numa_plan.yml: the numa_plan call with every planner option from its variable
+    (options_from_vars: null or undefined leaves the option out - numa_plan's NULL_IS_DEFAULT -, so the planner's own
+    default applies; anything else is passed as given).
 
     ``standalone``: playbooks/tasks/numa_plan.yml, plan.yml's call without the plan role (importing the role runs its
     dependency's validation, the common role's, as a task per host; plan.yml checks those variables once for every host):
-    an undefined variable is null - the planner's default, which is the role's (both generated from its specs)."""
+    an undefined variable is the planner's default, which is the role's (both generated from its specs)."""
     lines = ["---", "# %s: do not edit here." % GENERATED.capitalize(),
-             "# Every planner option from its variable (roles/plan/meta/argument_specs.yml, group \"%s\");" % specs.PLANNER_GROUP,
-             "# null leaves the option out (the planner's default), anything else is passed as given - 0, {} and [] mean",
-             "# what they say (reserved_cores 0 is refused).",
+             "# Every planner option from its variable (options_from_vars: roles/plan/meta/argument_specs.yml, group",
+             "# \"%s\", rke2_numa_<option>); null or undefined leaves the option out (the planner's" % specs.PLANNER_GROUP,
+             "# default), anything else is passed as given - 0, {} and [] mean what they say (reserved_cores 0 is refused).",
              "# It sets the host's facts rke2_numa_topology and rke2_numa_plan (refusing an extra-var plan made for another",
              "# topology): one task per host."]
     if standalone:
         lines += ["# plan.yml's call, without the plan role (whose dependency's validation would be a task per host): an",
-                  "# undefined variable is null too - the planner's default, which is the plan role's."]
+                  "# undefined variable is the planner's default, which is the plan role's."]
     lines += ["- name: Plan the kernel and kubelet settings", "  maitred.rke2_numa.numa_plan:",
               "    topology: \"{{ rke2_numa_topology }}\"",
-              "    export: true"]
-    for option in specs.planner_options():
-        lines.append("    %s: \"{{ %s%s }}\"" % (option, PREFIX + option, " | default(none)" if standalone else ""))
-    lines.append("  register: __rke2_numa_plan_result")
+              "    export: true",
+              "    options_from_vars: true",
+              "  register: __rke2_numa_plan_result"]
     return "\n".join(lines) + "\n"
 
 
@@ -251,17 +250,15 @@ def check_task():
     option out: the planner's default, which is the plan role's (both generated from its argument specs)."""
     lines = ["---", "# %s: do not edit here." % GENERATED.capitalize(),
              "# check.yml's one task per host: the node read (node_state_info, the one module call), then on the controller the",
-             "# plan (every planner option from its variable, roles/plan/meta/argument_specs.yml group \"%s\";" % specs.PLANNER_GROUP,
-             "# undefined or null: the planner's default, which is the plan role's) and the decision; it sets the host's facts",
-             "# (rke2_numa_plan, rke2_numa_topology, rke2_numa_compliance, ...).",
+             "# plan (plan_from_vars: every planner option from its variable, roles/plan/meta/argument_specs.yml group",
+             "# \"%s\"; undefined or null: the planner's default, which is the plan role's) and the" % specs.PLANNER_GROUP,
+             "# decision; it sets the host's facts (rke2_numa_plan, rke2_numa_topology, rke2_numa_compliance, ...).",
              "# The caller sets __rke2_numa_check (what the decision reads beside the node). A node whose root's files could not",
              "# be read is kept in __rke2_numa_state (access.denied): the caller says \"not checked\" and fails the run at its end.",
              "- name: Read the node, plan it and decide whether it runs its plan", "  maitred.rke2_numa.node_check:",
              "    read:"]
     lines += ["      %s: \"%s\"" % item for item in READ_OPTIONS]
-    lines += ["    check: \"{{ __rke2_numa_check }}\"", "    plan:"]
-    for option in specs.planner_options():
-        lines.append("      %s: \"{{ %s | default(none) }}\"" % (option, PREFIX + option))
+    lines += ["    check: \"{{ __rke2_numa_check }}\"", "    plan_from_vars: true"]
     lines += ["  register: __rke2_numa_state",
               "  failed_when: __rke2_numa_state is failed and not __rke2_numa_state.access.denied | default([])"]
     return "\n".join(lines) + "\n"

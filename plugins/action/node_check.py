@@ -37,7 +37,7 @@ class ActionModule(ControllerAction):
         denied = (read.get("access") or {}).get("denied")
         if read.get("failed") and not denied:
             return result
-        options = planner_options(args["plan"])
+        options = planner_options(self.with_variables(args["plan"], _PLAN_OPTIONS, task_vars) if args["plan_from_vars"] else args["plan"])
         try:
             plan = make_plan(read["topology"], **options)
         except PlanError as e:

@@ -14,7 +14,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
     make_plan,
 )
 
-ARGUMENT_SPEC = dict(PLANNER_SPEC, export={"type": "bool", "default": False})
+ARGUMENT_SPEC = dict(PLANNER_SPEC, export={"type": "bool", "default": False}, options_from_vars={"type": "bool", "default": False})
 
 
 class ActionModule(ControllerAction):
@@ -22,10 +22,12 @@ class ActionModule(ControllerAction):
 
     ARGUMENT_SPEC = ARGUMENT_SPEC
     NULL_IS_DEFAULT = frozenset(k for k in PLANNER_SPEC if k != "topology")
+    FROM_VARIABLES = "options_from_vars"
 
     def decide(self, args, task_vars, result):
         topology = args.pop("topology")
         export = args.pop("export")
+        args.pop("options_from_vars")
         try:
             plan = make_plan(topology, **args)
         except PlanError as e:

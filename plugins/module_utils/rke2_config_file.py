@@ -99,6 +99,24 @@ def _check_keys(node, path, seen=None):
         _check_keys(child, path, seen)
 
 
+# The keys SafeLoader's constructor rewrites in the node tree it builds from (flatten_mapping): merge keys and "=".
+_RESHAPING_TAGS = ("tag:yaml.org,2002:merge", "tag:yaml.org,2002:value")
+
+
+def _reshaped_by_construction(root):
+    """Whether a mapping of the tree holds a key that building the data would rewrite in place."""
+    seen, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode) and any(key.tag in _RESHAPING_TAGS for key, dummy in node.value):
+            return True
+        stack.extend(children(node))
+    return False
+
+
 def compose(text, path):
     """The document's top-level mapping node (None when empty or null, which RKE2 reads as no option set); refuses
     what RKE2 would not read as we do."""
@@ -128,7 +146,14 @@ def parse(text, path):
     if root is None:
         return {}, None
     try:
-        data = yaml.safe_load(text)
+        if _reshaped_by_construction(root):  # "<<" or "=": building the data would rewrite the nodes the caller gets
+            data = yaml.safe_load(text)
+        else:  # the data built from the node just composed, as safe_load would build it, without parsing again
+            loader = yaml.SafeLoader("")
+            try:
+                data = loader.construct_document(root)
+            finally:
+                loader.dispose()
     except yaml.YAMLError as e:  # a tag SafeLoader cannot build
         raise _yaml_error(path, e)
     if not isinstance(data, dict):  # a mapping node tagged as something else (!!set)

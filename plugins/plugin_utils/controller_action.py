@@ -7,8 +7,11 @@ set_fact sets them, and the plan an extra var gives."""
 
 from __future__ import annotations
 
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import load_extra_vars
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.specs import PREFIX
 
 try:  # ansible-core 2.21+: the layer set_fact writes (its precedence), not the fact cache's
     from ansible.plugins.action import VariableLayer
@@ -25,14 +28,19 @@ class ControllerAction(ActionBase):
     # Options whose null leaves them out - their default applies - so that a task may pass a variable that is null or
     # undefined ("{{ var | default(none) }}") instead of a template that omits it.
     NULL_IS_DEFAULT = frozenset()
+    # The boolean option that takes each option of NULL_IS_DEFAULT the task leaves unset from its variable (with_variables).
+    FROM_VARIABLES = None
 
     def run(self, tmp=None, task_vars=None):
         result = super(ControllerAction, self).run(tmp, task_vars)
         del tmp
+        task_vars = task_vars or {}
         if self.NULL_IS_DEFAULT:
             self._task.args = without_nulls(self._task.args, self.NULL_IS_DEFAULT)
+        if self.FROM_VARIABLES and boolean(self._task.args.get(self.FROM_VARIABLES, False), strict=False):
+            self._task.args = self.with_variables(self._task.args, self.NULL_IS_DEFAULT, task_vars)
         dummy, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
-        return self.decide(args, task_vars or {}, result)
+        return self.decide(args, task_vars, result)
 
     def decide(self, args, task_vars, result):
         raise NotImplementedError
@@ -44,6 +52,15 @@ class ControllerAction(ActionBase):
             self.register_host_variables(facts, VariableLayer.EPHEMERAL_FACT)
         else:
             result["ansible_facts"] = facts
+
+    def with_variables(self, given, names, task_vars):
+        """``given`` (its nulls among ``names`` left out), and each of ``names`` it leaves unset from the host's
+        variable of that name with the collection's prefix, templated here; unset or null there too: left out (its
+        default applies). What a task passing ``name: "{{ rke2_numa_name | default(none) }}"`` for each would pass,
+        without a template per option for every host's worker to compile."""
+        given = without_nulls(given, names)
+        wanted = dict((name, task_vars[PREFIX + name]) for name in sorted(names) if name not in given and PREFIX + name in task_vars)
+        return dict(without_nulls(self._templar.template(wanted), names), **given) if wanted else given
 
     def extra_var_plan(self, task_vars):
         """The rke2_numa_plan an extra var gives (-e @plan.json; None when none does): it beats the fact the plan

@@ -35,10 +35,10 @@ def inventory(tmp_path_factory):
     return str(path)
 
 
-def play(inventory, *extra):
+def play(inventory, *extra, playbook=PLAYBOOK):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, PLAYBOOK] + list(extra)
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, playbook] + list(extra)
     return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
 
 
@@ -100,7 +100,8 @@ def test_plan_role_variables_match_the_documented_options():
         defaults = yaml.safe_load(f)
     with open(os.path.join(role, "meta", "argument_specs.yml")) as f:
         specs = yaml.safe_load(f)["argument_specs"]["main"]["options"]
-    options = set(doc) - {"topology", "export"}   # export: the role's call sets the host's facts
+    # export: the role's call sets the host's facts; options_from_vars: it takes every other option from its variable
+    options = set(doc) - {"topology", "export", "options_from_vars"}
     assert set(n[len("rke2_numa_"):] for n in defaults) - {"plan_dir", "rancher_machine_label", "rancher_cluster"} == options
     for name in options:
         spec, option = specs["rke2_numa_" + name], doc[name]
@@ -113,7 +114,7 @@ def test_plan_role_variables_match_the_documented_options():
             assert defaults["rke2_numa_" + name] == option.get("default", defaults["rke2_numa_" + name]), name
     with open(os.path.join(role, "tasks", "numa_plan.yml")) as f:
         task = yaml.safe_load(f)[0]["maitred.rke2_numa.numa_plan"]
-    assert set(task) == set(doc) and task["export"] is True
+    assert task == {"topology": "{{ rke2_numa_topology }}", "export": True, "options_from_vars": True}
 
 
 @pytest.mark.parametrize(
@@ -152,6 +153,31 @@ def test_empty_reservations_are_passed_as_given(inventory, tmp_path):
     assert plan["kernel_args"][0].startswith("isolcpus=1-55,")
     assert plan["reserved_cpus"] == "0,56,112,168"
     assert "cpu-manager-policy=static" in plan["kubelet_args"]
+
+
+def test_options_from_vars_are_each_host_s_variables_templated_and_an_option_the_task_sets_wins(inventory, tmp_path):
+    # numa_plan's options_from_vars (plan.yml's call and the plan role's): every planner option from rke2_numa_<option>,
+    # templated for the host (a template naming another variable, a group var); one the task sets wins; without it, none
+    topology = {"maitred.rke2_numa.topology_info": {"sysfs_root": "{{ rke2_numa_sysfs_root }}"}, "register": "topo"}
+
+    def plan(name, **options):
+        return {"maitred.rke2_numa.numa_plan": dict(topology="{{ topo.topology }}", **options), "register": name}
+    book = tmp_path / "book.yml"
+    book.write_text(yaml.safe_dump([{
+        "hosts": "dgx-h100", "gather_facts": False,
+        "vars": {"cores": 4, "rke2_numa_reserved_cores": "{{ cores }}", "rke2_numa_kube_reserved": "{{ {'memory': '2Gi'} }}",
+                 "rke2_numa_system_reserved": None},
+        "tasks": [topology, plan("from_vars", options_from_vars=True), plan("set", options_from_vars=True, reserved_cores=2),
+                  plan("plain"),
+                  {"ansible.builtin.copy": {"content": "{{ [from_vars.plan, set.plan, plain.plan] | to_json }}",
+                                            "dest": str(tmp_path / "plans.json")}}]}]))
+    result = play(inventory, playbook=str(book))
+    assert result.returncode == 0, result.stdout + result.stderr
+    from_vars, given, plain = json.loads((tmp_path / "plans.json").read_text())
+    assert from_vars["reserved_cpus"] == "0-1,56-57,112-113,168-169" and "kube-reserved=memory=2Gi" in from_vars["kubelet_args"]
+    assert given["reserved_cpus"] == plain["reserved_cpus"] == "0,56,112,168" and "kube-reserved=memory=2Gi" in given["kubelet_args"]
+    assert from_vars["hugepages"]["per_node"] == given["hugepages"]["per_node"] == {"0": 8, "1": 8} and plain["hugepages"]["per_node"] == {}
+    assert "kube-reserved=memory=2Gi" not in plain["kubelet_args"]
 
 
 def test_many_numa_nodes_fail_the_host_unless_opted_out(tmp_path):

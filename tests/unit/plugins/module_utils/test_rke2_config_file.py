@@ -82,3 +82,28 @@ def test_a_list_that_shares_its_node_with_another_place_is_named():
     data, root = parse("base: &k [a=1]\nkubelet-arg: *k\nnode-label+: [x=y]\nnode-ip: &ip 10.0.0.1\nother: *ip\n", P)
     assert shared_keys(root, ("kubelet-arg", "node-label", "node-ip")) == ["kubelet-arg", "node-ip"]
     assert shared_keys(None, ("kubelet-arg",)) == []
+
+
+@pytest.mark.parametrize("text", [
+    "token: abc\nkubelet-arg: [cpu-manager-policy=static, 'a=b']\nnode-label+:\n  - x=y\n",
+    "base: &k [a=1]\nkubelet-arg: *k\nnode-ip: &ip 10.0.0.1\nother: *ip\n",
+    "n: 1\nf: 1.5\nb: yes\nnull-ish: ~\nwhen: 2026-12-05\nbin: !!binary aGk=\nnested: {a: {b: [1, 2]}}\n",
+    "defaults: &d {kubelet-arg: [a=1], node-name: x}\nagent:\n  <<: *d\n  node-name: y\n",
+    "<<: [{a: 1}, {b: 2}]\nc: 3\n",
+    "=: value\nother: 1\n",
+])
+def test_the_data_is_what_safe_load_builds_and_the_nodes_stay_as_composed(text):
+    # parse builds the data from the node it composed (one parse, not two); a merge key ("<<") or a value key ("=")
+    # makes the constructor rewrite the nodes it builds from, so those files are built from the text instead
+    yaml = pytest.importorskip("yaml")
+    data, root = parse(text, P)
+    assert data == yaml.safe_load(text)
+    fresh = yaml.compose(text, Loader=yaml.SafeLoader)
+
+    def shape(node):
+        if isinstance(node, yaml.MappingNode):
+            return [(shape(k), shape(v)) for k, v in node.value]
+        if isinstance(node, yaml.SequenceNode):
+            return [shape(v) for v in node.value]
+        return (node.tag, node.value, node.start_mark.index)
+    assert shape(root) == shape(fresh)
