@@ -5,12 +5,12 @@
 
 ``read_boot_inputs`` reads everything a boot-parameter method needs under a
 root (files only, plus the kernel entries ``grubby --info=ALL`` reports);
-``plan_from_inputs`` (pure, also usable on the controller) computes the change
-that would make the boot configuration hold the wanted arguments (the
-method's module does the thinking: boot_grub, boot_grubby or
-boot_transactional). The boot_params module writes that change;
-node_state_info returns the inputs so that the controller can judge
-compliance without a second round trip.
+boot_plan's ``plan_from_inputs`` (pure, also usable on the controller) computes
+the change that would make the boot configuration hold the wanted arguments.
+The boot_params module writes that change; node_state_info returns the inputs
+so that the controller can judge compliance without a second round trip. The
+read imports none of the rewriters: node_state_info compiles its module_utils
+on every host at every call.
 """
 
 from __future__ import annotations
@@ -18,18 +18,15 @@ from __future__ import annotations
 import os
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_distro
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grub import (
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_files import (
     DEFAULT_GRUB,
     DROPIN,
     DROPIN_NAME,
     GRUB_D,
     KERNEL_CMDLINE,
-    plan_grub_d,
+    RECORD,
+    CmdlineError,
 )
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grubby import parse_grubby_info, plan_grubby
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_record import RECORD
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_transactional import plan_transactional
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import CmdlineError
 
 
 def path_under(root, rel):
@@ -72,6 +69,8 @@ def grubby_entries(module, required, fail=None):
     if grubby is None:
         module.warn("grubby not found: the kernel entries were not read; only files are checked")
         return []
+    # imported here: the read of a host that has no grubby compiles neither grubby's parser nor the rewriters it needs
+    from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grubby import parse_grubby_info  # pylint: disable=import-outside-toplevel
     return parse_grubby_info(run_checked(module, [grubby, "--info=ALL"], "cannot read the kernel entries", fail))
 
 
@@ -96,25 +95,3 @@ def read_boot_inputs(method, root, grubby_entries=None):
     else:
         inputs["default_grub"] = read_text(path_under(root, DEFAULT_GRUB))
     return inputs
-
-
-def _grub_d(inputs, wanted, managed):
-    return plan_grub_d(inputs["default_grub"], [tuple(o) for o in inputs["others"]], inputs["dropin"], wanted, managed)
-
-
-def _grubby(inputs, wanted, managed):
-    return dict(plan_grubby(inputs["entries"], inputs["kernel_cmdline"], wanted, managed, inputs["record"]), record=inputs["record"])
-
-
-def _transactional(inputs, wanted, managed):
-    return dict(plan_transactional(inputs["default_grub"], inputs["kernel_cmdline"], wanted, managed, inputs["record"]),
-                record=inputs["record"])
-
-
-# Each boot method (boot_methods.METHODS, the spec's choices) and its planner; test_boot_config checks none is missing.
-PLANNERS = {"grub_d": _grub_d, "grubby": _grubby, "transactional_update": _transactional}
-
-
-def plan_from_inputs(inputs, wanted, managed):
-    """The change (plan_grub_d, plan_grubby or plan_transactional) that makes the configuration in ``inputs`` hold ``wanted``."""
-    return PLANNERS[inputs["method"]](inputs, wanted, managed)

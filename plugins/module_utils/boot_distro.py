@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import shlex
 
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import CmdlineError
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_files import CmdlineError
 
 # Paths under the module's root.
 PROC_CMDLINE = "proc/cmdline"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_files import DEFAULT_GRUB, DROPIN, DROPIN_NAME
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import (
     DEFAULT_KIND,
     ESCAPE,
@@ -36,12 +37,6 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args impo
     wanted_strings,
 )
 
-# Paths under the module's root.
-DEFAULT_GRUB = "etc/default/grub"
-GRUB_D = "etc/default/grub.d"
-DROPIN_NAME = "99-rke2-numa.cfg"
-DROPIN = GRUB_D + "/" + DROPIN_NAME
-KERNEL_CMDLINE = "etc/kernel/cmdline"
 
 
 # ----------------------------------------------------------------- grub_d (Debian, Ubuntu)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grub import KERNEL_CMDLINE, rewrite_kernel_cmdline
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_files import KERNEL_CMDLINE
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grub import rewrite_kernel_cmdline
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_record import plan_record
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import (
     HUGEPAGE_ARGS,

@@ -10,6 +10,7 @@ removed pool. Pure functions.
 
 from __future__ import annotations
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_files import RECORD
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import (
     HUGEPAGE_ARGS,
     hugepage_history,
@@ -18,10 +19,6 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args impo
     parse_arg,
     wanted_strings,
 )
-
-# What boot_params wrote into a boot configuration it edits in place (grubby,
-# transactional-update): the hugepage args, and every hugepage size written so far.
-RECORD = "etc/rke2-numa/boot_params.state"
 
 
 def parse_record(text):

@@ -9,9 +9,8 @@ new snapshot. Pure functions: boot_params writes the files and runs the command.
 
 from __future__ import annotations
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_files import DEFAULT_GRUB, KERNEL_CMDLINE
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grub import (
-    DEFAULT_GRUB,
-    KERNEL_CMDLINE,
     default_grub_tokens,
     rewrite_default_grub,
     rewrite_kernel_cmdline,

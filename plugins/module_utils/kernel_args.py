@@ -44,6 +44,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_files import CmdlineError
+
 # kernel args the plan owns (boot_params replaces or removes these by name; the
 # hugepage ones per pool, see HUGEPAGE_ARGS).
 MANAGED_KERNEL_ARGS = ("isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity", "default_hugepagesz", "hugepagesz", "hugepages")
@@ -94,9 +96,6 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 ARG_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789,-:/._=")
 ARG_CHARS_TEXT = "ASCII letters, digits and , - : / . _ ="
 
-
-class CmdlineError(ValueError):
-    """Invalid input, or a boot configuration this module cannot rewrite safely."""
 
 
 # ----------------------------------------------------------------- parsing

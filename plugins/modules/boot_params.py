@@ -268,6 +268,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_distro import PROC_CMDLINE
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_methods import METHODS
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_plan import plan_from_inputs
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grubby import grubby_entries_text, plan_grubby
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import FileTransaction
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import (
@@ -345,7 +346,7 @@ def main():
             raise CmdlineError("cannot read the running kernel command line %s" % _path(proc_root, PROC_CMDLINE))
         method = bc.detect_method(root, proc_root) if p["method"] == "auto" else p["method"]
         inputs = bc.read_boot_inputs(method, root, lambda: bc.grubby_entries(module, p["update_bootloader"]))
-        change = bc.plan_from_inputs(inputs, wanted, managed)
+        change = plan_from_inputs(inputs, wanted, managed)
     except CmdlineError as e:
         module.fail_json(msg=to_native(e))
     except (IOError, OSError) as e:

@@ -135,7 +135,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_methods import METHODS
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import CmdlineError
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_files import CmdlineError
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.host_access import denied, denied_reason, user_name
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.hugepages_unit import read_unit
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_checkpoints import CPU_STATE, MEMORY_STATE, read_checkpoints

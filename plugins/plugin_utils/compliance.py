@@ -19,7 +19,7 @@ import json
 import yaml
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.host_access import denied_reason
-from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_plan import plan_from_inputs
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rancher import rancher_signs
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import (
     MANAGED_KERNEL_ARGS,
@@ -69,7 +69,7 @@ def boot_findings(plan, state, managed=MANAGED_KERNEL_ARGS):
     if boot.get("error"):
         return True, False, ["boot configuration: %s" % boot["error"]]
     wanted = validate_args(plan["kernel_args"], list(managed))
-    change = bc.plan_from_inputs(boot, wanted, list(managed))
+    change = plan_from_inputs(boot, wanted, list(managed))
     own = running_ownership(wanted, list(managed), change["history"], change["after"])
     running = split_cmdline(state["topology"].get("cmdline") or "")
     reboot = needs_reboot(running, wanted, list(managed), own)

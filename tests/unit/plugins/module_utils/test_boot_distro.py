@@ -66,6 +66,6 @@ def test_unsupported_distro_is_named(release, transactional):
 
 def test_every_boot_method_named_in_the_spec_has_a_planner_and_a_distro():
     """The methods' names are the common role's rke2_numa_boot_method choices (module_utils/boot_methods.py is
-    generated from them): a name added there fails here until boot_config plans it and a distribution uses it."""
-    from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config, boot_distro, boot_methods
-    assert set(boot_config.PLANNERS) == set(boot_methods.METHODS) == {m for dummy, m in boot_distro.DISTRO_METHODS}
+    generated from them): a name added there fails here until boot_plan plans it and a distribution uses it."""
+    from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_distro, boot_methods, boot_plan
+    assert set(boot_plan.PLANNERS) == set(boot_methods.METHODS) == {m for dummy, m in boot_distro.DISTRO_METHODS}

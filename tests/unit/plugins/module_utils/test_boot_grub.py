@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_files import DROPIN
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grub import (
-    DROPIN,
     dropin_args,
     plan_grub_d,
     render_grub_dropin,

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_files import RECORD
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grub import rewrite_kernel_cmdline
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_record import (
-    RECORD,
     parse_record,
     plan_record,
     render_record,
