@@ -38,7 +38,6 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args impo
 )
 
 
-
 # ----------------------------------------------------------------- grub_d (Debian, Ubuntu)
 
 

@@ -97,7 +97,6 @@ ARG_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 ARG_CHARS_TEXT = "ASCII letters, digits and , - : / . _ ="
 
 
-
 # ----------------------------------------------------------------- parsing
 
 
