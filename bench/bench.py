@@ -22,7 +22,8 @@
    over the same copies, alternating; medians and the ratio (target <= 1.3).
 6. A fleet of thousands: ping, playbooks/plan.yml and playbooks/check.yml over 12 and then 48 such copies
    (forks 5), alternating; the cost of each extra host ((median at 48 - median at 12) / 36) and its ratio to
-   ping's (target <= 1.5: one module call per host, the rest once per run). Then the controller's peak memory
+   ping's (target <= 1.5: one module call per host, the rest once per run), in wall time and in the CPU time of
+   the run's processes (steadier on a machine that does other work). Then the controller's peak memory
    for 1,000 hosts: their facts as the check leaves them and the fleet page rendered from them.
 
 Run from the repo root with the venv active: python bench/bench.py [--rounds N] [--hosts N] [--only rolling|fleet]
@@ -33,6 +34,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -252,21 +254,30 @@ def bench_fleet(args):
         inventories = {size: compliant_fleet(base / ("fleet-%d" % size), size, kubectl)[1] for size in (small, large)}
         run(books["ping"], str(inventories[small]), args.forks)  # warm caches
         times = {(name, size): [] for name in books for size in inventories}
+        cpu = {(name, size): [] for name in books for size in inventories}
         for i in range(args.rounds):
             for name in (sorted(books) if i % 2 == 0 else sorted(books, reverse=True)):
                 for size, inventory in inventories.items():
+                    before = resource.getrusage(resource.RUSAGE_CHILDREN)
                     elapsed, out = run(books[name], str(inventory), args.forks)
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
                     if name == "check":
                         assert "%d of %d compliant" % (size, size) in out, out[-2000:]
                     times[(name, size)].append(elapsed)
+                    cpu[(name, size)].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         med = {key: statistics.median(values) for key, values in times.items()}
+        med_cpu = {key: statistics.median(values) for key, values in cpu.items()}
         per_host = {name: (med[(name, large)] - med[(name, small)]) / (large - small) for name in books}
+        # the CPU time of the run's processes (the controller's, its workers', the modules'): what an extra host costs
+        # on this machine's cores, steadier than the wall clock on a machine that does other work
+        cpu_per_host = {name: (med_cpu[(name, large)] - med_cpu[(name, small)]) / (large - small) for name in books}
         print("a fleet of %d then %d compliant nodes, %d rounds, forks %d (median wall seconds):" % (small, large, args.rounds, args.forks))
         for name in sorted(books):
-            print("  %-6s %6.2f s at %d, %6.2f s at %d: %.3f s per extra host"
-                  % (name, med[(name, small)], small, med[(name, large)], large, per_host[name]))
+            print("  %-6s %6.2f s at %d, %6.2f s at %d: %.3f s per extra host (CPU %.3f s)"
+                  % (name, med[(name, small)], small, med[(name, large)], large, per_host[name], cpu_per_host[name]))
         for name in ("plan", "check"):
-            print("ratio %s/ping per extra host: %.2f  (target <= 1.50)" % (name, per_host[name] / per_host["ping"]))
+            print("ratio %s/ping per extra host: %.2f  (target <= 1.50; CPU time %.2f)"
+                  % (name, per_host[name] / per_host["ping"], cpu_per_host[name] / cpu_per_host["ping"]))
     if not args.no_memory:
         bench_fleet_memory(args)
 
