@@ -152,6 +152,25 @@ def test_check_refuses_the_common_role_s_variables_its_argument_specs_refuse_onc
     assert (open(calls).read() if os.path.exists(calls) else "") == before, "no kubectl call"
 
 
+def test_each_host_is_planned_with_its_own_planner_variables(fleet, tmp_path):
+    """node_check's plan_from_vars: a host's rke2_numa_<option> variables plan it, templated for that host (a template
+    naming another of its variables); null is the planner's default; the other hosts keep the default plan."""
+    inventory, nodes, plan = fleet
+    inv = yaml.safe_load(open(inventory).read())
+    inv["gpu"]["hosts"]["gpu-a"].update(kube_memory="2Gi", rke2_numa_kube_reserved="{{ {'memory': kube_memory} }}")
+    inv["gpu"]["hosts"]["gpu-c"].update(rke2_numa_kube_reserved=None, rke2_numa_reserved_cores=None)
+    path = tmp_path / "inventory.yml"
+    path.write_text(yaml.safe_dump(inv))
+    out = play(str(path), "-e", "rke2_numa_report_dir=%s" % (tmp_path / "out"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    reports = {name: json.loads((tmp_path / "out" / (name + ".json")).read_text()) for name in nodes}
+    own = make_plan(read_topology(str(nodes["gpu-a"])), kube_reserved={"memory": "2Gi"})
+    assert reports["gpu-a"]["plan_fingerprint"] == own["fingerprint"] != plan["fingerprint"]
+    assert not reports["gpu-a"]["compliant"] and reports["gpu-a"]["actions"][0] == "drain", "its config holds the default plan"
+    assert reports["gpu-b"]["plan_fingerprint"] == reports["gpu-c"]["plan_fingerprint"] == plan["fingerprint"]
+    assert reports["gpu-c"]["actions"] == ["drain", "reboot", "verify", "uncordon", "label"]
+
+
 def per_host_tasks(stdout):
     """The tasks that reported on more than one host (the default callback: ``ok: [host]`` under ``TASK [name]``)."""
     hosts, task = {}, None
