@@ -12,7 +12,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs 
 # Ansible forks a worker for each host of each task from the process that templates the plays' hosts (this filter
 # runs there, for every play of the collection's playbooks), and a worker has what that process imported. The actions
 # that run once per host (node_check, numa_plan) plan and judge with these: imported here, once for the run, not in
-# every worker (some 40 ms of a worker's CPU each, for a fleet's every host).
+# every worker (some 40 ms of a worker's CPU each, for a fleet's every host; tests/unit/plugins/filter/test_run_hosts.py).
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import compliance, planner  # noqa: F401 pylint: disable=unused-import
 
 
