@@ -30,6 +30,8 @@ class ActionModule(ControllerAction):
     ARGUMENT_SPEC = ARGUMENT_SPEC
 
     def decide(self, args, task_vars, result):
+        # the planner's variables first: one that does not template fails the host, naming it, before any read
+        given = self.with_variables(args["plan"], _PLAN_OPTIONS, task_vars) if args["plan_from_vars"] else args["plan"]
         read = self._execute_module(module_name=READ_MODULE, module_args=args["read"], task_vars=task_vars)
         result.update(read)
         # a node whose root's files this user cannot read fails its read, naming them: it is not judged on what
@@ -37,7 +39,7 @@ class ActionModule(ControllerAction):
         denied = (read.get("access") or {}).get("denied")
         if read.get("failed") and not denied:
             return result
-        options = planner_options(self.with_variables(args["plan"], _PLAN_OPTIONS, task_vars) if args["plan_from_vars"] else args["plan"])
+        options = planner_options(given)
         try:
             plan = make_plan(read["topology"], **options)
         except PlanError as e:

@@ -45,7 +45,8 @@ options:
     description:
       - Take each planner option O(plan) leaves unset or null from the host's variable of its name with the prefix
         C(rke2_numa_) (the plan role's variables, C(rke2_numa_reserved_cores) for C(reserved_cores)), templated for this
-        host; unset or null there too, the planner's default applies.
+        host; unset or null there too, the planner's default applies. A variable whose template does not render fails
+        the host, naming it, before the node is read.
       - The same options as the template C({{ rke2_numa_reserved_cores | default(none) }}) for C(reserved_cores), and so on
         for every option, would give, without a template per option for every host's worker to compile
         (playbooks/tasks/node_check.yml).

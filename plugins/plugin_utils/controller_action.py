@@ -7,6 +7,8 @@ set_fact sets them, and the plan an extra var gives."""
 
 from __future__ import annotations
 
+from ansible.errors import AnsibleActionFail, AnsibleError
+from ansible.module_utils.common.text.converters import to_native
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import load_extra_vars
@@ -57,10 +59,19 @@ class ControllerAction(ActionBase):
         """``given`` (its nulls among ``names`` left out), and each of ``names`` it leaves unset from the host's
         variable of that name with the collection's prefix, templated here; unset or null there too: left out (its
         default applies). What a task passing ``name: "{{ rke2_numa_name | default(none) }}"`` for each would pass,
-        without a template per option for every host's worker to compile."""
+        without a template per option for every host's worker to compile - except that a variable whose template does
+        not render fails the task, naming it (``default(none)`` took it for unset: the default, silently)."""
         given = without_nulls(given, names)
-        wanted = dict((name, task_vars[PREFIX + name]) for name in sorted(names) if name not in given and PREFIX + name in task_vars)
-        return dict(without_nulls(self._templar.template(wanted), names), **given) if wanted else given
+        found, problems = {}, []
+        for name in sorted(names):
+            if name not in given and PREFIX + name in task_vars:
+                try:
+                    found[name] = self._templar.template(task_vars[PREFIX + name])
+                except AnsibleError as e:  # a template of the inventory's that does not render
+                    problems.append("%s cannot be templated: %s" % (PREFIX + name, to_native(e).splitlines()[0]))
+        if problems:
+            raise AnsibleActionFail("; ".join(problems))
+        return dict(without_nulls(found, names), **given)
 
     def extra_var_plan(self, task_vars):
         """The rke2_numa_plan an extra var gives (-e @plan.json; None when none does): it beats the fact the plan

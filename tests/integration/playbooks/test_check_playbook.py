@@ -171,6 +171,21 @@ def test_each_host_is_planned_with_its_own_planner_variables(fleet, tmp_path):
     assert reports["gpu-c"]["actions"] == ["drain", "reboot", "verify", "uncordon", "label"]
 
 
+def test_a_planner_variable_that_does_not_template_leaves_its_host_not_checked_naming_it(fleet, tmp_path):
+    """Not the default plan, silently (what "{{ var | default(none) }}" made of it): the host is not checked, the
+    variable named, the node not read; the others are checked."""
+    inventory, nodes, _plan = fleet
+    inv = yaml.safe_load(open(inventory).read())
+    inv["gpu"]["hosts"]["gpu-b"]["rke2_numa_node_taints"] = "{{ no_such_variable_anywhere }}"
+    path = tmp_path / "inventory.yml"
+    path.write_text(yaml.safe_dump(inv))
+    out = play(str(path), "-e", "rke2_numa_report_dir=%s" % (tmp_path / "out"))
+    assert out.returncode != 0
+    assert "gpu-b: not checked" in out.stdout and "rke2_numa_node_taints cannot be templated: 'no_such_variable_anywhere' is undefined" in out.stdout
+    fleet_json = json.loads((tmp_path / "out" / "fleet.json").read_text())
+    assert fleet_json["not_checked"] == ["gpu-b"] and fleet_json["compliant"] == ["gpu-a"]
+
+
 def per_host_tasks(stdout):
     """The tasks that reported on more than one host (the default callback: ``ok: [host]`` under ``TASK [name]``)."""
     hosts, task = {}, None

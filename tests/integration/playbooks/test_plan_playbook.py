@@ -180,6 +180,20 @@ def test_options_from_vars_are_each_host_s_variables_templated_and_an_option_the
     assert "kube-reserved=memory=2Gi" not in plain["kubelet_args"]
 
 
+def test_a_planner_variable_that_does_not_template_fails_its_host_naming_it(inventory, tmp_path):
+    # "{{ rke2_numa_kube_reserved | default(none) }}" took a template that does not render for unset: the default plan,
+    # silently. The host fails, naming the variable; the other host is planned.
+    inv = yaml.safe_load(open(inventory).read())
+    inv["gpu"]["hosts"]["dgx-h100"]["rke2_numa_kube_reserved"] = "{{ no_such_variable_anywhere }}"
+    path = tmp_path / "inventory.yml"
+    path.write_text(yaml.safe_dump(inv))
+    result = play(str(path), "-e", "rke2_numa_plan_dir=%s" % (tmp_path / "plans"))
+    assert result.returncode != 0
+    assert "rke2_numa_kube_reserved cannot be templated: 'no_such_variable_anywhere' is undefined" in result.stdout + result.stderr
+    assert re.search(r"^dgx-h100 +: .* failed=1", result.stdout, re.M) and re.search(r"^l40s-offline +: .* failed=0", result.stdout, re.M)
+    assert not (tmp_path / "plans" / "dgx-h100.json").exists() and (tmp_path / "plans" / "l40s-offline.json").exists()
+
+
 def test_many_numa_nodes_fail_the_host_unless_opted_out(tmp_path):
     # a GB200 tray in NUMA mode: 2 CPU nodes + 4 GPUs x 8 GPU memory nodes = 34
     spec = gen_sysfs.make_spec(sockets=2, cores_per_socket=4, threads=1, gpus_per_node=2, gpu_memory_nodes=8,
