@@ -47,9 +47,8 @@ options:
         C(rke2_numa_) (the plan role's variables, C(rke2_numa_reserved_cores) for C(reserved_cores)), templated for this
         host; unset or null there too, the planner's default applies. A variable whose template does not render fails
         the host, naming it, before the node is read.
-      - The same options as the template C({{ rke2_numa_reserved_cores | default(none) }}) for C(reserved_cores), and so on
-        for every option, would give, without a template per option for every host's worker to compile
-        (playbooks/tasks/node_check.yml).
+      - Replaces a template per option (C({{ rke2_numa_reserved_cores | default(none) }}) for C(reserved_cores), and so on),
+        which every host's worker would compile anew (playbooks/tasks/node_check.yml).
     type: bool
     default: false
   check:

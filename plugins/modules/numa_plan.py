@@ -65,9 +65,8 @@ options:
         C(rke2_numa_) (the plan role's variables, C(rke2_numa_reserved_cores) for O(reserved_cores)), templated for this
         host; unset or null there too, the planner's default applies. An option the task sets wins. A variable whose
         template does not render fails the host, naming it.
-      - The same options as the template C({{ rke2_numa_reserved_cores | default(none) }}) for O(reserved_cores), and so on
-        for every option, would give, without a template per option for every host's worker to compile (the plan role's
-        call and plan.yml's).
+      - Replaces a template per option (C({{ rke2_numa_reserved_cores | default(none) }}) for O(reserved_cores), and so on),
+        which every host's worker would compile anew (the plan role's call and plan.yml's).
     type: bool
     default: false
 notes:
