@@ -12,7 +12,7 @@ from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.maitred.rke2_numa.plugins.modules import playbook_inputs as playbook_inputs_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction, cannot_template
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import input_errors, role_errors, role_spec
 
 # The variables and their types: as documented in plugins/modules/playbook_inputs.py.
@@ -76,7 +76,7 @@ def _role_values_of(role, values, own, mine):
                 found[name] = mine[name]
             except AnsibleError as e:  # a template of the inventory's that does not render
                 found.pop(name, None)
-                problems.append("%s cannot be templated: %s" % (name, to_native(e).splitlines()[0]))
+                problems.append(cannot_template(name, e))
     return found, problems
 
 

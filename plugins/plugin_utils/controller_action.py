@@ -68,7 +68,7 @@ class ControllerAction(ActionBase):
                 try:
                     found[name] = self._templar.template(task_vars[PREFIX + name])
                 except AnsibleError as e:  # a template of the inventory's that does not render
-                    problems.append("%s cannot be templated: %s" % (PREFIX + name, to_native(e).splitlines()[0]))
+                    problems.append(cannot_template(PREFIX + name, e))
         if problems:
             raise AnsibleActionFail("; ".join(problems))
         return dict(without_nulls(found, names), **given)
@@ -79,6 +79,11 @@ class ControllerAction(ActionBase):
         if "rke2_numa_plan" not in task_vars or "rke2_numa_plan" not in load_extra_vars(self._loader):
             return None
         return self._templar.template(task_vars["rke2_numa_plan"])
+
+
+def cannot_template(name, error):
+    """The problem of a variable whose template does not render: its name and the first line of Ansible's error."""
+    return "%s cannot be templated: %s" % (name, to_native(error).splitlines()[0])
 
 
 def without_nulls(options, names):
