@@ -22,6 +22,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology i
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import nfd_features, numa_labels
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures import fake_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.inventories import with_host_vars
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import TOKEN, comply, make_node, tree
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -126,19 +127,16 @@ def test_check_refuses_the_common_role_s_variables_its_argument_specs_refuse_onc
     a host's own bad value names that host only - the first host's (the run_once task's) too - and an extra var every
     host; one of its own that does not template is named. Nothing is read: no kubectl call, no report."""
     inventory, nodes, _plan = fleet
-    inv = yaml.safe_load(open(inventory).read())
     (tmp_path / "kubectl.calls").unlink(missing_ok=True)
-    extra = []
+    extra, host_vars = [], {}
     if where == "extra var":
         extra = ["-e", "rke2_numa_boot_method=lilo"]
     else:
-        inv["gpu"]["hosts"][where]["rke2_numa_boot_method"] = "lilo"
-        inv["gpu"]["hosts"]["gpu-c"]["rke2_numa_kubelet_dir"] = "{{ no_such_variable_anywhere }}"
-    path = tmp_path / "inventory.yml"
-    path.write_text(yaml.safe_dump(inv))
+        host_vars = {where: {"rke2_numa_boot_method": "lilo"}, "gpu-c": {"rke2_numa_kubelet_dir": "{{ no_such_variable_anywhere }}"}}
+    path = with_host_vars(inventory, tmp_path / "inventory.yml", host_vars)
     calls = os.path.join(os.path.dirname(inventory), "kubectl.calls")
     before = open(calls).read() if os.path.exists(calls) else ""
-    out = play(str(path), "-e", "rke2_numa_report_dir=%s" % (tmp_path / "out"), *extra)
+    out = play(path, "-e", "rke2_numa_report_dir=%s" % (tmp_path / "out"), *extra)
     assert out.returncode != 0, out.stdout
     named = set(nodes) if where == "extra var" else {where}
     for host in sorted(nodes):
@@ -156,12 +154,10 @@ def test_each_host_is_planned_with_its_own_planner_variables(fleet, tmp_path):
     """node_check's plan_from_vars: a host's rke2_numa_<option> variables plan it, templated for that host (a template
     naming another of its variables); null is the planner's default; the other hosts keep the default plan."""
     inventory, nodes, plan = fleet
-    inv = yaml.safe_load(open(inventory).read())
-    inv["gpu"]["hosts"]["gpu-a"].update(kube_memory="2Gi", rke2_numa_kube_reserved="{{ {'memory': kube_memory} }}")
-    inv["gpu"]["hosts"]["gpu-c"].update(rke2_numa_kube_reserved=None, rke2_numa_reserved_cores=None)
-    path = tmp_path / "inventory.yml"
-    path.write_text(yaml.safe_dump(inv))
-    out = play(str(path), "-e", "rke2_numa_report_dir=%s" % (tmp_path / "out"))
+    path = with_host_vars(inventory, tmp_path / "inventory.yml", {
+        "gpu-a": {"kube_memory": "2Gi", "rke2_numa_kube_reserved": "{{ {'memory': kube_memory} }}"},
+        "gpu-c": {"rke2_numa_kube_reserved": None, "rke2_numa_reserved_cores": None}})
+    out = play(path, "-e", "rke2_numa_report_dir=%s" % (tmp_path / "out"))
     assert out.returncode == 0, out.stdout + out.stderr
     reports = {name: json.loads((tmp_path / "out" / (name + ".json")).read_text()) for name in nodes}
     own = make_plan(read_topology(str(nodes["gpu-a"])), kube_reserved={"memory": "2Gi"})
@@ -175,11 +171,8 @@ def test_a_planner_variable_that_does_not_template_leaves_its_host_not_checked_n
     """Not the default plan, silently (what "{{ var | default(none) }}" made of it): the host is not checked, the
     variable named, the node not read; the others are checked."""
     inventory, nodes, _plan = fleet
-    inv = yaml.safe_load(open(inventory).read())
-    inv["gpu"]["hosts"]["gpu-b"]["rke2_numa_node_taints"] = "{{ no_such_variable_anywhere }}"
-    path = tmp_path / "inventory.yml"
-    path.write_text(yaml.safe_dump(inv))
-    out = play(str(path), "-e", "rke2_numa_report_dir=%s" % (tmp_path / "out"))
+    path = with_host_vars(inventory, tmp_path / "inventory.yml", {"gpu-b": {"rke2_numa_node_taints": "{{ no_such_variable_anywhere }}"}})
+    out = play(path, "-e", "rke2_numa_report_dir=%s" % (tmp_path / "out"))
     assert out.returncode != 0
     assert "gpu-b: not checked" in out.stdout and "rke2_numa_node_taints cannot be templated: 'no_such_variable_anywhere' is undefined" in out.stdout
     fleet_json = json.loads((tmp_path / "out" / "fleet.json").read_text())

@@ -17,6 +17,7 @@ import yaml
 from ansible_collections.maitred.rke2_numa.plugins.doc_fragments import plan_options
 from ansible_collections.maitred.rke2_numa.plugins.modules import numa_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
+from ansible_collections.maitred.rke2_numa.tests.fixtures.inventories import with_host_vars
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLAYBOOK = os.path.join(REPO, "playbooks", "plan.yml")
@@ -183,11 +184,8 @@ def test_options_from_vars_are_each_host_s_variables_templated_and_an_option_the
 def test_a_planner_variable_that_does_not_template_fails_its_host_naming_it(inventory, tmp_path):
     # "{{ rke2_numa_kube_reserved | default(none) }}" took a template that does not render for unset: the default plan,
     # silently. The host fails, naming the variable; the other host is planned.
-    inv = yaml.safe_load(open(inventory).read())
-    inv["gpu"]["hosts"]["dgx-h100"]["rke2_numa_kube_reserved"] = "{{ no_such_variable_anywhere }}"
-    path = tmp_path / "inventory.yml"
-    path.write_text(yaml.safe_dump(inv))
-    result = play(str(path), "-e", "rke2_numa_plan_dir=%s" % (tmp_path / "plans"))
+    path = with_host_vars(inventory, tmp_path / "inventory.yml", {"dgx-h100": {"rke2_numa_kube_reserved": "{{ no_such_variable_anywhere }}"}})
+    result = play(path, "-e", "rke2_numa_plan_dir=%s" % (tmp_path / "plans"))
     assert result.returncode != 0
     assert "rke2_numa_kube_reserved cannot be templated: 'no_such_variable_anywhere' is undefined" in result.stdout + result.stderr
     assert re.search(r"^dgx-h100 +: .* failed=1", result.stdout, re.M) and re.search(r"^l40s-offline +: .* failed=0", result.stdout, re.M)
