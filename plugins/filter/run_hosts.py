@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import SERVERS_LEFT_OUT, run_pattern, run_servers
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import SERVERS_LEFT_OUT, run_pattern, run_servers, unknown_variables
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.specs import PREFIX
 
 # Ansible forks a worker for each host of each task from the process that templates the plays' hosts (this filter
 # runs there, for every play of the collection's playbooks), and a worker has what that process imported. The actions
@@ -16,11 +17,12 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import compliance, planner  # noqa: F401 pylint: disable=unused-import
 
 
-def rke2_numa_run_servers(groups, playbook, server_group, hosts, explicit, include=False):
+def rke2_numa_run_servers(groups, playbook, server_group, hosts, explicit, include=False, pattern="all", limit=None):
     """{left_out, refused, group} of a run of ``playbook``: see plugin_utils.playbook_inputs.run_servers."""
     try:
         result = run_servers(str(playbook), dict((str(k), [str(h) for h in v]) for k, v in (groups or {}).items()),
-                             server_group, [str(h) for h in hosts or []], bool(explicit), include)
+                             server_group, [str(h) for h in hosts or []], bool(explicit), include,
+                             pattern=str(pattern or "all"), limit=None if limit in (None, "") else str(limit))
     except ValueError as e:
         raise AnsibleFilterError("run_servers: %s" % e)
     return dict(result, group=SERVERS_LEFT_OUT)
@@ -37,8 +39,39 @@ def rke2_numa_run_groups(groups, names):
     return [str(name) for name in names or [] if (groups or {}).get(name)]
 
 
+def _fact_names(hostvars, host):
+    """The names a run set for ``host`` as facts or registered results (set_fact, register: an earlier play of the same
+    run - a site playbook that imports check.yml, then rolling.yml - or a fact cache), not given by the operator.
+    ansible-core keeps them apart from the inventory and -e in its VariableManager (ansible/vars/manager.py:
+    set_nonpersistent_facts -> _nonpersistent_fact_cache, set_host_facts -> _fact_cache), which HostVars holds."""
+    manager = getattr(hostvars, "_variable_manager", None)
+    names = set()
+    for cache in (getattr(manager, "_nonpersistent_fact_cache", None), getattr(manager, "_fact_cache", None)):
+        if cache is None:
+            continue
+        try:
+            names.update(cache.get(host) or {})
+        except (KeyError, TypeError):  # a fact cache plugin without this host
+            continue
+    return names
+
+
+def rke2_numa_unknown_variables(hostvars, hosts, policy="refuse"):
+    """{refused, warnings}: the rke2_numa_ variables set for ``hosts`` (inventory, group/host vars, -e) that the
+    collection does not declare; see plugin_utils.playbook_inputs.unknown_variables."""
+    names_by_host = {}
+    for host in hosts or []:
+        host = str(host)
+        if host not in hostvars:
+            continue
+        facts = _fact_names(hostvars, host)
+        names_by_host[host] = [name for name in hostvars[host] if str(name).startswith(PREFIX) and name not in facts]
+    return unknown_variables(names_by_host, None if policy is None else str(policy))
+
+
 class FilterModule(object):
     """maitred.rke2_numa run-hosts filters."""
 
     def filters(self):
-        return {"run_servers": rke2_numa_run_servers, "run_pattern": rke2_numa_run_pattern, "run_groups": rke2_numa_run_groups}
+        return {"run_servers": rke2_numa_run_servers, "run_pattern": rke2_numa_run_pattern, "run_groups": rke2_numa_run_groups,
+                "unknown_variables": rke2_numa_unknown_variables}

@@ -40,6 +40,17 @@ class ArtifactError(ValueError):
     """A run id or an artifact that cannot be published or merged."""
 
 
+def is_artifact(name):
+    """Whether ``name`` is one of the keys a run publishes (rke2_numa_fleet, rke2_numa_proof, and their
+    <key>_<run> copies): AWX gives them to the next workflow node's job as extra vars - a variable the next run is
+    given by the collection itself, never an unknown one (playbook_inputs.unknown_variables)."""
+    name = str(name)
+    for key in STATES:
+        if name == key or (name.startswith(key + "_") and _RUN.match(name[len(key) + 1:])):
+            return True
+    return False
+
+
 def key_of(playbook):
     """The key a playbook publishes under: prove.yml its proof, the others (check, rolling, labels) the fleet's state."""
     return PROOF_KEY if playbook == "prove" else KEY

@@ -17,6 +17,7 @@ A variable that is not set is not checked here: its role's default is.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import re
@@ -28,6 +29,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names impor
     qualified_name_errors,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.artifacts import is_artifact
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import roll_lease
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_boolean, as_integer, as_percent, is_boolean, show
@@ -154,17 +156,35 @@ NODE_PLAYBOOKS = {"plan": "plan", "check": "check", "rolling": "roll", "apply": 
                   "labels": "label"}
 
 
-def run_servers(playbook, groups, server_group, hosts, explicit, include):
+def no_hosts_error(pattern, groups, limit=None):
+    """Why a run whose pattern (rke2_numa_hosts, or its default all) and --limit match no host must not pass
+    (Ansible only warns "Could not match supplied host pattern" and skips the plays: exit code 0, an AWX job shown
+    green having done nothing); the inventory's groups named, for the typo's sake."""
+    names = sorted(g for g in groups if g not in ("all", "ungrouped") and g != SERVERS_LEFT_OUT and groups[g])
+    where = "its groups: %s" % ", ".join(names) if names else "it has no group with a host"
+    if limit not in (None, "") and any(groups.get("all") or []):
+        return ("rke2_numa_hosts %s and --limit %s share no host of the inventory (%s): nothing to do, and a run that did "
+                "nothing is not a success" % (show(pattern), show(limit), where))
+    if not any(groups.get("all") or []):
+        return "the inventory has no host: give it with -i (a file, a folder or a dynamic inventory)"
+    return ("rke2_numa_hosts %s matches no host of the inventory (%s): name a group, a host or a pattern of it"
+            % (show(pattern), where))
+
+
+def run_servers(playbook, groups, server_group, hosts, explicit, include, pattern="all", limit=None):
     """The RKE2 servers of a run of ``playbook`` (one of NODE_PLAYBOOKS): they run kubectl, the playbooks act on the
     GPU workers. Returns {left_out: the servers the run leaves out, refused: why the run must not start ('' when it
     may)}.
 
     ``hosts``: the hosts rke2_numa_hosts (or its default, all) matches; ``explicit``: whether rke2_numa_hosts was set;
-    ``include``: rke2_numa_include_servers. Left to its default a run takes every host but the server group's; a
+    ``include``: rke2_numa_include_servers; ``pattern``, ``limit``: rke2_numa_hosts (or all) and --limit, named when
+    they match no host (refused: a run that does nothing is not a success). Left to its default a run takes every host but the server group's; a
     pattern the operator wrote that takes a server is refused unless ``include`` says the servers are meant too.
     """
     if playbook not in NODE_PLAYBOOKS:
         raise ValueError("unknown playbook %r" % (playbook,))
+    if not hosts:
+        return {"left_out": [], "refused": no_hosts_error(pattern, groups, limit)}
     include_value = as_boolean(include)
     errors = server_group_errors(server_group, groups)
     if include_value is None:
@@ -319,3 +339,44 @@ def role_errors(role, values):
 def role_spec(role):
     """{variable: spec} of ``role``'s main entry point, read once."""
     return specs.role_options(role, "main")
+
+
+# A variable of the collection's name space the collection does not declare: a typo (rke2_numa_hugepage_per_node) would
+# otherwise be ignored in silence and the default planned. What rke2_numa_unknown_variables may say.
+UNKNOWN_POLICIES = ("refuse", "warn")
+UNKNOWN_VARIABLES = specs.PREFIX + "unknown_variables"
+_SHOWN_HOSTS = 5
+
+
+def unknown_variables(names_by_host, policy="refuse"):
+    """The variables of the ``rke2_numa_`` name space set for the run's hosts (``names_by_host``: {host: names given by
+    the inventory, group/host vars or -e - not the facts a run sets}) that no role of the collection declares
+    (plugin_utils/specs.py: the roles' argument specs, the one list of the collection's variables), nor publishes
+    for AWX's next workflow node (artifacts.is_artifact).
+
+    Returns {refused: one message ('' when the run may go on), warnings: [a message per variable when ``policy`` is
+    warn]}; each message names the variable, the hosts it is set for and the closest declared name."""
+    if policy in (None, ""):
+        policy = "refuse"
+    if policy not in UNKNOWN_POLICIES:
+        return {"refused": "%s %s must be one of %s" % (UNKNOWN_VARIABLES, show(policy), ", ".join(UNKNOWN_POLICIES)),
+                "warnings": []}
+    declared = frozenset(specs.declared())
+    hosts_of = {}
+    for host in sorted(names_by_host):
+        for name in names_by_host[host] or ():
+            if isinstance(name, str) and name.startswith(specs.PREFIX) and name not in declared and not is_artifact(name):
+                hosts_of.setdefault(name, []).append(host)
+    messages = []
+    for name in sorted(hosts_of):
+        hosts = hosts_of[name]
+        shown = ", ".join(hosts[:_SHOWN_HOSTS]) + (" and %d more" % (len(hosts) - _SHOWN_HOSTS) if len(hosts) > _SHOWN_HOSTS else "")
+        close = difflib.get_close_matches(name, sorted(declared), n=1, cutoff=0.75)
+        messages.append("%s is not a variable of this collection%s (set for %s)" % (
+            name, "; did you mean %s?" % close[0] if close else "", shown))
+    if not messages:
+        return {"refused": "", "warnings": []}
+    if policy == "warn":
+        return {"refused": "", "warnings": [m + "; ignored (%s=warn)" % UNKNOWN_VARIABLES for m in messages]}
+    return {"refused": "%s. Nothing was read or written: fix the name, or set -e %s=warn to run with it ignored "
+                       "(docs/VARIABLES.md)" % ("; ".join(messages), UNKNOWN_VARIABLES), "warnings": []}

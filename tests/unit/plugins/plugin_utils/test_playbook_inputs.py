@@ -229,3 +229,32 @@ def test_the_common_role_s_defaults_meet_its_argument_specs():
 def test_the_common_role_s_variables_are_checked_as_its_own_validation_checks_them(values, message):
     found = role_errors("common", values)
     assert (message in " ".join(found)) and bool(found) == bool(message), found
+
+
+def test_a_run_that_matches_no_host_is_refused_naming_the_groups():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import no_hosts_error
+    result = run_servers("check", GROUPS, "servers", [], True, False, pattern="gpu_workers")
+    assert result == {"left_out": [], "refused": "rke2_numa_hosts 'gpu_workers' matches no host of the inventory (its groups: "
+                                                 "gpu, servers): name a group, a host or a pattern of it"}
+    assert "share no host" in run_servers("plan", GROUPS, "", [], True, False, pattern="gpu", limit="k1")["refused"]
+    assert no_hosts_error("all", {"all": [], "ungrouped": []}).startswith("the inventory has no host")
+    assert run_servers("plan", GROUPS, "", ["gpu-a"], True, False, pattern="gpu-a") == {"left_out": [], "refused": ""}
+
+
+def test_variables_no_role_declares_are_named_with_the_closest_declared_one():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import unknown_variables
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
+    names = {"gpu-a": ["rke2_numa_hugepage_per_node", "rke2_numa_serial", "ansible_host", "rke2_numa_fleet_42"],
+             "gpu-b": ["rke2_numa_hugepage_per_node", "rke2_numa_proof", "rke2_numa_totally_else"]}
+    result = unknown_variables(names)
+    assert result["warnings"] == []
+    assert result["refused"].startswith(
+        "rke2_numa_hugepage_per_node is not a variable of this collection; did you mean rke2_numa_hugepages_per_node? "
+        "(set for gpu-a, gpu-b); rke2_numa_totally_else is not a variable of this collection (set for gpu-b). "
+        "Nothing was read or written")
+    warned = unknown_variables(names, "warn")
+    assert warned["refused"] == "" and len(warned["warnings"]) == 2
+    assert unknown_variables({"h": specs.declared()}) == {"refused": "", "warnings": []}
+    assert "must be one of refuse, warn" in unknown_variables({}, "ignore")["refused"]
+    many = unknown_variables(dict(("h%02d" % i, ["rke2_numa_x"]) for i in range(8)))["refused"]
+    assert "(set for h00, h01, h02, h03, h04 and 3 more)" in many
