@@ -21,6 +21,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers imp
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, roll_eta, roll_outcome, roll_progress
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_states import RollStateError, roll_state
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.task_result import failure_reason
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_boolean
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
 
 
@@ -84,6 +85,7 @@ def roll_settings(hostvars, host, hosts, now, token=""):
     if isinstance(cap, int) and isinstance(serial, int) and serial > cap:
         serial = cap   # a batch larger than the cap would leave its last nodes without a slot, every batch
     return {"id": str(roll_id), "run": re.sub(r"[^0-9a-f]", "", str(token).lower())[:8] or "0", "lease_seconds": int(seconds),
+            "resume": bool(variables.get("rke2_numa_roll_id")) and as_boolean(variables.get("rke2_numa_roll_resume")) is True,
             "slot_wait": max(0, int(seconds) - LEASE_MARGIN),
             "max_unavailable": cap, "nodes": sorted(roll_pick.node_name(hostvars, h) for h in hosts or []), "serial": serial}
 

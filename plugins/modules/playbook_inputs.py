@@ -132,6 +132,9 @@ options:
       rke2_numa_roll_lease_name:
         description: The roll Lease's name - an RFC 1123 subdomain.
         type: raw
+      rke2_numa_roll_resume:
+        description: Whether this run resumes the roll C(rke2_numa_roll_id) whose runs are gone - only with that id.
+        type: raw
       rke2_numa_roll_lock_wait:
         description: Seconds to wait for another roll's Lease - 0 to 43200.
         type: raw

@@ -296,6 +296,9 @@ def input_errors(playbook, inputs, groups, hosts, now):
         errors.append("rke2_numa_roll_order %s must be %s" % (show(get("rke2_numa_roll_order")), " or ".join(specs.choices("rke2_numa_roll_order"))))
     if get("rke2_numa_roll_id") not in (None, ""):
         errors += _named("rke2_numa_roll_id", get("rke2_numa_roll_id"), roll_lease.roll_id_errors(get("rke2_numa_roll_id")), "a roll id")
+    elif as_boolean(get("rke2_numa_roll_resume")):
+        errors.append("rke2_numa_roll_resume is true without rke2_numa_roll_id: name the roll to resume (the refusal of "
+                      "its Lease names it)")
     if "rke2_numa_roll_lease_namespace" in inputs:
         errors += _named("rke2_numa_roll_lease_namespace", get("rke2_numa_roll_lease_namespace"),
                          dns1123_label_errors(get("rke2_numa_roll_lease_namespace")), "a namespace")

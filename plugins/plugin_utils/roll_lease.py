@@ -227,6 +227,20 @@ def describe_holder(state, nodes, now):
     return "%s since %s (%s)%s" % (state["holder"], state.get("acquired") or "?", timing, where)
 
 
+def resume_hint(holder):
+    """How to go on when another roll holds the Lease: wait for it, or - only when that run is known to be gone (its
+    controller killed, its SSH session dropped, its AWX job cancelled) - pick it up at once under its id: a run given
+    the holder's rke2_numa_roll_id holds the Lease as that roll (the same id is the same roll, as AWX slices share one)
+    and rolls the Nodes it left cordoned first (roll_pick.roll_groups). Named only for an id this collection would
+    take (roll_id_errors): the hint is pasted into a command line."""
+    wait = "Wait for it (rke2_numa_roll_lock_wait)"
+    if not holder or roll_id_errors(holder):
+        return wait + ", or if that roll is dead and its Lease will not expire, see docs/ROLLING.md (a dead roll)"
+    return ("%s; or, only when you know that run is gone (its controller killed, its AWX job cancelled), pick it up now: "
+            "rerun with -e rke2_numa_roll_id=%s -e rke2_numa_roll_resume=true - it resumes that roll, the Nodes it left "
+            "cordoned first (docs/ROLLING.md, a dead roll)" % (wait, holder))
+
+
 def roll_in_progress(lease, nodes, cordoned_key, now, roll_id=""):
     """What a read-only run says of the Lease: {busy, holder, since, nodes, msg}. ``roll_id``: this run's own
     (a check of our own roll is not 'another roll')."""
@@ -320,8 +334,10 @@ def _slots(lease, roll, now, nodes, claim):
                     msg="the Lease's %s annotation cannot be read: no Node gets a slot until an admin fixes or removes it "
                         "(docs/ROLLING.md)" % SLOTS_ANNOTATION)
     live = {n: c for n, c in claims.items() if parse_time(c["until"]) > now}
-    others = {n: c for n, c in live.items() if c["run"] != roll["run"]}
-    own = {n: c for n, c in live.items() if c["run"] == roll["run"]}
+    # a run that resumes the roll (rke2_numa_roll_resume: the operator knows its other runs are gone) takes their
+    # claims as its own: their Nodes are its to roll, not a sibling's at work
+    others = {} if roll.get("resume") else {n: c for n, c in live.items() if c["run"] != roll["run"]}
+    own = {n: c for n, c in live.items() if c["run"] == roll["run"] or roll.get("resume")}
     # a run waiting for a slot says so (an entry with waiting: true): no Node out, but a run of the roll still at work,
     # so a sibling's release keeps the Lease for it
     rolling = {n: c for n, c in others.items() if not c.get("waiting")}
@@ -423,9 +439,8 @@ def _lease_step(mode, lease, roll, now, nodes, claim):
                         msg="roll %s lost the Lease %s to %s; the roll stops before its next write" % (
                             roll_id, where, describe_holder(state, held, now)))
         return dict(quiet, action="refuse", object=None, holder=state["holder"],
-                    msg="another roll holds the Lease %s: %s; nothing was changed. Wait for it (rke2_numa_roll_lock_wait), or if "
-                        "that roll is dead and its Lease will not expire, see docs/ROLLING.md (free a dead roll's Lease)" % (
-                            where, describe_holder(state, held, now)))
+                    msg="another roll holds the Lease %s: %s; nothing was changed. %s" % (
+                        where, describe_holder(state, held, now), resume_hint(state["holder"])))
     # released (empty holder: given back, by another run of this roll too) or expired (its roll died): taken, as
     # client-go takes an expired lease - a renewal too, when no other roll took it in between; a dead roll's slots were
     # that roll's (its Nodes still out count through their markers)

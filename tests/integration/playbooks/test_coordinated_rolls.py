@@ -179,6 +179,22 @@ def test_a_killed_roll_holds_until_its_lease_expires_then_the_next_roll_takes_ov
     code, text = run(api, tmp_path, "rolling.yml", hosts, rke2_numa_roll_id="roll-next")
     assert code != 0 and "another roll holds the Lease rke2-numa-system/rke2-numa-roll: roll-dies since" in text, text[-3000:]
     assert ", on gpu-b; nothing was changed" in text and writes(api, since) == []
+    assert "only when you know that run is gone (its controller killed, its AWX job cancelled), pick it up now: rerun with " \
+        "-e rke2_numa_roll_id=roll-dies -e rke2_numa_roll_resume=true - it resumes that roll, the Nodes it left cordoned " \
+        "first" in text, text[-3000:]
+
+    # the way back the refusal names, at once (the Lease still live): the same id holds it and starts with its node
+    code, text = run(api, tmp_path, "rolling.yml", hosts, rke2_numa_roll_id="roll-dies", rke2_numa_roll_resume=True)
+    assert "another roll holds the Lease rke2-numa-system" not in text and "roll roll-dies renewed the Lease rke2-numa-system/rke2-numa-roll" in text, text[-3000:]
+    started = re.findall(r"(gpu-[ab]): (?:starting|resuming)", text)
+    assert started and started[0] == "gpu-b", text[-3000:]
+    assert lease(api)["spec"]["holderIdentity"] == "", "given back at its end"
+    # as the dead roll left it, for the takeover after expiry below
+    with api.edit("gpu-b") as node:
+        node["unschedulable"] = True
+        node["annotations"] = {CORDONED: "roll-dies"}
+    spec = lease(api)["spec"]
+    hold(api, "roll-dies", seconds_ago=5, duration=spec["leaseDurationSeconds"] or 3300)
 
     # its Lease expires (renewed long ago): the next roll takes it over and starts with the dead roll's node
     spec = lease(api)["spec"]
