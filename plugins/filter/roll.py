@@ -21,7 +21,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers imp
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, roll_eta, roll_outcome, roll_progress
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_states import RollStateError, roll_state
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.task_result import failure_reason
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_boolean
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_boolean, as_integer
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
 
 
@@ -70,7 +70,8 @@ def roll_settings(hostvars, host, hosts, now, token=""):
     variables = hostvars[host]
     roll_id = variables.get("rke2_numa_roll_id") or default_roll_id(
         variables.get("awx_workflow_job_id"), variables.get("awx_job_id"), float(now), token)
-    seconds = variables.get("rke2_numa_roll_lease_seconds") or lease_seconds(variables)
+    # 0 computes it, as a number or as the text -e gives ("0" is a true value to Python)
+    seconds = as_integer(variables.get("rke2_numa_roll_lease_seconds")) or lease_seconds(variables)
     # the roll play's batch size: the value the inputs check validated, wherever the operator set it (group_vars
     # too, which a play's serial keyword does not see); one roll has one batch size
     serials = {json.dumps(hostvars[h].get("rke2_numa_serial", 1), sort_keys=True) for h in hosts or [host]}

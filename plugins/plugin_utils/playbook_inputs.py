@@ -374,9 +374,11 @@ def unknown_variables(names_by_host, policy="refuse"):
     for name in sorted(hosts_of):
         hosts = hosts_of[name]
         shown = ", ".join(hosts[:_SHOWN_HOSTS]) + (" and %d more" % (len(hosts) - _SHOWN_HOSTS) if len(hosts) > _SHOWN_HOSTS else "")
-        close = difflib.get_close_matches(name, sorted(declared), n=1, cutoff=0.75)
+        # compared without the prefix every name shares (it would make any two names look alike)
+        cut = len(specs.PREFIX)
+        close = difflib.get_close_matches(name[cut:], sorted(d[cut:] for d in declared), n=1, cutoff=0.75)
         messages.append("%s is not a variable of this collection%s (set for %s)" % (
-            name, "; did you mean %s?" % close[0] if close else "", shown))
+            name, "; did you mean %s%s?" % (specs.PREFIX, close[0]) if close else "", shown))
     if not messages:
         return {"refused": "", "warnings": []}
     if policy == "warn":

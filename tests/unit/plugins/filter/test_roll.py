@@ -63,8 +63,14 @@ def test_roll_settings_read_the_runs_own_values_wherever_the_operator_set_them()
     got = F["roll_settings"](hostvars, "a", ["a", "b"], 1796112000, "ab12")
     seconds = 60 + 1800 + 180 + 300 + 120 + 180 + 120
     assert got == {"id": "awx-workflow-42", "run": "ab12", "lease_seconds": seconds, "slot_wait": seconds - 120, "max_unavailable": 2,
-                   "nodes": ["a", "node-b"], "serial": 2}
+                   "nodes": ["a", "node-b"], "serial": 2, "resume": False}
     assert F["roll_settings"]({"a": {"rke2_numa_roll_id": "mine"}}, "a", ["a"], 0)["serial"] == 1
+    # resuming a dead roll: only with its id
+    assert F["roll_settings"]({"a": {"rke2_numa_roll_id": "mine", "rke2_numa_roll_resume": "true"}}, "a", ["a"], 0)["resume"] is True
+    assert F["roll_settings"]({"a": {"rke2_numa_roll_resume": True}}, "a", ["a"], 0)["resume"] is False
+    # 0 and "0" compute the Lease's duration (a Lease of 0 s is one the API server refuses)
+    for zero in (0, "0", " 0 ", None, ""):
+        assert F["roll_settings"]({"a": {"rke2_numa_roll_lease_seconds": zero}}, "a", ["a"], 0)["lease_seconds"] > 0, zero
     # the fleet-wide cap: its own value, a percentage, and never a batch larger than a number of nodes
     capped = F["roll_settings"]({"a": {"rke2_numa_serial": 4, "rke2_numa_max_unavailable": "2"}}, "a", ["a"], 0, "cd")
     assert (capped["serial"], capped["max_unavailable"]) == (2, 2)
