@@ -258,9 +258,8 @@ def check_task():
              "- name: Read the node, plan it and decide whether it runs its plan", "  maitred.rke2_numa.node_check:",
              "    read:"]
     lines += ["      %s: \"%s\"" % item for item in READ_OPTIONS]
-    lines += ["    check: \"{{ __rke2_numa_check }}\"", "    plan_from_vars: true"]
-    lines += ["  register: __rke2_numa_state",
-              "  failed_when: __rke2_numa_state is failed and not __rke2_numa_state.access.denied | default([])"]
+    lines += ["    check: \"{{ __rke2_numa_check }}\"", "    plan_from_vars: true", "    denied_fails: false"]
+    lines += ["  register: __rke2_numa_state"]
     return "\n".join(lines) + "\n"
 
 

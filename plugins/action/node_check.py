@@ -35,34 +35,46 @@ class ActionModule(ControllerAction):
         read = self._execute_module(module_name=READ_MODULE, module_args=args["read"], task_vars=task_vars)
         result.update(read)
         # a node whose root's files this user cannot read fails its read, naming them: it is not judged on what
-        # could not be seen (compliance {}; the check says "not checked"), and the caller decides whether that fails
+        # could not be seen (compliance {}; the check says "not checked"); with denied_fails false it is not a failed
+        # task (no failed_when over it: that would put "A 'failed_when' expression evaluated to 'True'" before the
+        # message), and the caller says so
         denied = (read.get("access") or {}).get("denied")
+        if read.get("failed") and denied and not args["denied_fails"]:
+            result["failed"] = False
         if read.get("failed") and not denied:
-            return result
+            return _failure(result, read.get("msg") or "the node could not be read")
         options = planner_options(given)
         try:
             plan = make_plan(read["topology"], **options)
         except PlanError as e:
-            result.update(failed=True, rule=e.rule, msg="no plan for this host: %s" % e)
-            return result
+            return _failure(result, "no plan for this host: %s" % e, e.rule)
         except TypeError as e:   # an option the planner does not take
-            result.update(failed=True, msg="no plan for this host: %s" % e)
-            return result
+            return _failure(result, "no plan for this host: %s" % e)
         given = self.extra_var_plan(task_vars)
         error = foreign_plan_error(given, plan) if given is not None else ""
         if error:
-            result.update(failed=True, rule="foreign-plan", msg=error)
-            return result
+            return _failure(result, error, "foreign-plan")
         facts = {"rke2_numa_plan": plan}
         try:
             facts.update(check_facts(plan, dict(args["check"], state=read)))
         except Exception as e:  # a rule's refusal (a kernel arg the plan should not hold...): the host fails, naming it
-            result.update(failed=True, msg="cannot decide compliance: %s" % e)
-            return result
+            return _failure(result, "cannot decide compliance: %s" % e)
         if plan["warnings"]:
             result["warnings"] = list(result.get("warnings") or []) + list(plan["warnings"])
         self.set_host_facts(facts, result)
         return result
+
+
+def _failure(result, msg, rule=None):
+    """The result of a host that fails here: its message first, without the read (a node's whole topology and files,
+    printed after the message, buried it) - what stays is what the operator needs: the message and the rule."""
+    for key in list(result):
+        if key not in ("changed", "warnings", "deprecations", "invocation"):
+            del result[key]
+    result.update(failed=True, changed=False, msg=msg)
+    if rule:
+        result["rule"] = rule
+    return result
 
 
 def planner_options(given):

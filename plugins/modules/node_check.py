@@ -51,6 +51,17 @@ options:
         which every host's worker would compile anew (playbooks/tasks/node_check.yml).
     type: bool
     default: false
+  denied_fails:
+    description:
+      - Whether a node whose root's files this user cannot read (the read's C(access.denied)) fails the task. False - it
+        does not, the result says so (C(access.denied), C(msg)) and the caller reports the node as not checked
+        (check.yml fails the run at its end, naming it), with no C(failed_when) over the task (one hides the failure's
+        own message behind Ansible's "A failed_when expression evaluated to True").
+      - Any other failure (the read's, a planner option the planner refuses) fails the task either way, its message
+        first, naming the variable a refused option came from (C(rke2_numa_hugepages_per_node), not
+        C(hugepages_per_node)), and without the read in its result.
+    type: bool
+    default: true
   check:
     description:
       - What the decision reads beside the node - C(config_mode), C(dropin_path), C(labels_via) (the common role's

@@ -7,6 +7,8 @@ set_fact sets them, and the plan an extra var gives."""
 
 from __future__ import annotations
 
+import re
+
 from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_native
 from ansible.module_utils.parsing.convert_bool import boolean
@@ -37,12 +39,26 @@ class ControllerAction(ActionBase):
         result = super(ControllerAction, self).run(tmp, task_vars)
         del tmp
         task_vars = task_vars or {}
+        self._from_variables = frozenset()
         if self.NULL_IS_DEFAULT:
             self._task.args = without_nulls(self._task.args, self.NULL_IS_DEFAULT)
         if self.FROM_VARIABLES and boolean(self._task.args.get(self.FROM_VARIABLES, False), strict=False):
             self._task.args = self.with_variables(self._task.args, self.NULL_IS_DEFAULT, task_vars)
-        dummy, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
-        return self.decide(args, task_vars, result)
+        try:
+            dummy, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
+        except AnsibleActionFail as e:
+            raise AnsibleActionFail(self.as_variables(to_native(e))) from None
+        result = self.decide(args, task_vars, result)
+        if result.get("failed") and isinstance(result.get("msg"), str):
+            result["msg"] = self.as_variables(result["msg"])
+        return result
+
+    def as_variables(self, message):
+        """``message`` with each option that came from its variable (with_variables) named as that variable - the name
+        the operator set (rke2_numa_hugepages_per_node, not hugepages_per_node)."""
+        for name in sorted(getattr(self, "_from_variables", ()), key=len, reverse=True):
+            message = re.sub(r"(?<![\w.])%s(?!\w)" % re.escape(name), PREFIX + name, message)
+        return message
 
     def decide(self, args, task_vars, result):
         raise NotImplementedError
@@ -71,6 +87,7 @@ class ControllerAction(ActionBase):
                     problems.append(cannot_template(PREFIX + name, e))
         if problems:
             raise AnsibleActionFail("; ".join(problems))
+        self._from_variables = frozenset(found)
         return dict(without_nulls(found, names), **given)
 
     def extra_var_plan(self, task_vars):

@@ -128,3 +128,18 @@ def test_a_misspelled_variable_is_refused_naming_the_declared_one(cluster, tmp_p
     out, text = run(cluster, tmp_path, "plan.yml", {"gpu-a": node_vars(roots["gpu-a"])},
                     "-e", json.dumps({"rke2_numa_fleet": {"hosts": 1}, "rke2_numa_fleet_1234": {"hosts": 1}}))
     assert out.returncode == 0, text[-3000:]
+
+
+def test_a_refused_value_is_its_host_s_first_error_line_naming_the_variable(cluster, tmp_path):
+    """rke2_numa_hugepages_per_node: -1 in rolling.yml --check: the old code printed "A 'failed_when' expression
+    evaluated to 'True'" and failed_when_suppressed_exception first, the planner's message 77 lines further down in a
+    dump of the node's read, naming hugepages_per_node without its prefix."""
+    root = make_node(tmp_path / "gpu-a", **SPEC)
+    out, text = run(cluster, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, "--check", "-e", "rke2_numa_hugepages_per_node=-1")
+    assert out.returncode != 0
+    assert "failed_when" not in text, text[-3000:]
+    errors = [line for line in text.splitlines() if line.startswith("[ERROR]")]
+    assert errors and errors[0] == ("[ERROR]: Task failed: Action failed: no plan for this host: options: "
+                                    "rke2_numa_hugepages_per_node must be >= 0, got -1"), errors
+    fatal = [line for line in text.splitlines() if line.startswith("fatal: [gpu-a]")]
+    assert fatal and len(fatal[0]) < 300 and "topology" not in fatal[0], fatal
