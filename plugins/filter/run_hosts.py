@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import SERVERS_LEFT_OUT, run_pattern, run_servers, unknown_variables
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import (
+    SERVERS_LEFT_OUT,
+    labelled_servers,
+    run_pattern,
+    run_servers,
+    server_nodes,
+    unknown_variables,
+)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.specs import PREFIX
 
 # Ansible forks a worker for each host of each task from the process that templates the plays' hosts (this filter
@@ -69,9 +76,22 @@ def rke2_numa_unknown_variables(hostvars, hosts, policy="refuse"):
     return unknown_variables(names_by_host, None if policy is None else str(policy))
 
 
+def rke2_numa_server_nodes(reply):
+    """{Node name: [its server role labels]} of a kubectl get nodes reply (plugin_utils.playbook_inputs.server_nodes)."""
+    return server_nodes(reply or {})
+
+
+def rke2_numa_labelled_servers(hostvars, hosts, servers, server_group="", include=False):
+    """[{host, why}]: the hosts whose Node is an RKE2 server, left out when no server group names the servers."""
+    hosts = [str(h) for h in hosts or []]
+    names = dict((h, str(hostvars[h].get("rke2_numa_node_name") or h)) for h in hosts if h in hostvars)
+    return labelled_servers(hosts, names, dict(servers or {}), server_group, include)
+
+
 class FilterModule(object):
     """maitred.rke2_numa run-hosts filters."""
 
     def filters(self):
         return {"run_servers": rke2_numa_run_servers, "run_pattern": rke2_numa_run_pattern, "run_groups": rke2_numa_run_groups,
-                "unknown_variables": rke2_numa_unknown_variables}
+                "unknown_variables": rke2_numa_unknown_variables, "server_nodes": rke2_numa_server_nodes,
+                "labelled_servers": rke2_numa_labelled_servers}

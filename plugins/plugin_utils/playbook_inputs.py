@@ -207,11 +207,47 @@ def run_servers(playbook, groups, server_group, hosts, explicit, include, patter
 
 
 def run_pattern(groups, hosts_pattern):
-    """The host pattern of a play that acts on nodes: rke2_numa_hosts as written, else every host but the servers
-    run_servers left out (a pattern naming no group that does not exist: Ansible warns of those)."""
-    if hosts_pattern not in (None, ""):
-        return hosts_pattern
-    return "all:!%s" % SERVERS_LEFT_OUT if groups.get(SERVERS_LEFT_OUT) else "all"
+    """The host pattern of a play that acts on nodes: rke2_numa_hosts as written (else all), without the servers the
+    run left out (run_servers; labelled_servers) - a pattern naming no group that does not exist: Ansible warns of
+    those."""
+    pattern = hosts_pattern if hosts_pattern not in (None, "") else "all"
+    return "%s:!%s" % (pattern, SERVERS_LEFT_OUT) if groups.get(SERVERS_LEFT_OUT) else pattern
+
+
+# The labels RKE2 puts on a server's Node (rke2 pkg/rke2/rke2.go, the server's node labels; k3s
+# pkg/daemons/agent: node-role.kubernetes.io/control-plane=true, etcd=true for an etcd member, master=true kept for the
+# older tooling) - with any of them the Node is a server, never one of the GPU workers the playbooks act on.
+SERVER_ROLE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/etcd", "node-role.kubernetes.io/master")
+
+
+def server_nodes(reply):
+    """{Node name: [its server role labels]} of a ``kubectl get nodes[,pods] -o json`` reply (a List, or one Node)."""
+    items = reply.get("items") if isinstance(reply, dict) and "items" in reply else [reply]
+    found = {}
+    for item in items or []:
+        if not isinstance(item, dict) or item.get("kind") not in (None, "Node"):
+            continue
+        meta = item.get("metadata") or {}
+        roles = [label for label in SERVER_ROLE_LABELS if label in (meta.get("labels") or {})]
+        if roles and meta.get("name"):
+            found[str(meta["name"])] = roles
+    return found
+
+
+def labelled_servers(hosts, node_names, servers, server_group, include):
+    """The hosts a run leaves out because their Node says it is an RKE2 server (``servers``: server_nodes), when no
+    rke2_numa_server_group says which hosts are (with one, run_servers decides) and rke2_numa_include_servers is not
+    true: [{host, why}]. ``node_names``: {host: its Node name}."""
+    if server_group not in (None, "") or as_boolean(include):
+        return []
+    left = []
+    for host in hosts:
+        roles = servers.get(node_names.get(host) or host)
+        if roles:
+            left.append({"host": host, "why": "an RKE2 server (its Node has %s), left out: the playbooks act on the GPU "
+                                              "workers; -e rke2_numa_include_servers=true takes it too, or name the "
+                                              "servers with rke2_numa_server_group" % ", ".join(roles)})
+    return left
 
 
 def input_errors(playbook, inputs, groups, hosts, now):

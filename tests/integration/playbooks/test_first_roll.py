@@ -143,3 +143,28 @@ def test_a_refused_value_is_its_host_s_first_error_line_naming_the_variable(clus
                                     "rke2_numa_hugepages_per_node must be >= 0, got -1"), errors
     fatal = [line for line in text.splitlines() if line.startswith("fatal: [gpu-a]")]
     assert fatal and len(fatal[0]) < 300 and "topology" not in fatal[0], fatal
+
+
+def test_a_host_whose_node_is_a_control_plane_is_left_out_without_a_server_group(cluster, tmp_path):
+    """No rke2_numa_server_group, and the inventory holds the server too: its Node's labels (RKE2's control-plane and
+    etcd) say what it is. The old code: 'to reconfigure: server1, gpu-a', and rolling.yml --check took it to roll."""
+    cluster.add_node("server1", ready=True, labels={"kubernetes.io/hostname": "server1", "node-role.kubernetes.io/control-plane": "true",
+                                                    "node-role.kubernetes.io/etcd": "true"})
+    roots = {"gpu-a": make_node(tmp_path / "gpu-a", **SPEC), "server1": make_node(tmp_path / "server1", **SPEC)}
+    hosts = dict((n, node_vars(r)) for n, r in roots.items())
+    out, text = run(cluster, tmp_path, "check.yml", hosts, "-e", "rke2_numa_report_dir=report")
+    assert out.returncode == 0, text[-3000:]
+    assert ("server1: an RKE2 server (its Node has node-role.kubernetes.io/control-plane, node-role.kubernetes.io/etcd), "
+            "left out") in text, text[-3000:]
+    assert "0 of 1 compliant; to reconfigure: gpu-a " in text, text[-3000:]
+    fleet = json.loads((tmp_path / "operator" / "report" / "fleet.json").read_text())
+    assert "server1" not in json.dumps(fleet)
+    before = tree(roots["server1"])
+    out, text = run(cluster, tmp_path, "rolling.yml", hosts, "--check")
+    assert "rke2_numa_to_roll: server1" not in text and "server1: starting" not in text, text[-3000:]
+    summary = text.split("PLAY [Summarise the roll]", 1)[1]
+    assert "server1" not in summary.split("TASK [Show the summary]", 1)[1].split("TASK [", 1)[0]
+    assert tree(roots["server1"]) == before
+    # asked for: the server is checked too
+    out, text = run(cluster, tmp_path, "check.yml", hosts, "-e", "rke2_numa_include_servers=true")
+    assert "0 of 2 compliant" in text, text[-3000:]

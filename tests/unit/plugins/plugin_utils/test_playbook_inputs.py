@@ -258,3 +258,27 @@ def test_variables_no_role_declares_are_named_with_the_closest_declared_one():
     assert "must be one of refuse, warn" in unknown_variables({}, "ignore")["refused"]
     many = unknown_variables(dict(("h%02d" % i, ["rke2_numa_x"]) for i in range(8)))["refused"]
     assert "(set for h00, h01, h02, h03, h04 and 3 more)" in many
+
+
+def test_the_nodes_rke2_labelled_as_servers_are_left_out_without_a_server_group():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import labelled_servers, server_nodes
+    reply = {"kind": "List", "items": [
+        {"kind": "Node", "metadata": {"name": "cp-1", "labels": {"node-role.kubernetes.io/control-plane": "true",
+                                                                 "node-role.kubernetes.io/etcd": "true"}}},
+        {"kind": "Node", "metadata": {"name": "old-1", "labels": {"node-role.kubernetes.io/master": "true"}}},
+        {"kind": "Node", "metadata": {"name": "gpu-a", "labels": {"node-role.kubernetes.io/worker": "true"}}},
+        {"kind": "Pod", "metadata": {"name": "p", "labels": {"node-role.kubernetes.io/control-plane": "true"}}}]}
+    servers = server_nodes(reply)
+    assert servers == {"cp-1": ["node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/etcd"],
+                       "old-1": ["node-role.kubernetes.io/master"]}
+    left = labelled_servers(["h-cp", "gpu-a", "old-1"], {"h-cp": "cp-1", "gpu-a": "gpu-a"}, servers, "", False)
+    assert [e["host"] for e in left] == ["h-cp", "old-1"]
+    assert left[0]["why"].startswith("an RKE2 server (its Node has node-role.kubernetes.io/control-plane, "
+                                     "node-role.kubernetes.io/etcd), left out")
+    assert labelled_servers(["h-cp"], {"h-cp": "cp-1"}, servers, "", "true") == []
+    assert labelled_servers(["h-cp"], {"h-cp": "cp-1"}, servers, "servers", False) == [], "the server group decides"
+
+
+def test_a_pattern_the_operator_wrote_leaves_out_the_servers_the_run_left_out():
+    assert run_pattern({SERVERS_LEFT_OUT: ["cp-1"]}, "gpu") == "gpu:!%s" % SERVERS_LEFT_OUT
+    assert run_pattern({}, "gpu") == "gpu"
