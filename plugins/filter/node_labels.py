@@ -15,6 +15,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels impo
     labels_missing,
     nfd_features,
     nfd_held_labels,
+    nfd_worker_nodes,
     numa_labels,
 )
 
@@ -64,6 +65,11 @@ def rke2_numa_node_labels_missing(current, wanted):
     return labels_missing(current, wanted)
 
 
+def rke2_numa_nfd_worker_nodes(reply):
+    """{Node name: whether an nfd-worker pod runs there} from a ``kubectl get nodes,pods -A -o json`` reply."""
+    return nfd_worker_nodes((reply or {}).get("items"))
+
+
 class FilterModule(object):
     """maitred.rke2_numa node label filters."""
 
@@ -71,4 +77,4 @@ class FilterModule(object):
         return {"numa_labels": rke2_numa_numa_labels, "nfd_features": rke2_numa_nfd_features,
                 "node_label_changes": rke2_numa_node_label_changes, "node_labels_by_name": rke2_numa_node_labels_by_name,
                 "nfd_held_labels": rke2_numa_nfd_held_labels, "node_labels_missing": rke2_numa_node_labels_missing,
-                "kubectl_label_leftovers": rke2_numa_kubectl_label_leftovers}
+                "kubectl_label_leftovers": rke2_numa_kubectl_label_leftovers, "nfd_worker_nodes": rke2_numa_nfd_worker_nodes}

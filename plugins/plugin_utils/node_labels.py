@@ -213,3 +213,44 @@ def labels_by_node(items, kubectl_only=False):
             labels = dict(meta.get("labels") or {})
             out[str(meta.get("name"))] = kubectl_written(labels, meta.get("annotations")) if kubectl_only else labels
     return out
+
+
+# How an nfd-worker pod is told apart, as NFD deploys it: its kustomize base and the NFD operator label the worker
+# DaemonSet's pods app=nfd-worker (kubernetes-sigs/node-feature-discovery deployment/base/worker-daemonset); its Helm
+# chart (deployment/helm/node-feature-discovery templates/worker.yaml, and the copies the GPU operator and
+# gpu-feature-discovery ship as a subchart) labels them with the chart's selectorLabels (app.kubernetes.io/name:
+# node-feature-discovery unless nameOverride) and role: worker; every one runs the nfd-worker command.
+NFD_WORKER_APP = "nfd-worker"
+NFD_CHART_NAME = "node-feature-discovery"
+NFD_WORKER_COMMAND = "nfd-worker"
+
+
+def is_nfd_worker(pod):
+    """Whether ``pod`` (a Pod object) is one of NFD's worker pods."""
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    if labels.get("app") == NFD_WORKER_APP:
+        return True
+    if labels.get("role") == "worker" and NFD_CHART_NAME in str(labels.get("app.kubernetes.io/name") or ""):
+        return True
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        argv = list(container.get("command") or []) + list(container.get("args") or [])
+        if argv and str(argv[0]).rsplit("/", 1)[-1] == NFD_WORKER_COMMAND:
+            return True
+    return False
+
+
+def nfd_worker_nodes(items):
+    """``{Node name: True | False}`` for every Node of a ``kubectl get nodes,pods -A -o json`` reply's ``items``: whether
+    an nfd-worker pod runs there (phase Running) - the NFD that would turn our feature file into labels. Node Feature
+    Discovery labels a Node only through its worker on that Node (nfd-worker reads the local source's features.d and
+    sends them to nfd-master, or writes a NodeFeature object): without one, the labels never come."""
+    nodes = dict((str((i.get("metadata") or {}).get("name")), False) for i in items or []
+                 if isinstance(i, dict) and i.get("kind") == "Node")
+    for item in items or []:
+        if not isinstance(item, dict) or item.get("kind") != "Pod" or not is_nfd_worker(item):
+            continue
+        node = (item.get("spec") or {}).get("nodeName")
+        if node and (item.get("status") or {}).get("phase") == "Running":
+            nodes[str(node)] = True
+    return nodes

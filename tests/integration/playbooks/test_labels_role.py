@@ -276,3 +276,25 @@ def test_the_roll_waits_for_nfd_to_label_the_node_and_says_so_when_it_does_not(t
     started = time.time()
     changed, out = make_play(tmp_path, plan, tasks_from="wait.yml", rke2_numa_labels_via="kubectl", **common)()
     assert '"msg": "NOTE="' in out and time.time() - started < 30
+
+
+def test_where_the_check_saw_no_nfd_worker_the_roll_says_so_at_once_and_goes_on(tmp_path, plan, cluster):
+    """labels_via nfd on a node without Node Feature Discovery (no nfd-worker pod there in the check's read): no wait
+    (the old code retried rke2_numa_labels_timeout / 5 times: three minutes a node), a note naming NFD and the way out;
+    where the read saw one, or did not read the pods, the wait is as before."""
+    features = tmp_path / "features.d"
+    common = dict(env=cluster.env, rke2_numa_kubectl=KUBECTL, rke2_numa_kubeconfig=cluster.kubeconfig,
+                  rke2_numa_kubectl_host="localhost", rke2_numa_node_name="n1", rke2_numa_nfd_features_dir=str(features))
+    assert make_play(tmp_path, plan, **common)()[0] == 2
+    started = time.time()
+    changed, out = make_play(tmp_path, plan, tasks_from="wait.yml", rke2_numa_labels_timeout=60,
+                             __rke2_numa_nfd_nodes={"n1": False, "n2": True}, **common)()
+    assert time.time() - started < 30, "no retries"
+    assert "TASK [maitred.rke2_numa.labels : Wait for the node's labels on its Node]" in out
+    assert re.search(r"Wait for the node's labels on its Node\] \*+\nskipping: \[localhost\]", out), out
+    assert ("NOTE=our labels are not on Node n1: Node Feature Discovery does not run on it (no nfd-worker pod there in the "
+            "cluster read of the check)") in out, out
+    started = time.time()
+    changed, out = make_play(tmp_path, plan, tasks_from="wait.yml", rke2_numa_labels_timeout=5,
+                             __rke2_numa_nfd_nodes={"n1": True}, **common)()
+    assert time.time() - started >= 5 and "is Node Feature Discovery running" in out, out

@@ -355,3 +355,23 @@ def test_the_labels_kubectl_wrote_are_ours_nfd_does_not_track_and_those_not_publ
     assert kubectl_leftovers(labels, annotations, {}) == [P + "max-pod-gpus-", P + "plan-"]
     assert kubectl_leftovers(labels, annotations, {P + "plan": "b"}) == [P + "max-pod-gpus-"], "nfd publishes plan now: its key is NFD's"
     assert kubectl_leftovers({}, None, {}) == []
+
+
+def test_nfd_worker_pods_are_told_apart_as_nfd_deploys_them():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import nfd_worker_nodes
+
+    def pod(node, labels=None, command=None, phase="Running"):
+        return {"kind": "Pod", "metadata": {"name": "p", "labels": labels or {}}, "status": {"phase": phase},
+                "spec": {"nodeName": node, "containers": [{"name": "c", "command": command or ["/bin/sh"]}]}}
+
+    nodes = [{"kind": "Node", "metadata": {"name": n}} for n in ("kustomize", "helm", "gpu-operator", "none", "pending", "master")]
+    items = nodes + [
+        pod("kustomize", {"app": "nfd-worker"}),
+        pod("helm", {"app.kubernetes.io/name": "node-feature-discovery", "role": "worker"}),
+        pod("gpu-operator", {"app.kubernetes.io/name": "gpu-operator-node-feature-discovery"}, ["nfd-worker"]),
+        pod("none", {"app": "vllm"}),
+        pod("pending", {"app": "nfd-worker"}, phase="Pending"),
+        pod("master", {"app.kubernetes.io/name": "node-feature-discovery", "role": "master"}, ["nfd-master"]),
+    ]
+    assert nfd_worker_nodes(items) == {"kustomize": True, "helm": True, "gpu-operator": True, "none": False,
+                                       "pending": False, "master": False}
