@@ -58,9 +58,13 @@ options:
     type: str
     default: ""
   inventory:
-    description: The inventory the commands the report gives name (C(ansible-playbook -i <inventory> ... --limit <host>)).
+    description: The inventory the commands the report gives name (C(ansible-playbook -i <inventory> ... -e rke2_numa_hosts=<host>)).
     type: str
     default: inventory.yml
+  kubeconfig:
+    description: The kubeconfig the run used, carried by the commands the report gives (empty - none named).
+    type: str
+    default: ""
 """
 
 EXAMPLES = r"""
@@ -123,14 +127,15 @@ def host_entry(host, variables):
     return entry
 
 
-def fleet_report(hosts, hostvars, output="html", mode="plan", title="RKE2 NUMA fleet report", notice="", inventory="inventory.yml"):
+def fleet_report(hosts, hostvars, output="html", mode="plan", title="RKE2 NUMA fleet report", notice="", inventory="inventory.yml",
+                 kubeconfig=""):
     """The page (output=html) or the summary (output=markdown) of the run's ``hosts``."""
     if output not in ("html", "markdown"):
         raise AnsibleFilterError("fleet_report: output must be html or markdown, got %r" % (output,))
     try:
         entries = [host_entry(str(host), hostvars[host] if host in hostvars else {}) for host in hosts]
         render = render_html if output == "html" else render_markdown
-        return render(entries, mode, title, notice or "", str(inventory or "inventory.yml"))
+        return render(entries, mode, title, notice or "", str(inventory or "inventory.yml"), str(kubeconfig or ""))
     except ReportError as e:
         raise AnsibleFilterError("fleet_report: %s" % e)
 

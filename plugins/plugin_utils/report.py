@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import shlex
 from html import escape
 
 import jinja2
@@ -94,15 +95,20 @@ def finding_groups(compliance):
             for c in ranked]
 
 
-def roll_command(host, compliance, inventory="inventory.yml"):
-    """What to run for a checked host that does not run its plan: the roll of that host alone (``--limit``), with
-    ``rke2_numa_reboot_ok`` when its kernel args need a reboot; '' for a compliant, blocked or unchecked host."""
+def roll_command(host, compliance, inventory="inventory.yml", kubeconfig=""):
+    """What to run for a checked host that does not run its plan: the roll of that host alone, in the README's form
+    (``-e rke2_numa_hosts=<host>``), with the kubeconfig the run used (else the roll would fall back to the admin's) and
+    ``rke2_numa_reboot_ok`` when its kernel args need a reboot; '' for a compliant, blocked or unchecked host. Each
+    value quoted for a POSIX shell."""
     if not compliance or compliance.get("compliant") or compliance.get("blocked"):
         return ""
-    command = "ansible-playbook -i %s maitred.rke2_numa.rolling --limit %s" % (inventory or "inventory.yml", host)
+    words = ["ansible-playbook", "-i", shlex.quote(inventory or "inventory.yml"), "maitred.rke2_numa.rolling"]
+    if kubeconfig:
+        words += ["-e", shlex.quote("rke2_numa_kubeconfig=%s" % kubeconfig)]
+    words += ["-e", shlex.quote("rke2_numa_hosts=%s" % host)]
     if "reboot" in (compliance.get("actions") or []):
-        command += " -e rke2_numa_reboot_ok=true"
-    return command
+        words += ["-e", "rke2_numa_reboot_ok=true"]
+    return " ".join(words)
 
 
 def biggest_pod(plan):
@@ -226,7 +232,7 @@ def check_fleet_line(fleet):
     return line
 
 
-def summarize(entries, mode, inventory="inventory.yml"):
+def summarize(entries, mode, inventory="inventory.yml", kubeconfig=""):
     """Per host the fleet table's row: {host, status, label, detail, groups, command, actions, fingerprint, pod, shapes,
     warnings}; ``inventory``: the inventory the commands name."""
     if mode not in MODES:
@@ -246,7 +252,7 @@ def summarize(entries, mode, inventory="inventory.yml"):
             "detail": detail,
             # a NOT compliant host: its findings grouped by check, the command that rolls it and what the roll would do
             "groups": finding_groups(compliance) if status == "not-compliant" else [],
-            "command": roll_command(str(entry["host"]), compliance, inventory) if mode == "check" else "",
+            "command": roll_command(str(entry["host"]), compliance, inventory, kubeconfig) if mode == "check" else "",
             "actions": list(compliance.get("actions") or []) if status == "not-compliant" else [],
             "fingerprint": plan.get("fingerprint") or (entry.get("compliance") or {}).get("plan_fingerprint") or "",
             "pod": pod_text(table) if table else "",
@@ -425,10 +431,10 @@ def filter_text(row):
     return " ".join((row["host"], row["label"], row["fingerprint"])).lower()
 
 
-def page_view(entries, mode="plan", title="RKE2 NUMA fleet report", notice="", inventory="inventory.yml"):
+def page_view(entries, mode="plan", title="RKE2 NUMA fleet report", notice="", inventory="inventory.yml", kubeconfig=""):
     """What the page shows, as data: the summary (and ``notice``: a roll in progress), a row per host, each host's
     details and map."""
-    rows = summarize(entries, mode, inventory)
+    rows = summarize(entries, mode, inventory, kubeconfig)
     is_open = len(rows) <= OPEN_HOSTS
     hosts = []
     for entry, row, view in zip(entries, rows, shared_maps(entries, rows)):
@@ -463,9 +469,9 @@ def _page_template():
     return env.from_string(source)
 
 
-def render_html(entries, mode="plan", title="RKE2 NUMA fleet report", notice="", inventory="inventory.yml"):
+def render_html(entries, mode="plan", title="RKE2 NUMA fleet report", notice="", inventory="inventory.yml", kubeconfig=""):
     """The whole page for the run: summary, filter box, fleet table, then each host's details and map."""
-    return _page_template().render(page_view(entries, mode, title, notice, inventory))
+    return _page_template().render(page_view(entries, mode, title, notice, inventory, kubeconfig))
 
 
 TABLE_WARNINGS = 3   # warnings listed in a host's row of the fleet table; the rest in its details
@@ -496,10 +502,10 @@ def md_cell(text):
     return "".join("\\" + c if c in _MD_INLINE else c for c in flat)
 
 
-def render_markdown(entries, mode="plan", title="RKE2 NUMA fleet report", notice="", inventory="inventory.yml"):
+def render_markdown(entries, mode="plan", title="RKE2 NUMA fleet report", notice="", inventory="inventory.yml", kubeconfig=""):
     """The summary beside the page: the summary line (and ``notice``: a roll in progress), the fleet table (a NOT
     compliant host's findings grouped by check, and the command that rolls it), the warnings (capped)."""
-    rows = summarize(entries, mode, inventory)
+    rows = summarize(entries, mode, inventory, kubeconfig)
     playbook = "check.yml" if mode == "check" else "plan.yml"
     lines = ["# %s" % md_cell(title), "", "%s (%s)." % (md_cell(summary_line(rows, mode)), playbook), ""]
     if notice:

@@ -172,7 +172,7 @@ def test_check_mode_says_compliant_or_why_not(samples):
     page = report.render_html(hosts, "check")
     # the page groups the findings by check (a decision without them: its reasons as one group) and names the command
     assert "<li>findings (1): kernel args missing: nohz_full=1-55</li>" in page
-    assert '<code class="cmd">ansible-playbook -i inventory.yml maitred.rke2_numa.rolling --limit b -e rke2_numa_reboot_ok=true</code>' in page
+    assert '<code class="cmd">ansible-playbook -i inventory.yml maitred.rke2_numa.rolling -e rke2_numa_hosts=b -e rke2_numa_reboot_ok=true</code>' in page
     assert "a roll would: drain, reboot" in page
     assert '<p class="no-map">no topology was read</p>' in page
     assert "(check.yml)" in page
@@ -332,10 +332,12 @@ def test_the_check_page_groups_findings_by_check_and_gives_the_command_to_run(sa
     groups = report.finding_groups(compliance)
     assert [(g["title"], g["count"]) for g in groups] == [("boot configuration", 1), ("running kernel args", 4), ("RKE2 config", 1)]
     assert groups[1]["first"] == "kernel arg isolcpus=managed_irq,1-55 is not on the running cmdline (reboot pending?)"
-    page = report.render_html([host], "check", inventory="/srv/ops/inventory.yml")
+    page = report.render_html([host], "check", inventory="/srv/ops/inventory.yml", kubeconfig="/etc/rancher/rke2/rke2-numa.yaml")
     assert "<li>running kernel args (4): kernel arg isolcpus=managed_irq,1-55 is not on the running cmdline (reboot pending?)</li>" in page
     assert page.count("is not on the running cmdline") == 4 + 1, "all four in the host's details, the first in its row"
-    command = "ansible-playbook -i /srv/ops/inventory.yml maitred.rke2_numa.rolling --limit gpu07 -e rke2_numa_reboot_ok=true"
+    # the README's form, with the kubeconfig the run used (the roll would fall back to the admin's)
+    command = ("ansible-playbook -i /srv/ops/inventory.yml maitred.rke2_numa.rolling -e rke2_numa_kubeconfig=/etc/rancher/rke2/rke2-numa.yaml "
+               "-e rke2_numa_hosts=gpu07 -e rke2_numa_reboot_ok=true")
     assert '<code class="cmd">%s</code>' % command in page and "<p>to roll it: <code>%s</code></p>" % command in page
     assert "boot_params" not in page.split('<table id="fleet">', 1)[1].split("</table>", 1)[0], "no role names in the table"
     # reserved CPUs and reserved memory: two colours
@@ -348,7 +350,9 @@ def test_the_check_page_groups_findings_by_check_and_gives_the_command_to_run(sa
     assert "<tr><td>rke2-numa.maitred.io/numa-nodes</td><td>2</td></tr>" in page
     markdown = report.render_markdown([host], "check", inventory="/srv/ops/inventory.yml")
     assert "running kernel args \\(4, e.g. kernel arg isolcpus=managed\\_irq,1-55" in markdown
-    assert "<br>run: ansible-playbook -i /srv/ops/inventory.yml maitred.rke2\\_numa.rolling --limit gpu07" in markdown
+    assert "<br>run: ansible-playbook -i /srv/ops/inventory.yml maitred.rke2\\_numa.rolling -e rke2\\_numa\\_hosts=gpu07" in markdown
+    assert report.roll_command("gpu 1", {"compliant": False}, "my inv.yml") == \
+        "ansible-playbook -i 'my inv.yml' maitred.rke2_numa.rolling -e 'rke2_numa_hosts=gpu 1'"
     # a compliant host and a blocked one get no command
     assert report.roll_command("a", {"compliant": True}) == "" and report.roll_command("a", {"compliant": False, "blocked": ["x"]}) == ""
 
