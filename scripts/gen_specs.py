@@ -226,8 +226,10 @@ def plan_task(standalone=False):
     lines += ["- name: Plan the kernel and kubelet settings", "  maitred.rke2_numa.numa_plan:",
               "    topology: \"{{ rke2_numa_topology }}\"",
               "    export: true",
-              "    options_from_vars: true",
-              "  register: __rke2_numa_plan_result"]
+              "    options_from_vars: true"]
+    if standalone:
+        lines += ["    warn: false   # plan.yml shows them under each host's plan"]
+    lines += ["  register: __rke2_numa_plan_result"]
     return "\n".join(lines) + "\n"
 
 

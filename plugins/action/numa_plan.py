@@ -14,7 +14,8 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
     make_plan,
 )
 
-ARGUMENT_SPEC = dict(PLANNER_SPEC, export={"type": "bool", "default": False}, options_from_vars={"type": "bool", "default": False})
+ARGUMENT_SPEC = dict(PLANNER_SPEC, export={"type": "bool", "default": False}, options_from_vars={"type": "bool", "default": False},
+                     warn={"type": "bool", "default": True})
 
 
 class ActionModule(ControllerAction):
@@ -28,13 +29,14 @@ class ActionModule(ControllerAction):
         topology = args.pop("topology")
         export = args.pop("export")
         args.pop("options_from_vars")
+        warn = args.pop("warn")
         try:
             plan = make_plan(topology, **args)
         except PlanError as e:
             result.update(failed=True, changed=False, rule=e.rule, msg="no plan for this host: %s" % e)
             return result
         result.update(changed=False, plan=plan)
-        if plan["warnings"]:
+        if plan["warnings"] and warn:
             result["warnings"] = list(plan["warnings"])
         if export:
             given = self.extra_var_plan(task_vars)

@@ -59,6 +59,14 @@ options:
         and reach the roles that follow - naming both topologies.
     type: bool
     default: false
+  warn:
+    description:
+      - Also return the plan's warnings (a pod shape that fits on no NUMA node, offline CPUs...) as the task's warnings,
+        which Ansible prints apart from the host, without its name.
+      - False when the caller shows them under the host's plan (plan.yml), so that each is said once, under its host;
+        they stay in RV(plan.warnings).
+    type: bool
+    default: true
   options_from_vars:
     description:
       - Take each planner option the task leaves unset or null from the host's variable of its name with the prefix

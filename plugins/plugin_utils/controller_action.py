@@ -46,18 +46,22 @@ class ControllerAction(ActionBase):
             self._task.args = self.with_variables(self._task.args, self.NULL_IS_DEFAULT, task_vars)
         try:
             dummy, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
-        except AnsibleActionFail as e:
-            raise AnsibleActionFail(self.as_variables(to_native(e))) from None
+        except AnsibleActionFail as e:   # the argument a type check names, as the variable it came from
+            raise AnsibleActionFail(self.as_variables(to_native(e), quoted=True)) from None
         result = self.decide(args, task_vars, result)
         if result.get("failed") and isinstance(result.get("msg"), str):
             result["msg"] = self.as_variables(result["msg"])
         return result
 
-    def as_variables(self, message):
+    def as_variables(self, message, quoted=False):
         """``message`` with each option that came from its variable (with_variables) named as that variable - the name
-        the operator set (rke2_numa_hugepages_per_node, not hugepages_per_node)."""
+        the operator set (rke2_numa_hugepages_per_node, not hugepages_per_node); ``quoted``: only where the message
+        names it as ``argument 'name'`` (ansible-core's type checks; not the list of supported parameters)."""
         for name in sorted(getattr(self, "_from_variables", ()), key=len, reverse=True):
-            message = re.sub(r"(?<![\w.])%s(?!\w)" % re.escape(name), PREFIX + name, message)
+            if quoted:
+                message = message.replace("argument '%s'" % name, "argument '%s%s'" % (PREFIX, name))
+            else:
+                message = re.sub(r"(?<![\w.])%s(?!\w)" % re.escape(name), PREFIX + name, message)
         return message
 
     def decide(self, args, task_vars, result):

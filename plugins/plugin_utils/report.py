@@ -158,6 +158,33 @@ def managed_text(compliance):
     return "managed by Rancher (%s), config in %s mode" % (evidence, compliance.get("config_mode") or "?")
 
 
+def compact_reasons(reasons):
+    """The reasons as a person reads them on one line: the findings that differ only in the thing they name (``kernel
+    arg X is not on the running cmdline``, ``kubelet flag X is missing in RKE2's config``, one per argument) said once,
+    naming each by its name (``kernel arg isolcpus, nohz_full is not on ...``) - its value is in the finding that adds
+    it (``add isolcpus=...``) or in the report; every other reason as it is, in order."""
+    reasons = [str(r) for r in reasons or []]
+    keys, clusters = [], {}
+    for text in reasons:
+        words = text.split(" ")
+        key = (words[0], words[1], " ".join(words[3:])) if len(words) >= 4 else (text,)
+        if key not in clusters:
+            keys.append(key)
+            clusters[key] = []
+        clusters[key].append(words[2] if len(key) == 3 else text)
+    out = []
+    for key in keys:
+        things = clusters[key]
+        if len(key) == 1:
+            out.append(key[0])
+        elif len(things) == 1:
+            out.append(" ".join((key[0], key[1], things[0], key[2])))
+        else:
+            rest = "are " + key[2][3:] if key[2].startswith("is ") else key[2]
+            out.append(" ".join((key[0], key[1] + "s", ", ".join(t.split("=", 1)[0] for t in things), rest)))
+    return out
+
+
 def check_lines(entries):
     """The check play's output, a line per host and finding: ``<host>: compliant, plan <fingerprint>`` or
     ``<host>: NOT compliant: <reasons> -> <actions>`` (``not checked`` for a host that failed before), then
@@ -171,6 +198,11 @@ def check_lines(entries):
         rancher = managed_text(compliance)
         if status == "compliant":
             lines.append("%s: compliant, plan %s%s" % (host, compliance.get("plan_fingerprint") or "", rancher and "; " + rancher))
+        elif status == "not-compliant":
+            detail = "; ".join(compact_reasons(compliance.get("reasons")))
+            actions = compliance.get("actions") or []
+            lines.append("%s: %s: %s%s%s" % (host, label, detail, " -> " + ", ".join(actions) if actions else "",
+                                              rancher and "; " + rancher))
         else:
             lines.append("%s: %s: %s%s" % (host, label, detail, rancher and "; " + rancher))
         lines += ["%s: WARNING: %s" % (host, w) for w in compliance.get("warnings") or []]

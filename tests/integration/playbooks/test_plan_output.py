@@ -60,9 +60,11 @@ def test_default_callback_output_and_plan_files(inventory, tmp_path):
     assert "None" not in "\n".join(lines)
     single = json.loads(re.search(r'^ok: \[l40s-offline\] => (\{\n.*?\n\})$', out, re.M | re.S).group(1))["msg"]
     assert single[0].startswith("1 NUMA node (1 with CPUs)"), single[0]
-    # each warning once: the plan task's, not again in the report
-    for text in ("pod shape too-big (cpu=8", "offline CPUs 31,63 are neither reserved nor isolated"):
-        assert (out + result.stderr).count(text) == 1, text
+    # each warning once, under its host's plan - not again as a task warning without the host's name
+    assert "[WARNING]: pod shape" not in out + result.stderr and "[WARNING]: offline CPUs" not in out + result.stderr
+    for text, hosts in (("WARNING: pod shape too-big (cpu=8", 2), ("WARNING: offline CPUs 31,63 are neither reserved nor isolated", 1)):
+        assert (out + result.stderr).count(text) == hosts, text
+    assert "WARNING: offline CPUs 31,63" in single[-1] or any("WARNING: offline CPUs 31,63" in line for line in single)
     # relative to where ansible-playbook runs, not to playbooks/
     assert sorted(os.listdir(tmp_path / "plans")) == [
         "dell-roundrobin.config.yaml", "dell-roundrobin.json", "l40s-offline.config.yaml", "l40s-offline.json", "rancher.yaml"]

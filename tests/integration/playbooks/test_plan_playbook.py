@@ -68,7 +68,7 @@ def test_plan_writes_the_same_files_with_and_without_check(inventory, tmp_path):
 def test_refused_plan_fails_the_host_naming_the_rule(inventory, tmp_path):
     result = play(inventory, "-e", "rke2_numa_reserved_cores=40", "-e", "rke2_numa_plan_dir=%s" % tmp_path)
     assert result.returncode != 0
-    assert "reserved-cores: reserved_cores=40 leaves no core to isolate: at most 30 fit" in result.stdout
+    assert "reserved-cores: rke2_numa_reserved_cores=40 leaves no core to isolate: at most 30 fit" in result.stdout
     assert re.search(r"^dgx-h100 +: ok=\d+ +changed=[1-9]\d* +unreachable=0 +failed=0", result.stdout, re.M)  # its plan files, new
     assert re.search(r"^l40s-offline +: ok=\d+ +changed=0 +unreachable=0 +failed=1", result.stdout, re.M)
     assert sorted(os.listdir(tmp_path)) == ["dgx-h100.config.yaml", "dgx-h100.json", "rancher.yaml"]
@@ -102,7 +102,7 @@ def test_plan_role_variables_match_the_documented_options():
     with open(os.path.join(role, "meta", "argument_specs.yml")) as f:
         specs = yaml.safe_load(f)["argument_specs"]["main"]["options"]
     # export: the role's call sets the host's facts; options_from_vars: it takes every other option from its variable
-    options = set(doc) - {"topology", "export", "options_from_vars"}
+    options = set(doc) - {"topology", "export", "options_from_vars", "warn"}
     assert set(n[len("rke2_numa_"):] for n in defaults) - {"plan_dir", "rancher_machine_label", "rancher_cluster"} == options
     for name in options:
         spec, option = specs["rke2_numa_" + name], doc[name]
@@ -122,10 +122,10 @@ def test_plan_role_variables_match_the_documented_options():
     "extra_vars, fragment",
     [
         # 0 used to be dropped by the role (default(omit, true)) and planned as the default
-        ({"rke2_numa_reserved_cores": 0}, "options: reserved_cores must be >= 1, got 0"),
+        ({"rke2_numa_reserved_cores": 0}, "options: rke2_numa_reserved_cores must be >= 1, got 0"),
         # an unquoted 1.40 in YAML is the float 1.4; the action used to turn it into "1.4"
         ({"rke2_numa_kubernetes_version": 1.40}, "got the number 1.4"),
-        ({"rke2_numa_node_taints": ["gpu=true"]}, "node_taints item 'gpu=true'"),
+        ({"rke2_numa_node_taints": ["gpu=true"]}, "rke2_numa_node_taints item 'gpu=true'"),
         # from Molecule bad_input: refused by the plan, before apply.yml's first write
         ({"rke2_numa_node_labels": ["bad label=x"]}, "bad label"),
         ({"rke2_numa_extra_kubelet_args": ["max-pods 110"]}, "max-pods 110"),

@@ -363,3 +363,19 @@ def test_the_checks_and_their_titles_are_compliance_s():
     assert report.CHECK_TITLES is compliance.CHECKS
     groups = report.finding_groups({"findings": [{"check": "labels", "text": "l"}, {"check": "boot", "text": "b"}]})
     assert [(g["check"], g["title"]) for g in groups] == [("boot", "boot configuration"), ("labels", "labels")]
+
+
+def test_a_check_line_names_each_kernel_arg_and_kubelet_flag_once():
+    """The old line said each kernel argument three times (the boot finding, the running kernel, one finding per
+    argument) and each kubelet flag twice: some 2,000 characters for one DGX."""
+    reasons = ["the boot configuration does not hold the plan's kernel args: add isolcpus=managed_irq,1-3 nohz_full=1-3",
+               "kernel arg isolcpus=managed_irq,1-3 is not on the running cmdline (reboot pending?)",
+               "kernel arg nohz_full=1-3 is not on the running cmdline (reboot pending?)",
+               "kubelet flag reserved-cpus=0,4 is missing in RKE2's config", "kubelet flag cpu-manager-policy=static is missing in RKE2's config",
+               "cpu_manager_state policy is none, the plan wants static"]
+    assert report.compact_reasons(reasons) == [
+        reasons[0], "kernel args isolcpus, nohz_full are not on the running cmdline (reboot pending?)",
+        "kubelet flags reserved-cpus, cpu-manager-policy are missing in RKE2's config", reasons[-1]]
+    assert report.compact_reasons(reasons[1:2]) == reasons[1:2]
+    line = report.check_lines([{"host": "dgx", "compliance": {"compliant": False, "reasons": reasons, "actions": ["reboot"]}}])[0]
+    assert line.count("isolcpus=") == 1 and line.count("reserved-cpus") == 1 and line.endswith("-> reboot"), line
