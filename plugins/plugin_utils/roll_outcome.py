@@ -42,7 +42,10 @@ def roll_outcome(fleet, rolled, check_mode=False):
     for item in sorted(rolled, key=lambda i: i["host"]):
         by_result.setdefault(item.get("result"), []).append(item)
     blocked = [f for f in fleet if f.get("blocked")]
-    summary = ["compliant (skipped): %s" % (", ".join(f["host"] for f in fleet if f.get("compliant")) or "none"),
+    # a node the roll took is said under what the roll did with it, not as skipped: after its roll it is read again
+    # (compliant then), for the fleet after the roll
+    taken = set(i["host"] for i in rolled if i.get("result") is not None)
+    summary = ["compliant (skipped): %s" % (", ".join(f["host"] for f in fleet if f.get("compliant") and f["host"] not in taken) or "none"),
                "not checked: %s" % (", ".join(f["host"] for f in fleet if f.get("compliant") is None) or "none"),
                "blocked (not rolled, fix by hand): %s" % (", ".join(f["host"] for f in blocked) or "none")]
     for line, results in _LINES:

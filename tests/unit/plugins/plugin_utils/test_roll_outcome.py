@@ -143,3 +143,13 @@ def test_the_progress_line_counts_the_nodes_and_estimates_the_end_from_the_pace_
     assert end["remaining"] == 0 and end["line"] == "progress: 2 of 2 nodes done, 0 failed, 0 remaining; 15.0 min per node so far"
     with pytest.raises(ValueError):
         roll_eta(rolled, now, serial=0)
+
+
+def test_a_node_the_roll_took_is_said_under_its_result_not_as_skipped():
+    """After its roll a node is read again (compliant then): the sandbox's first roll said 'compliant (skipped): gpu01,
+    gpu02' above 'rebooted: gpu01, gpu02'."""
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import roll_outcome
+    out = roll_outcome([{"host": "gpu01", "compliant": True}, {"host": "gpu02", "compliant": True}, {"host": "gpu03", "compliant": True}],
+                       [{"host": "gpu01", "result": "rebooted", "seconds": 40}, {"host": "gpu02", "result": "reconfigured", "seconds": 30}])
+    assert out["summary"][0] == "compliant (skipped): gpu03"
+    assert "rebooted: gpu01" in out["summary"] and "reconfigured: gpu02" in out["summary"] and not out["failed"]
