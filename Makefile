@@ -76,7 +76,7 @@ EE_DIR := $(BUILD)/ee
 # "unit: N passed, N failed" line (both suites) closes the output. molecule
 # prints its own "molecule: N passed, M failed" line when its lane ends.
 TEST_FIRST := deps venv collection-tree
-TEST_BACKGROUND := image molecule
+TEST_BACKGROUND := image molecule sandbox-test
 TEST_FOREGROUND := lint sanity build import docs-lint changelog-lint ee unit integration
 TEST_PHASES := $(TEST_FIRST) $(TEST_BACKGROUND) $(TEST_FOREGROUND)
 
@@ -92,7 +92,7 @@ MOLECULE_SCENARIOS ?=
 # on one worker (--dist loadfile), so a module's fixtures are built once.
 UNIT_JOBS ?= auto
 
-.PHONY: help deps deps-venv venv collection-tree samples demo hwloc-refs lint sanity unit integration build import docs-lint changelog-lint ee molecule image image-clean test bench rbac specs clean distclean
+.PHONY: sandbox sandbox-clean sandbox-test help deps deps-venv venv collection-tree samples demo hwloc-refs lint sanity unit integration build import docs-lint changelog-lint ee molecule image image-clean test bench rbac specs clean distclean
 
 help:
 	@echo "make test        $(TEST_PHASES) (what CI runs: .ci/run)"
@@ -110,6 +110,8 @@ help:
 	@echo "make changelog-lint  antsibull-changelog lint, and the next release's changelog previewed in $(CHANGELOG_DIR)"
 	@echo "make ee          ansible-builder create: docs/execution-environment.yml with the built tarball, in $(EE_DIR)"
 	@echo "make molecule    molecule test, the scenarios of extensions/molecule two at a time (MOLECULE_SCENARIOS=..., MOLECULE_JOBS=1; root)"
+	@echo "make sandbox     a simulated RKE2 GPU cluster here (podman), and the README's steps to try on it; make sandbox-clean removes it"
+	@echo "make sandbox-test the README's steps against a sandbox of their own, and a killed roll picked up again (root)"
 	@echo "make image       the Molecule images $(MOLECULE_IMAGE) (debootstrap, cached) and $(MOLECULE_NODE_IMAGE); image-clean removes them and the cache"
 	@echo "make samples     sysfs trees of sample GPU machines into $(SAMPLES)"
 	@echo "make bench       python bench/bench.py"
@@ -294,7 +296,7 @@ ee: $(TARBALL)
 # as CI reads it.
 test:
 	@scripts/make_test.sh "$(MAKE)" "$(TEST_FIRST)" "$(TEST_BACKGROUND)" "$(TEST_FOREGROUND)"
-	@$(VPY) scripts/junit_summary.py $(BUILD)/junit-unit.xml $(BUILD)/junit-integration.xml
+	@$(VPY) scripts/junit_summary.py $(BUILD)/junit-unit.xml $(BUILD)/junit-integration.xml $(BUILD)/junit-sandbox.xml
 
 # The Molecule test image, built offline and cached (scripts/offline/build-image.sh);
 # a no-op when it is current.
@@ -313,6 +315,20 @@ image-clean:
 molecule: deps venv collection-tree image
 	@$(VPY) scripts/offline/install_collections.py
 	@$(VPY) scripts/molecule_test.py $(MOLECULE_SCENARIOS)
+
+# A simulated RKE2 GPU cluster on this machine to try the README's steps on (scripts/sandbox.py: podman systemd
+# containers from the Molecule images - server1 with the API stand-in and kubectl, GPU workers with the RKE2
+# stand-in; .sandbox/inventory.yml). A simulation: no real kubelet or GPU. Needs root and podman.
+sandbox: deps venv collection-tree image
+	@$(VPY) scripts/sandbox.py up
+
+sandbox-clean:
+	@$(VPY) scripts/sandbox.py down
+
+# The README's steps, parsed from README.md, run as typed against a sandbox of their own (tests/sandbox), then a roll
+# killed at a random point and picked up again; in make test's background lane, after Molecule (the same images).
+sandbox-test: deps venv collection-tree image
+	@$(ANSIBLE_ENV) $(VPY) -m pytest -q -p no:cacheprovider --junitxml=$(BUILD)/junit-sandbox.xml tests/sandbox
 
 # lstopo's answers for the hwloc dumps and sample machines, kept in
 # tests/fixtures/lstopo/ for the unit tests (regenerate when hwloc-nox or a

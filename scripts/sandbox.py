@@ -37,7 +37,7 @@ import textwrap
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SANDBOX = os.environ.get("RKE2_NUMA_SANDBOX_DIR") or os.path.join(REPO, ".sandbox")
-PREFIX = "rke2-numa-sandbox-"
+PREFIX = os.environ.get("RKE2_NUMA_SANDBOX_PREFIX") or "rke2-numa-sandbox-"   # the containers' names (a test's own)
 VOLUME = PREFIX + "cluster"
 NODE_IMAGE = os.environ.get("MOLECULE_NODE_IMAGE", "localhost/rke2-numa-node:latest")
 BASE_IMAGE = os.environ.get("MOLECULE_IMAGE", "localhost/rke2-numa-debian12-systemd:latest")

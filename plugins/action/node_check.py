@@ -43,7 +43,10 @@ class ActionModule(ControllerAction):
             result["failed"] = False
         if read.get("failed") and not denied:
             return _failure(result, read.get("msg") or "the node could not be read")
-        options = planner_options(given)
+        try:
+            options = planner_options(given)
+        except TypeError as e:   # a value of the wrong type (named as the variable it came from: run)
+            return _failure(result, "no plan for this host: %s" % e)
         try:
             plan = make_plan(read["topology"], **options)
         except PlanError as e:

@@ -143,6 +143,11 @@ def test_a_refused_value_is_its_host_s_first_error_line_naming_the_variable(clus
                                     "rke2_numa_hugepages_per_node must be >= 0, got -1"), errors
     fatal = [line for line in text.splitlines() if line.startswith("fatal: [gpu-a]")]
     assert fatal and len(fatal[0]) < 300 and "topology" not in fatal[0], fatal
+    # a value of the wrong type too: named as the variable, after the host's read
+    out, text = run(cluster, tmp_path, "check.yml", {"gpu-a": node_vars(root)}, "-e", "rke2_numa_reserved_cores_per_node=2")
+    errors = [line for line in text.splitlines() if line.startswith("[ERROR]")]
+    assert errors and errors[0].startswith("[ERROR]: Task failed: Action failed: no plan for this host: argument "
+                                           "'rke2_numa_reserved_cores_per_node' is of type str"), errors
 
 
 def test_a_host_whose_node_is_a_control_plane_is_left_out_without_a_server_group(cluster, tmp_path):

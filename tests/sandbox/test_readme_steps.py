@@ -1,0 +1,140 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The README's steps are a test: its command block ("Plan, access, check, roll, prove"), parsed from README.md (not a
+copy), run as typed against a sandbox of its own (scripts/sandbox.py: podman systemd containers, the RKE2 and API
+stand-ins, Debian's real kubectl and GRUB) - each exits as documented, and a failure names the README line. Then a
+roll killed with SIGKILL at a random point is picked up again the way its refusal says. make sandbox-test (make test's
+background lane, after Molecule: the same images); needs root and podman."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+os.environ.setdefault("RKE2_NUMA_SANDBOX_PREFIX", "rke2-numa-readme-")   # never a user's own sandbox
+import sandbox  # noqa: E402  pylint: disable=wrong-import-position
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("podman"), reason="root and podman (make sandbox-test)")
+KUBECONFIG = "/etc/rancher/rke2/rke2-numa.yaml"
+CORDONED, FAILED = "rke2-numa.maitred.io/cordoned", "rke2-numa.maitred.io/failed"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sandbox")
+    sandbox.SANDBOX = str(folder / "sandbox")
+    up = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "sandbox.py"), "up"], capture_output=True, text=True,
+                        env=dict(os.environ, RKE2_NUMA_SANDBOX_DIR=sandbox.SANDBOX), check=False)
+    try:
+        assert up.returncode == 0, (up.stdout + up.stderr)[-4000:]
+        assert "The README's steps, as typed" in up.stdout
+        yield sandbox.SANDBOX
+    finally:
+        subprocess.run([sys.executable, os.path.join(REPO, "scripts", "sandbox.py"), "down"], capture_output=True,
+                       env=dict(os.environ, RKE2_NUMA_SANDBOX_DIR=sandbox.SANDBOX), check=False)
+
+
+def shell(command, folder, **kwargs):
+    return subprocess.run(command, shell=True, cwd=folder, env=sandbox.env(), capture_output=True, text=True, check=False, **kwargs)
+
+
+def kubectl(*argv):
+    """Debian's kubectl on server1 with the admin kubeconfig, as an admin looks at the cluster."""
+    out = subprocess.run(["podman", "exec", sandbox.PREFIX + sandbox.SERVER, "kubectl", "--kubeconfig", "/etc/rancher/rke2/rke2.yaml"]
+                         + list(argv), capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def nodes():
+    """{name: (schedulable, our annotations)} of the workers' Nodes."""
+    found = {}
+    for item in json.loads(kubectl("get", "nodes", "-o", "json"))["items"]:
+        meta = item["metadata"]
+        ours = dict((k, v) for k, v in (meta.get("annotations") or {}).items() if k in (CORDONED, FAILED))
+        found[meta["name"]] = (not item["spec"].get("unschedulable"), ours)
+    return found
+
+
+def all_in_service_and_compliant(folder, *extra):
+    """check.yml: every worker runs its plan; every Node schedulable, none of our markers left."""
+    out = shell("ansible-playbook -i inventory.yml maitred.rke2_numa.check -e rke2_numa_kubeconfig=%s %s"
+                % (KUBECONFIG, " ".join(extra)), folder)
+    workers = sandbox.workers()
+    assert out.returncode == 0, out.stdout[-3000:]
+    assert "%d of %d compliant" % (len(workers), len(workers)) in out.stdout, out.stdout[-3000:]
+    assert dict((n, s) for n, s in nodes().items() if n in workers) == dict((n, (True, {})) for n in workers)
+
+
+def test_the_readme_steps_run_as_typed(cluster):
+    steps = sandbox.readme_steps()
+    assert [re.search(r"maitred\.rke2_numa\.(\w+)", c).group(1) for dummy, c in steps] == [
+        "plan", "access", "check", "rolling", "rolling", "prove", "labels"], "the README's steps, in order"
+    for line, command in steps:
+        started = time.time()
+        out = shell(command, cluster)
+        assert out.returncode == 0, "README.md line %d: `%s` exited %d after %.0f s:\n%s" % (
+            line, command, out.returncode, time.time() - started, (out.stdout + out.stderr)[-4000:])
+        text = out.stdout
+        assert "failed_when" not in text, "README.md line %d" % line
+        if "maitred.rke2_numa.rolling" in command:
+            assert "TASK [Show the summary]" in text, "README.md line %d: every run ends with its summary" % line
+            summary = text.split("TASK [Show the summary]", 1)[1]
+            if "--check" in command:
+                assert "would reboot: %s" % ", ".join(sandbox.workers()) in summary, summary[:2000]
+                assert "left cordoned:" not in text
+            else:
+                assert "rebooted: %s" % ", ".join(sandbox.workers()) in summary and "compliant (skipped): none" in summary, summary[:2000]
+    # the relative report folders are where ansible-playbook ran; the roll's report is the fleet after it
+    for folder in ("report/plan", "report/check", "report/roll", "plans"):
+        assert os.path.isdir(os.path.join(cluster, folder)), folder
+    fleet = json.loads(open(os.path.join(cluster, "report", "roll", "fleet.json")).read())
+    assert fleet["roll"]["failed"] is False and fleet["not_compliant"] == [], fleet
+    page = open(os.path.join(cluster, "report", "roll", "index.html")).read()
+    assert "%d compliant, 0 NOT compliant" % len(sandbox.workers()) in page and "to roll it" not in page
+    check_page = open(os.path.join(cluster, "report", "check", "index.html")).read()
+    assert "-e rke2_numa_kubeconfig=%s -e rke2_numa_hosts=gpu01" % KUBECONFIG in check_page, "the README's form"
+    all_in_service_and_compliant(cluster)
+
+
+def test_a_roll_killed_anywhere_is_picked_up_at_once_by_its_id_and_finishes(cluster):
+    """Another plan (one more reserved core per node: other kernel args, a reboot) rolled and SIGKILLed at a random
+    point - the whole process group, as a dropped SSH session or a Ctrl-C would leave it. Another roll is refused,
+    naming the dead roll's id and the way to pick it up; the rerun given it finishes: every node runs the new plan,
+    schedulable, unmarked."""
+    seed = int(os.environ.get("RKE2_NUMA_KILL_SEED") or time.time())
+    kill_after = random.Random(seed).uniform(8.0, 80.0)
+    plan = "-e rke2_numa_reserved_cores=2"
+    roll = ("ansible-playbook -i inventory.yml maitred.rke2_numa.rolling -e rke2_numa_kubeconfig=%s -e rke2_numa_reboot_ok=true %s"
+            % (KUBECONFIG, plan))
+    dying = subprocess.Popen(shlex.split(roll + " -e rke2_numa_roll_id=roll-killed"), cwd=cluster, env=sandbox.env(),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    time.sleep(kill_after)
+    finished = dying.poll() is not None
+    if not finished:
+        os.killpg(dying.pid, signal.SIGKILL)
+    dying.wait()
+    note = "seed %d: killed after %.1f s%s" % (seed, kill_after, " (it had finished)" if finished else "")
+    lease = json.loads(kubectl("get", "lease", "-n", "rke2-numa-system", "rke2-numa-roll", "-o", "json"))
+    if not finished and lease["spec"].get("holderIdentity") == "roll-killed":
+        out = shell(roll, cluster)
+        assert out.returncode != 0, note
+        assert "rerun with -e rke2_numa_roll_id=roll-killed -e rke2_numa_roll_resume=true" in out.stdout + out.stderr, \
+            (note, (out.stdout + out.stderr)[-3000:])
+    out = shell(roll + " -e rke2_numa_roll_id=roll-killed -e rke2_numa_roll_resume=true", cluster)
+    assert out.returncode == 0, (note, (out.stdout + out.stderr)[-4000:])
+    assert "TASK [Show the summary]" in out.stdout, note
+    all_in_service_and_compliant(cluster, plan)
