@@ -256,11 +256,12 @@ def check_task():
              "# \"%s\"; undefined or null: the planner's default, which is the plan role's) and the" % specs.PLANNER_GROUP,
              "# decision; it sets the host's facts (rke2_numa_plan, rke2_numa_topology, rke2_numa_compliance, ...).",
              "# The caller sets __rke2_numa_check (what the decision reads beside the node). A node whose root's files could not",
-             "# be read is kept in __rke2_numa_state (access.denied): the caller says \"not checked\" and fails the run at its end.",
+             "# be read is kept in __rke2_numa_state (access.denied), one that cannot be planned or judged too (refused): the",
+             "# caller says \"not checked\" and why, and fails the run at its end.",
              "- name: Read the node, plan it and decide whether it runs its plan", "  maitred.rke2_numa.node_check:",
              "    read:"]
     lines += ["      %s: \"%s\"" % item for item in READ_OPTIONS]
-    lines += ["    check: \"{{ __rke2_numa_check }}\"", "    plan_from_vars: true", "    denied_fails: false"]
+    lines += ["    check: \"{{ __rke2_numa_check }}\"", "    plan_from_vars: true", "    denied_fails: false", "    refused_fails: false"]
     lines += ["  register: __rke2_numa_state"]
     return "\n".join(lines) + "\n"
 

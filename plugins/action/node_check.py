@@ -46,25 +46,34 @@ class ActionModule(ControllerAction):
         try:
             options = planner_options(given)
         except TypeError as e:   # a value of the wrong type (named as the variable it came from: run)
-            return _failure(result, "no plan for this host: %s" % e)
+            return self._refused(args, result, "no plan for this host: %s" % e)
         try:
             plan = make_plan(read["topology"], **options)
         except PlanError as e:
-            return _failure(result, "no plan for this host: %s" % e, e.rule)
+            return self._refused(args, result, "no plan for this host: %s" % e, e.rule)
         except TypeError as e:   # an option the planner does not take
-            return _failure(result, "no plan for this host: %s" % e)
+            return self._refused(args, result, "no plan for this host: %s" % e)
         given = self.extra_var_plan(task_vars)
         error = foreign_plan_error(given, plan) if given is not None else ""
         if error:
-            return _failure(result, error, "foreign-plan")
+            return self._refused(args, result, error, "foreign-plan")
         facts = {"rke2_numa_plan": plan}
         try:
             facts.update(check_facts(plan, dict(args["check"], state=read)))
         except Exception as e:  # a rule's refusal (a kernel arg the plan should not hold...): the host fails, naming it
-            return _failure(result, "cannot decide compliance: %s" % e)
+            return self._refused(args, result, "cannot decide compliance: %s" % e)
         if plan["warnings"]:
             result["warnings"] = list(result.get("warnings") or []) + list(plan["warnings"])
         self.set_host_facts(facts, result)
+        return result
+
+
+    def _refused(self, args, result, msg, rule=None):
+        """A node that cannot be planned or judged: a failure (its message named as the operator's variables), or with
+        refused_fails false a result that says why (``refused``), for the caller's summary."""
+        result = _failure(result, self.as_variables(msg), rule)
+        if not args["refused_fails"]:
+            result.update(failed=False, refused=result.pop("msg"))
         return result
 
 

@@ -114,9 +114,12 @@ def host_entry(host, variables):
     for key, name in HOST_VARS.items():
         value = variables.get(name)
         entry[key] = value if isinstance(value, dict) and value else None
-    # a node read as a user who could not read root's files (node_state_info failed, naming them): not checked, and why
+    # a node read as a user who could not read root's files (node_state_info failed, naming them), or one that could not
+    # be planned or judged (node_check's refused: a value the planner refuses): not checked, and why
     read = variables.get("__rke2_numa_state")
-    entry["not_checked"] = unread_reason(read) if isinstance(read, dict) else ""
+    refused = str(read.get("refused") or "") if isinstance(read, dict) else ""
+    entry["not_checked"] = (unread_reason(read) or refused) if isinstance(read, dict) else ""
+    entry["refused"] = bool(refused) and not unread_reason(read)
     # labels per host: the plan's RKE2 node-label entries, then the NUMA capacity labels the labels role publishes
     entry["labels"] = list((entry["plan"] or {}).get("node_labels") or [])
     if entry["plan"]:

@@ -57,9 +57,16 @@ options:
         does not, the result says so (C(access.denied), C(msg)) and the caller reports the node as not checked
         (check.yml fails the run at its end, naming it), with no C(failed_when) over the task (one hides the failure's
         own message behind Ansible's "A failed_when expression evaluated to True").
-      - Any other failure (the read's, a planner option the planner refuses) fails the task either way, its message
-        first, naming the variable a refused option came from (C(rke2_numa_hugepages_per_node), not
-        C(hugepages_per_node)), and without the read in its result.
+      - Any other failure of the read fails the task either way, its message first, without the read in its result.
+    type: bool
+    default: true
+  refused_fails:
+    description:
+      - Whether a node that cannot be planned or judged (a planner option the planner refuses, a plan an extra var gives
+        for another topology) fails the task. Its message names the variable a refused option came from
+        (C(rke2_numa_hugepages_per_node), not C(hugepages_per_node)) and the result holds no read.
+      - False - it does not; the result's C(refused) says why, and the caller reports the node as not checked, in its
+        summary, and fails the run at its end (check.yml) - a run whose every host is refused still says so.
     type: bool
     default: true
   check:

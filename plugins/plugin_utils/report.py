@@ -201,8 +201,8 @@ def check_lines(entries):
         elif status == "not-compliant":
             detail = "; ".join(compact_reasons(compliance.get("reasons")))
             actions = compliance.get("actions") or []
-            lines.append("%s: %s: %s%s%s" % (host, label, detail, " -> " + ", ".join(actions) if actions else "",
-                                              rancher and "; " + rancher))
+            then = " -> " + ", ".join(actions) if actions else ""
+            lines.append("%s: %s: %s%s%s" % (host, label, detail, then, rancher and "; " + rancher))
         else:
             lines.append("%s: %s: %s%s" % (host, label, detail, rancher and "; " + rancher))
         lines += ["%s: WARNING: %s" % (host, w) for w in compliance.get("warnings") or []]
@@ -234,7 +234,9 @@ def check_fleet(entries):
         "blocked": hosts(lambda c, p: bool(c.get("blocked"))),
         "not_checked": [str(e["host"]) for e in entries if str(e["host"]) not in names],
         # among them, those read as a user who could not read root's files: become would check them
-        "not_readable": [str(e["host"]) for e in entries if str(e["host"]) not in names and e.get("not_checked")],
+        "not_readable": [str(e["host"]) for e in entries if str(e["host"]) not in names and e.get("not_checked") and not e.get("refused")],
+        # and those that could not be planned or judged (a value the planner refuses): fixed in the inventory
+        "refused": dict((str(e["host"]), str(e["not_checked"])) for e in entries if str(e["host"]) not in names and e.get("refused")),
         "reboot": hosts(lambda c, p: "reboot" in (c.get("actions") or [])),
         "unpinned_gpu_pods": [pod for e in checked for pod in (e.get("pods") or {}).get("unpinned") or []],
         "topology_errors": [pod for e in checked for pod in (e.get("pods") or {}).get("topology_errors") or []],
@@ -257,6 +259,8 @@ def check_fleet_line(fleet):
                 len(fleet["topology_errors"])))
     if fleet.get("not_readable"):
         line += "; not readable without become (run with become to check them): " + ", ".join(fleet["not_readable"])
+    if fleet.get("refused"):
+        line += "; refused (fix the value and run again; each host's line says why): " + ", ".join(sorted(fleet["refused"]))
     if fleet["pods_not_audited"]:
         line += "; pods not audited on: " + ", ".join(fleet["pods_not_audited"])
     if fleet.get("managed_by_rancher"):

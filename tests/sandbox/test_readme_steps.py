@@ -115,6 +115,9 @@ def test_a_roll_killed_anywhere_is_picked_up_at_once_by_its_id_and_finishes(clus
     point - the whole process group, as a dropped SSH session or a Ctrl-C would leave it. Another roll is refused,
     naming the dead roll's id and the way to pick it up; the rerun given it finishes: every node runs the new plan,
     schedulable, unmarked."""
+    # the identity the README's access step gives (idempotent: run alone, the test makes its own)
+    access = [c for dummy, c in sandbox.readme_steps() if "maitred.rke2_numa.access" in c]
+    assert shell(access[0], cluster).returncode == 0
     seed = int(os.environ.get("RKE2_NUMA_KILL_SEED") or time.time())
     kill_after = random.Random(seed).uniform(8.0, 80.0)
     plan = "-e rke2_numa_reserved_cores=2"

@@ -92,7 +92,7 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
     fleet_json = json.loads((tmp_path / "fleet.json").read_text())
     assert fleet_json.pop("roll_in_progress")["busy"] is False, "no roll holds the Lease"
     assert fleet_json == {
-        "hosts": 3, "compliant": ["gpu-a"], "not_compliant": ["gpu-b", "gpu-c"], "blocked": [], "not_checked": [], "not_readable": [],
+        "hosts": 3, "compliant": ["gpu-a"], "not_compliant": ["gpu-b", "gpu-c"], "blocked": [], "not_checked": [], "not_readable": [], "refused": {},
         "reboot": ["gpu-b", "gpu-c"],
         "unpinned_gpu_pods": [unpinned], "topology_errors": [], "pods_not_audited": [], "managed_by_rancher": [],
         "managed_by": dict((h, {"managed_by": "none", "evidence": []}) for h in ("gpu-a", "gpu-b", "gpu-c"))}

@@ -185,7 +185,8 @@ def test_a_killed_roll_holds_until_its_lease_expires_then_the_next_roll_takes_ov
 
     # the way back the refusal names, at once (the Lease still live): the same id holds it and starts with its node
     code, text = run(api, tmp_path, "rolling.yml", hosts, rke2_numa_roll_id="roll-dies", rke2_numa_roll_resume=True)
-    assert "another roll holds the Lease rke2-numa-system" not in text and "roll roll-dies renewed the Lease rke2-numa-system/rke2-numa-roll" in text, text[-3000:]
+    assert "another roll holds the Lease rke2-numa-system" not in text, text[-3000:]
+    assert "roll roll-dies renewed the Lease rke2-numa-system/rke2-numa-roll" in text, text[-3000:]
     started = re.findall(r"(gpu-[ab]): (?:starting|resuming)", text)
     assert started and started[0] == "gpu-b", text[-3000:]
     assert lease(api)["spec"]["holderIdentity"] == "", "given back at its end"

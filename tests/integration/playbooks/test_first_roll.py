@@ -139,15 +139,18 @@ def test_a_refused_value_is_its_host_s_first_error_line_naming_the_variable(clus
     assert out.returncode != 0
     assert "failed_when" not in text, text[-3000:]
     errors = [line for line in text.splitlines() if line.startswith("[ERROR]")]
-    assert errors and errors[0] == ("[ERROR]: Task failed: Action failed: no plan for this host: options: "
-                                    "rke2_numa_hugepages_per_node must be >= 0, got -1"), errors
+    assert errors and errors[0] == ("[ERROR]: Task failed: Action failed: the check did not complete: gpu-a: no plan for this "
+                                    "host: options: rke2_numa_hugepages_per_node must be >= 0, got -1"), errors
     fatal = [line for line in text.splitlines() if line.startswith("fatal: [gpu-a]")]
     assert fatal and len(fatal[0]) < 300 and "topology" not in fatal[0], fatal
+    # in the run's summary too, with the host's line - also when it is the run's every host
+    assert "gpu-a: not checked: no plan for this host: options: rke2_numa_hugepages_per_node must be >= 0, got -1" in text
+    assert "refused (fix the value and run again; each host's line says why): gpu-a" in text
     # a value of the wrong type too: named as the variable, after the host's read
     out, text = run(cluster, tmp_path, "check.yml", {"gpu-a": node_vars(root)}, "-e", "rke2_numa_reserved_cores_per_node=2")
     errors = [line for line in text.splitlines() if line.startswith("[ERROR]")]
-    assert errors and errors[0].startswith("[ERROR]: Task failed: Action failed: no plan for this host: argument "
-                                           "'rke2_numa_reserved_cores_per_node' is of type str"), errors
+    assert errors and errors[0].startswith("[ERROR]: Task failed: Action failed: the check did not complete: gpu-a: no plan for "
+                                           "this host: argument 'rke2_numa_reserved_cores_per_node' is of type str"), errors
 
 
 def test_a_host_whose_node_is_a_control_plane_is_left_out_without_a_server_group(cluster, tmp_path):

@@ -287,7 +287,7 @@ def test_the_check_fleet_summary_sorts_the_hosts_and_totals_the_pod_audit():
         {"host": "d", "compliance": None, "pods": None},
     ]
     fleet = report.check_fleet(entries)
-    assert fleet == {"hosts": 4, "compliant": ["a"], "not_compliant": ["b", "c"], "blocked": ["c"], "not_checked": ["d"], "not_readable": [],
+    assert fleet == {"hosts": 4, "compliant": ["a"], "not_compliant": ["b", "c"], "blocked": ["c"], "not_checked": ["d"], "not_readable": [], "refused": {},
                      "reboot": ["b"], "unpinned_gpu_pods": ["ml/x", "ml/y"], "topology_errors": ["ml/z"], "pods_not_audited": ["c"],
                      "managed_by_rancher": [], "managed_by": dict((h, {"managed_by": "none", "evidence": []}) for h in "abc")}
     assert report.check_fleet_line(fleet) == (
