@@ -21,6 +21,7 @@ taken from README.md itself (tests/integration/test_sandbox.py runs them the sam
 
     python3 scripts/sandbox.py up      (make sandbox: the containers, the prepare, the steps)
     python3 scripts/sandbox.py steps   (the README's steps, ready to paste)
+    python3 scripts/sandbox.py rancher gpu02   (that worker Rancher-provisioned: Rancher mode)
     python3 scripts/sandbox.py down    (make sandbox-clean: every container, the volume and .sandbox/)
 
 Needs root and podman (rootful, as the Molecule recipe), and the images of make image.
@@ -162,7 +163,10 @@ def steps_text():
              "  cd %s && export ANSIBLE_CONFIG=$PWD/ansible.cfg PATH=%s:$PATH" % (SANDBOX, os.path.join(REPO, ".venv", "bin"))]
     for dummy, command in readme_steps():
         lines.append("  " + command)
-    lines += ["", "Try a variable (-e rke2_numa_hugepages_per_node=4), a second roll while one runs, Rancher mode (docs/ROLLING.md).",
+    lines += ["", "Then try: a variable (-e rke2_numa_hugepages_per_node=4, -e rke2_numa_reserved_cores=2); a second roll in another",
+              "terminal while one runs (refused, naming the first); Ctrl-C in a roll, then the rerun its refusal names;",
+              "Rancher mode: python3 %s rancher %s (then check and roll again; docs/ROLLING.md)."
+              % (os.path.relpath(os.path.abspath(__file__)), workers()[-1]),
               "Remove it all: make sandbox-clean"]
     return "\n".join(lines)
 
@@ -205,6 +209,20 @@ def down(quiet=False):
         print("sandbox: removed (its containers, the volume %s and %s)" % (VOLUME, SANDBOX))
 
 
+def rancher(name):
+    """Make a worker Rancher-provisioned, as the Molecule rolling scenario's n1: rancher-system-agent's unit (not
+    started), and Rancher's first plan applied by the RKE2 stand-in's system-agent (50-rancher.yaml with the machine's
+    label, then a restart of rke2-agent, as Rancher does). check.yml then says the node is managed by Rancher and the
+    roll writes the plan in its drop-in (docs/ROLLING.md)."""
+    if name not in workers():
+        raise SystemExit("sandbox: %s is not one of the workers (%s)" % (name, ", ".join(workers())))
+    container = PREFIX + name
+    unit = "[Unit]\nDescription=Rancher System Agent (sandbox stand-in: not started)\n[Service]\nExecStart=/bin/true\n"
+    podman("exec", container, "sh", "-c", "printf '%s' > /etc/systemd/system/rancher-system-agent.service" % unit)
+    podman("exec", container, "/usr/local/bin/rke2", "standin-rancher-apply", "--machine", "m-sandbox-" + name)
+    print("sandbox: %s is Rancher-provisioned now (its 50-rancher.yaml, rke2-agent restarted): run the check again" % name)
+
+
 def main(argv):
     command = argv[1] if len(argv) > 1 else "up"
     if command == "up":
@@ -213,6 +231,8 @@ def main(argv):
         down()
     elif command == "steps":
         print(steps_text())
+    elif command == "rancher" and len(argv) == 3:
+        rancher(argv[2])
     else:
         raise SystemExit(__doc__)
 
