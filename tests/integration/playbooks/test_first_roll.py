@@ -173,6 +173,11 @@ def test_a_host_whose_node_is_a_control_plane_is_left_out_without_a_server_group
     summary = text.split("PLAY [Summarise the roll]", 1)[1]
     assert "server1" not in summary.split("TASK [Show the summary]", 1)[1].split("TASK [", 1)[0]
     assert tree(roots["server1"]) == before
+    # prove.yml reads the Nodes' roles too: never probed
+    out, text = run(cluster, tmp_path, "prove.yml", hosts, "-e", "rke2_numa_report_dir=proof")
+    assert "server1: an RKE2 server (its Node has node-role.kubernetes.io/control-plane" in text, text[-3000:]
+    assert not (tmp_path / "operator" / "proof" / "server1.json").exists()
+    assert [c for c in cluster.calls() if c["method"] == "POST" and "/pods" in c["path"]] == [], "no probe anywhere"
     # asked for: the server is checked too
     out, text = run(cluster, tmp_path, "check.yml", hosts, "-e", "rke2_numa_include_servers=true")
     assert "0 of 2 compliant" in text, text[-3000:]
