@@ -67,7 +67,6 @@ class ActionModule(ControllerAction):
         self.set_host_facts(facts, result)
         return result
 
-
     def _refused(self, args, result, msg, rule=None):
         """A node that cannot be planned or judged: a failure (its message named as the operator's variables), or with
         refused_fails false a result that says why (``refused``), for the caller's summary."""

@@ -79,11 +79,26 @@ def all_in_service_and_compliant(folder, *extra):
     assert dict((n, s) for n, s in nodes().items() if n in workers) == dict((n, (True, {})) for n in workers)
 
 
+def pending_reboot_dry_run(folder, command):
+    """The README's dry run without rke2_numa_reboot_ok: the roll would stop at the first node's pending reboot - said in
+    the summary (the old code failed there: "object of type 'dict' has no attribute 'line'", and said the node was
+    left cordoned), nothing cordoned or marked, the run failed as a real one would."""
+    out = shell(command.replace(" -e rke2_numa_reboot_ok=true", ""), folder)
+    assert out.returncode != 0 and "has no attribute" not in out.stdout, out.stdout[-3000:]
+    summary = out.stdout.split("TASK [Show the summary]", 1)[1]
+    assert "pending reboot: gpu01" in summary and "took no Lease (check mode)" in summary, summary[:2000]
+    assert "would stop here (check mode: nothing was cordoned): pending reboot" in out.stdout
+    assert "left cordoned:" not in out.stdout
+    assert all(schedulable and not ours for schedulable, ours in nodes().values())
+
+
 def test_the_readme_steps_run_as_typed(cluster):
     steps = sandbox.readme_steps()
     assert [re.search(r"maitred\.rke2_numa\.(\w+)", c).group(1) for dummy, c in steps] == [
         "plan", "access", "check", "rolling", "rolling", "prove", "labels"], "the README's steps, in order"
     for line, command in steps:
+        if "--check" in command:
+            pending_reboot_dry_run(cluster, command)
         started = time.time()
         out = shell(command, cluster)
         assert out.returncode == 0, "README.md line %d: `%s` exited %d after %.0f s:\n%s" % (

@@ -27,7 +27,8 @@ def test_each_host_is_read_from_its_variables():
     # the labels per host: the plan's RKE2 node-label entries, then the NUMA capacity labels the labels role publishes
     capacity = sorted("%s=%s" % item for item in numa_labels(PLAN).items())
     assert "rke2-numa.maitred.io/max-pod-cpus=6" in capacity
-    assert host_entry("a", hostvars["a"]) == {"host": "a", "topology": TOPO, "plan": PLAN, "compliance": None, "pods": None, "not_checked": "", "refused": False,
+    assert host_entry("a", hostvars["a"]) == {"host": "a", "topology": TOPO, "plan": PLAN, "compliance": None, "pods": None, "not_checked": "",
+                                              "refused": False,
                                               "labels": ["maitred.io/numa-aligned=true"] + capacity}
     # an empty plan (a role default) is no plan
     assert host_entry("b", hostvars["b"])["plan"] is None
