@@ -15,7 +15,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
 )
 
 ARGUMENT_SPEC = dict(PLANNER_SPEC, export={"type": "bool", "default": False}, options_from_vars={"type": "bool", "default": False},
-                     warn={"type": "bool", "default": True})
+                     warn={"type": "bool", "default": True}, refused_fails={"type": "bool", "default": True})
 
 
 class ActionModule(ControllerAction):
@@ -30,11 +30,11 @@ class ActionModule(ControllerAction):
         export = args.pop("export")
         args.pop("options_from_vars")
         warn = args.pop("warn")
+        refused_fails = args.pop("refused_fails")
         try:
             plan = make_plan(topology, **args)
         except PlanError as e:
-            result.update(failed=True, changed=False, rule=e.rule, msg="no plan for this host: %s" % e)
-            return result
+            return _refused(result, "no plan for this host: %s" % self.as_variables(str(e)), e.rule, refused_fails)
         result.update(changed=False, plan=plan)
         if plan["warnings"] and warn:
             result["warnings"] = list(plan["warnings"])
@@ -42,7 +42,18 @@ class ActionModule(ControllerAction):
             given = self.extra_var_plan(task_vars)
             error = foreign_plan_error(given, plan) if given is not None else ""
             if error:
-                result.update(failed=True, rule="foreign-plan", msg=error)
-                return result
+                result.pop("plan", None)
+                return _refused(result, error, "foreign-plan", refused_fails)
             self.set_host_facts({"rke2_numa_topology": topology, "rke2_numa_plan": plan}, result)
         return result
+
+
+def _refused(result, msg, rule, refused_fails):
+    """A host the planner refuses: failed, or with refused_fails false a result that says why (``refused``) for the
+    caller's summary (plan.yml names the host and fails the run at its end)."""
+    result.update(changed=False, rule=rule)
+    if refused_fails:
+        result.update(failed=True, msg=msg)
+    else:
+        result["refused"] = msg
+    return result

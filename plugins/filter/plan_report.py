@@ -113,7 +113,8 @@ def plan_text(hosts, hostvars, warnings=True):
         topology, plan = variables.get("rke2_numa_topology"), variables.get("rke2_numa_plan")
         parts.append("== %s ==" % host)
         if not isinstance(plan, dict) or not plan or not isinstance(topology, dict):
-            parts.append("not planned (the run says why above)\n")
+            refused = (variables.get("__rke2_numa_plan_result") or {}).get("refused")
+            parts.append("not planned: %s\n" % refused if refused else "not planned (the run says why above)\n")
             continue
         try:
             parts.append(topology_text.topology_table(topology, warnings))

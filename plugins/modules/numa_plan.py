@@ -59,6 +59,14 @@ options:
         and reach the roles that follow - naming both topologies.
     type: bool
     default: false
+  refused_fails:
+    description:
+      - Whether a topology the planner refuses (a value it refuses, a plan an extra var gives for another topology) fails
+        the task. Its message names the variable a refused option came from.
+      - False - it does not; RV(refused) says why and the caller names the host in its summary and fails the run at its
+        end (plan.yml) - a run whose every host is refused still says so.
+    type: bool
+    default: true
   warn:
     description:
       - Also return the plan's warnings (a pod shape that fits on no NUMA node, offline CPUs...) as the task's warnings,
@@ -189,7 +197,12 @@ plan:
       elements: str
 rule:
   description: On refusal, the rule that refused.
-  returned: failure
+  returned: failure, or a refusal with O(refused_fails=false)
   type: str
   sample: reserved-cores
+refused:
+  description: Why the host has no plan, with O(refused_fails=false) (the task does not fail).
+  returned: a refusal with O(refused_fails=false)
+  type: str
+  sample: "no plan for this host: reserved-cores: rke2_numa_reserved_cores=40 leaves no core to isolate: at most 30 fit"
 """

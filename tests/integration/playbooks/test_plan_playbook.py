@@ -69,8 +69,12 @@ def test_refused_plan_fails_the_host_naming_the_rule(inventory, tmp_path):
     result = play(inventory, "-e", "rke2_numa_reserved_cores=40", "-e", "rke2_numa_plan_dir=%s" % tmp_path)
     assert result.returncode != 0
     assert "reserved-cores: rke2_numa_reserved_cores=40 leaves no core to isolate: at most 30 fit" in result.stdout
-    assert re.search(r"^dgx-h100 +: ok=\d+ +changed=[1-9]\d* +unreachable=0 +failed=0", result.stdout, re.M)  # its plan files, new
-    assert re.search(r"^l40s-offline +: ok=\d+ +changed=0 +unreachable=0 +failed=1", result.stdout, re.M)
+    assert re.search(r"^dgx-h100 +: ok=\d+ +changed=[1-9]\d* +unreachable=0", result.stdout, re.M)  # its plan files, new
+    # the refused host stays in the run: its line says why, the summary is said, and the run fails at its end naming it
+    assert "not planned: no plan for this host: reserved-cores: rke2_numa_reserved_cores=40" in result.stdout
+    assert "TASK [Say where the plans and the report are, and what to run next]" in result.stdout
+    assert "the plan did not complete: l40s-offline: no plan for this host: reserved-cores:" in result.stdout
+    assert "dgx-h100: no plan" not in result.stdout
     assert sorted(os.listdir(tmp_path)) == ["dgx-h100.config.yaml", "dgx-h100.json", "rancher.yaml"]
     assert ": dgx-h100\n" in (tmp_path / "rancher.yaml").read_text()   # the planned host's class only
 
@@ -102,7 +106,7 @@ def test_plan_role_variables_match_the_documented_options():
     with open(os.path.join(role, "meta", "argument_specs.yml")) as f:
         specs = yaml.safe_load(f)["argument_specs"]["main"]["options"]
     # export: the role's call sets the host's facts; options_from_vars: it takes every other option from its variable
-    options = set(doc) - {"topology", "export", "options_from_vars", "warn"}
+    options = set(doc) - {"topology", "export", "options_from_vars", "warn", "refused_fails"}
     assert set(n[len("rke2_numa_"):] for n in defaults) - {"plan_dir", "rancher_machine_label", "rancher_cluster"} == options
     for name in options:
         spec, option = specs["rke2_numa_" + name], doc[name]
