@@ -15,6 +15,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs 
     server_nodes,
     unknown_variables,
 )
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import roll_pick
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.specs import PREFIX
 
 # Ansible forks a worker for each host of each task from the process that templates the plays' hosts (this filter
@@ -84,7 +85,7 @@ def rke2_numa_server_nodes(reply):
 def rke2_numa_labelled_servers(hostvars, hosts, servers, server_group="", include=False):
     """[{host, why}]: the hosts whose Node is an RKE2 server, left out when no server group names the servers."""
     hosts = [str(h) for h in hosts or []]
-    names = dict((h, str(hostvars[h].get("rke2_numa_node_name") or h)) for h in hosts if h in hostvars)
+    names = dict((h, str(roll_pick.node_name(hostvars, h))) for h in hosts if h in hostvars)
     return labelled_servers(hosts, names, dict(servers or {}), server_group, include)
 
 
