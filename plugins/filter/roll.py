@@ -16,8 +16,10 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure_message, evicted_pods, pods_left
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_hold, kured_lock_claims, kured_lock_releases, maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
-    LEASE_MARGIN, LeaseError, default_max_unavailable, default_roll_id, lease_from_reply, lease_seconds, lease_step, max_unavailable_errors, roll_in_progress)
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import node_markers
+    LEASE_MARGIN, LeaseError, default_max_unavailable, default_roll_id, lease_from_reply, lease_seconds, lease_seconds_errors, lease_step,
+    max_unavailable_errors, observation, roll_in_progress, waves)
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import managed_by, rancher_at_work
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import cordon_patch, fence_findings, node_markers, release_patch
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, roll_eta, roll_outcome, roll_progress
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_states import RollStateError, roll_state
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.task_result import failure_reason
@@ -61,7 +63,7 @@ def _lease(text, name):
         raise AnsibleFilterError("could not read the roll's Lease %s: %s; nothing was changed" % (name, e))
 
 
-def roll_settings(hostvars, host, hosts, now, token=""):
+def roll_settings(hostvars, host, hosts, now, token="", forks=5):
     """{id, run, lease_seconds, max_unavailable, nodes, serial} of this run: ``rke2_numa_roll_id`` or a default (AWX's
     workflow or job id, else a fresh one), this run's own token (the runs of one roll tell their slot claims apart by
     it), the Lease's duration (``rke2_numa_roll_lease_seconds`` or the longest stretch between renewals), the cap on
@@ -70,8 +72,6 @@ def roll_settings(hostvars, host, hosts, now, token=""):
     variables = hostvars[host]
     roll_id = variables.get("rke2_numa_roll_id") or default_roll_id(
         variables.get("awx_workflow_job_id"), variables.get("awx_job_id"), float(now), token)
-    # 0 computes it, as a number or as the text -e gives ("0" is a true value to Python)
-    seconds = as_integer(variables.get("rke2_numa_roll_lease_seconds")) or lease_seconds(variables)
     # the roll play's batch size: the value the inputs check validated, wherever the operator set it (group_vars
     # too, which a play's serial keyword does not see); one roll has one batch size
     serials = {json.dumps(hostvars[h].get("rke2_numa_serial", 1), sort_keys=True) for h in hosts or [host]}
@@ -79,6 +79,13 @@ def roll_settings(hostvars, host, hosts, now, token=""):
         raise AnsibleFilterError("rke2_numa_serial differs between the hosts of the roll (%s): a roll has one batch size; set it "
                                  "once for the run (group_vars/all, or -e)" % ", ".join(sorted(serials)))
     serial = json.loads(serials.pop())
+    # 0 computes it, as a number or as the text -e gives ("0" is a true value to Python); either way it must outlast the
+    # longest stretch between two renewals, a batch's waves included (--forks smaller than the batch)
+    batch_waves = waves(serial, len(hosts or [host]), forks)
+    seconds = as_integer(variables.get("rke2_numa_roll_lease_seconds")) or lease_seconds(variables, batch_waves)
+    errors = lease_seconds_errors(seconds, variables, batch_waves)
+    if errors:
+        raise AnsibleFilterError("; ".join(errors) + "; nothing was changed")
     cap = variables.get("rke2_numa_max_unavailable") or default_max_unavailable(serial)
     if max_unavailable_errors(cap):
         raise AnsibleFilterError("; ".join(max_unavailable_errors(cap)))
@@ -91,14 +98,25 @@ def roll_settings(hostvars, host, hosts, now, token=""):
             "max_unavailable": cap, "nodes": sorted(roll_pick.node_name(hostvars, h) for h in hosts or []), "serial": serial}
 
 
-def lease(text, mode, roll, now, nodes_reply=None, claim=None):
+def lease(text, mode, roll, now, nodes_reply=None, claim=None, observed=None, fence=None):
     """What to do with the roll's Lease (plugin_utils/roll_lease.py lease_step); ``text``: what
-    ``kubectl get lease NAME --ignore-not-found -o json`` printed; ``roll``: the rke2_numa_roll fact."""
+    ``kubectl get lease NAME --ignore-not-found -o json`` printed; ``roll``: the rke2_numa_roll fact; ``observed``:
+    lease_observed's answer for an earlier read of this run; ``fence``: the Node whose destructive step follows."""
     try:
         return lease_step(mode, _lease(text, roll["name"]), roll, float(now), _node_objects(nodes_reply),
-                          None if claim is None else [str(n) for n in claim])
+                          None if claim is None else [str(n) for n in claim], observed or None, str(fence) if fence else None)
     except (KeyError, TypeError, ValueError) as e:
         raise AnsibleFilterError("could not decide what to write to the roll's Lease: %s" % e)
+
+
+def lease_observed(text, name, now, before=None):
+    """{resource_version, since}: when this run first saw the Lease ``text`` shows (plugin_utils/roll_lease.py
+    observation); {} when there is none or it cannot be read."""
+    try:
+        current = lease_from_reply(text, name)
+    except LeaseError:
+        return {}
+    return observation(current, float(now), before or None) if current is not None else {}
 
 
 def in_progress(text, name, nodes_reply, cordoned_key, now, roll_id=""):
@@ -109,6 +127,29 @@ def in_progress(text, name, nodes_reply, cordoned_key, now, roll_id=""):
     except LeaseError as e:
         return {"busy": None, "holder": "", "since": "", "nodes": [], "msg": "could not read the roll's Lease %s: %s" % (name, e)}
     return roll_in_progress(current, _node_objects(nodes_reply), cordoned_key, float(now), str(roll_id or ""))
+
+
+def fence(node_reply, node_name, roll, rancher=None, foreign_annotations=(), now=0.0):
+    """Why the next destructive step must not happen on ``node_name`` ([] when it may), read just before it: the Node
+    still cordoned under this roll's marker (plugin_utils/roll_markers.py fence_findings), no maintainer at work on it
+    since the cordon - an autoscaler's taint, a foreign annotation (plugin_utils/maintainers.py), Rancher's interlock
+    files on the host (``rancher``: rancher_agent_info's result; plugin_utils/rancher.py). ``node_reply``: ``kubectl
+    get node NAME -o json`` (text or parsed)."""
+    node = node_reply
+    if isinstance(node_reply, str):
+        try:
+            node = json.loads(node_reply) if node_reply.strip() else None
+        except ValueError:
+            node = None
+    roll = roll or {}
+    findings = fence_findings(node if isinstance(node, dict) else None, str(node_name), str(roll.get("id") or ""), str(roll.get("marker") or ""))
+    if findings[:1] and findings[0].startswith("the Node %s could not be read" % node_name):
+        return findings
+    findings += maintainers_at_work(node, [], [], "", list(foreign_annotations or []), float(now), str(roll.get("id") or ""))
+    if rancher:
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        findings += rancher_at_work(managed_by(rancher, labels), node, str(roll.get("marker") or ""))
+    return findings
 
 
 def outcome(hostvars, fleet_hosts, rolled_hosts, check_mode=False):
@@ -177,4 +218,6 @@ class FilterModule(object):
                 "drain_evicted": drain_evicted, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
                 "roll_capacity": capacity, "roll_stale_markers": roll_pick.stale_marked, "roll_groups": groups, "roll_state": state,
-                "roll_settings": roll_settings, "roll_lease": lease, "roll_in_progress": in_progress}
+                "roll_settings": roll_settings, "roll_lease": lease, "roll_lease_observed": lease_observed, "roll_fence": fence,
+                "node_cordon_patch": cordon_patch, "node_release_patch": release_patch,
+                "roll_in_progress": in_progress}

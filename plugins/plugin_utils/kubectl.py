@@ -47,6 +47,8 @@ VERBS = {
     "annotate": Verb(False, (KIND,), ("--overwrite", "--resource-version=")),
     "label": Verb(False, (KIND,), ("--overwrite",)),
     "cordon": Verb(False, (KIND,), ()),
+    # a merge patch the collection builds itself (plugins/filter: node_cordon_patch, node_release_patch), never input
+    "patch": Verb(False, (KIND,), ("--type=", "--patch=")),
     "uncordon": Verb(False, (KIND,), ()),
     "drain": Verb(False, (KIND,), ("--ignore-daemonsets", "--delete-emptydir-data", "--timeout=", "--grace-period=", "--pod-selector=")),
     "delete": Verb(False, (KIND,), ("--ignore-not-found", "--wait=", "--timeout=")),
@@ -234,6 +236,8 @@ def call_result(verb, output, rc, stdout, stderr, msg=""):
         changed = "already cordoned" not in (stdout or "")
     elif verb == "uncordon":
         changed = "already uncordoned" not in (stdout or "")
+    elif verb == "patch":
+        changed = "(no change)" not in (stdout or "")
     else:
         changed = not reads_only(verb)
     obj = None

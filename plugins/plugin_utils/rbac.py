@@ -233,6 +233,11 @@ def kubectl_requests(argv, stdin_kinds=()):
             out += [req("get", group, resource, True), req("patch", group, resource, True)]
     elif command in ("cordon", "uncordon"):
         out += [req("get", "", "nodes", True), req("patch", "", "nodes", True)]
+    elif command == "patch":
+        # kubectl patch TYPE/NAME: one PATCH per object, no read first (pkg/cmd/patch/patch.go RunPatch: the builder's
+        # named Infos are not fetched; resource.Helper.Patch)
+        for group, resource, dummy in _targets(args[:1]):
+            out.append(req("patch", group, resource, True))
     elif command == "drain":
         # pkg/drain: cordon (get + patch), the node's pods (list, fieldSelector spec.nodeName, every namespace),
         # each DaemonSet-owned pod's DaemonSet (get; --ignore-daemonsets), the evictions (policy/v1, a

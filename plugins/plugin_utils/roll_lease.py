@@ -19,8 +19,23 @@ our kured lock entries, the summary and fleet.json. Before its first cluster wri
 Renewals check the holder is still us (a roll that lost its Lease stops before its next write); the release
 writes an empty holder with ``leaseDurationSeconds`` 1, as client-go's ``release()`` does - but only when no other
 run of the same roll still has a Node out. A Lease whose fields cannot be read is held (fail closed), never
-taken over. Expiry is judged by the controller's clock against the holder's ``renewTime`` (keep controllers'
-clocks in sync: NTP).
+taken over.
+
+Expiry is judged as client-go judges it, on times this controller observed itself, never against the holder's
+``renewTime`` (leaderelection.go isLeaseValid: ``observedTime + observedRecord.LeaseDurationSeconds``, where
+``observedTime`` is this process's clock when it first read the record as it is now - setObservedRecord;
+"tolerant to arbitrary clock skew"). A run meets another roll's Lease for the first time when it starts: that
+Lease is live for this run until it has watched the same record (its resourceVersion) for the record's
+``leaseDurationSeconds`` (``observed``: {resource_version, since}, kept by the waiting loop,
+``rke2_numa_roll_lock_wait``); a controller whose clock runs ahead never takes a live Lease. A dead roll is
+picked up at once only by a run given its id (``rke2_numa_roll_resume``: the operator says it is gone).
+
+Fencing (``fence``): a renewal that must prove the run still holds what it held at its last write - the holder
+is this roll, ``leaseTransitions`` is the one this run last wrote or read as its own (``roll["transitions"]``:
+another roll that took the Lease over in between, even if it gave it back, changed it), and, for a Node, this
+run's live slot claim on it. A renewal without slot claims (the fence before each destructive step, the renewal
+before an uncordon) never takes a Lease it does not hold; it is written carrying the resourceVersion it read, so
+a write between the read and the step is a 409, not a silent success.
 """
 
 from __future__ import annotations
@@ -30,7 +45,7 @@ import json
 import re
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer, as_percent, show
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_boolean, as_integer, as_percent, show
 
 LEASE_API_VERSION = "coordination.k8s.io/v1"
 DEFAULT_NAMESPACE = specs.default("rke2_numa_roll_lease_namespace")
@@ -118,27 +133,64 @@ def parse_time(text):
     return moment.timestamp()
 
 
-# The longest stretch between two renewals (before the cordon, before the uncordon) is bounded by these waits;
-# each entry: the variable and its role's default (from its argument spec).
-LEASE_STRETCH = tuple((name, specs.default(name)) for name in (
-    "rke2_numa_drain_timeout",        # drain: kubectl drain --timeout
-    "rke2_numa_reboot_timeout",       # common: the reboot
-    "rke2_numa_kubelet_timeout",      # kubelet_reset: a healthy kubelet
-    "rke2_numa_node_ready_timeout",   # drain: the Node Ready
-    "rke2_numa_probe_timeout",        # prove: the probe pods
-    "rke2_numa_labels_timeout",       # labels: NFD's labels
-))
+# The stretches of a node's roll between two renewals of the Lease (the renewal before the batch's cordons, the fence
+# before each destructive step - playbooks/tasks/fence.yml -, the renewal before the uncordon, the one freeing the
+# slots), each bounded by the waits it holds; each wait: the variable and its role's default (from its argument spec).
+# Each: what it is, its waits, and the switch without which it never happens (None: always).
+LEASE_STRETCHES = (
+    ("the drain", ("rke2_numa_drain_timeout",), None),                # cordon -> drain -> the writes -> the next fence
+    ("the reboot", ("rke2_numa_reboot_timeout",), "rke2_numa_reboot_ok"),   # fence -> reboot -> the next fence
+    ("the kubelet's start, its Node Ready, the probe pods and the labels",   # fence -> start -> ... -> renewal
+     ("rke2_numa_kubelet_timeout", "rke2_numa_node_ready_timeout", "rke2_numa_probe_timeout", "rke2_numa_labels_timeout"), None),
+    ("the Node Ready before the uncordon", ("rke2_numa_node_ready_timeout",), None),
+)
+LEASE_STRETCH = tuple((name, specs.default(name)) for name in sorted({n for dummy, names, dummy in LEASE_STRETCHES for n in names}))
 
 
-def lease_seconds(variables):
-    """leaseDurationSeconds: the longest stretch between two renewals of a roll - the waits of LEASE_STRETCH as
-    ``variables`` set them (their roles' defaults otherwise) - plus a margin, bounded."""
-    total = LEASE_MARGIN
-    for name, default in LEASE_STRETCH:
-        value = (variables or {}).get(name, default)
-        number = _int_text(value)
-        total += number if number is not None and number > 0 else default
-    return max(LEASE_SECONDS_MIN, min(total, LEASE_SECONDS_MAX))
+def waves(serial, hosts, forks):
+    """How many waves a batch's task runs in: Ansible's linear strategy runs a task on at most ``forks`` hosts at once,
+    and the next task only when every host of the batch finished it - a host of the last wave starts its step
+    (waves - 1) times the step's longest wait after its fence. ``serial``: the batch size (a list: its largest; a
+    percentage or anything else: the run's ``hosts``)."""
+    sizes = [as_integer(v) for v in (serial if isinstance(serial, list) else [serial])]
+    size = max([v for v in sizes if v is not None and v > 0] or [max(int(hosts or 1), 1)])
+    size = min(size, max(int(hosts or 1), 1))
+    forks = max(as_integer(forks) or 1, 1)
+    return -(-size // forks)
+
+
+def lease_stretch(variables, batch_waves=1):
+    """(seconds, what): the longest stretch between two renewals - the waits of LEASE_STRETCHES as ``variables``
+    set them (their roles' defaults otherwise), times the batch's waves - and what it is."""
+    longest = (0, "")
+    for what, names, switch in LEASE_STRETCHES:
+        if switch and as_boolean((variables or {}).get(switch, specs.default(switch))) is not True:
+            continue
+        total = 0
+        for name in names:
+            number = _int_text((variables or {}).get(name, specs.default(name)))
+            total += number if number is not None and number > 0 else specs.default(name)
+        longest = max(longest, (total * max(int(batch_waves), 1), what))
+    return longest
+
+
+def lease_seconds(variables, batch_waves=1):
+    """leaseDurationSeconds: the longest stretch between two renewals (lease_stretch) plus a margin, bounded."""
+    return max(LEASE_SECONDS_MIN, min(lease_stretch(variables, batch_waves)[0] + LEASE_MARGIN, LEASE_SECONDS_MAX))
+
+
+def lease_seconds_errors(seconds, variables, batch_waves=1):
+    """Why a Lease of ``seconds`` could expire while its roll works (refused before the roll's first write): shorter
+    than the longest stretch between two renewals plus the margin - another roll would take it over mid-node."""
+    stretch, what = lease_stretch(variables, batch_waves)
+    if int(seconds) >= stretch + LEASE_MARGIN:
+        return []
+    waves_note = " (%d waves of a batch: rke2_numa_serial larger than --forks)" % batch_waves if batch_waves > 1 else ""
+    fix = ("rke2_numa_roll_lease_seconds 0 computes it" if int(seconds) < LEASE_SECONDS_MAX and stretch + LEASE_MARGIN <= LEASE_SECONDS_MAX
+           else "lower the timeouts, or raise --forks to rke2_numa_serial: a Lease lasts %d s at most" % LEASE_SECONDS_MAX)
+    return ["the roll's Lease would last %d s, but %s may take %d s%s and the Lease is renewed only around it (plus %d s of "
+            "round trips): it could expire while this roll works and another take it over; %s" % (
+                int(seconds), what, stretch, waves_note, LEASE_MARGIN, fix)]
 
 
 def lease_from_reply(text, name):
@@ -378,7 +430,7 @@ def _slots_text(roll, slots, lease):
     return json.dumps({"roll": roll["id"], "claims": slots["claims"]}, sort_keys=True, separators=(",", ":")) if slots["claims"] else None
 
 
-def lease_step(mode, lease, roll, now, nodes=(), claim=None):
+def lease_step(mode, lease, roll, now, nodes=(), claim=None, observed=None, fence=None):
     """What to do with the Lease now: {action, object, msg, holder, granted, waiting, busy, wait, waits, slots_msg}.
 
     ``roll``: {id, run (this run's token), lease_seconds, namespace, name, marker and failed (our Node annotations),
@@ -391,19 +443,75 @@ def lease_step(mode, lease, roll, now, nodes=(), claim=None):
     roll has fewer than max_unavailable Nodes out across its runs (``granted``); ``waiting`` got none, ``busy`` are
     another run's; ``wait``: none got a slot, but one may free up; ``waits``: a run told to wait would wait (``wait``,
     or another roll's Lease to take).
+
+    ``observed`` (take): {resource_version, since} - this run first read the Lease as it is now at ``since`` (its own
+    clock): another roll's Lease is expired only once it stayed so for its leaseDurationSeconds (client-go's
+    observedTime); without it, never. ``fence`` (renew without ``claim``): the Node whose destructive step follows -
+    the Lease must hold this run's live slot claim on it; ``action`` ``fenced`` when it does not (the Node's part
+    stops, the roll may go on). A renewal without ``claim`` (fence or not) is ``lost`` when the Lease is not this
+    roll's or its leaseTransitions is no longer ``roll["transitions"]`` (when known). ``transitions``: the
+    leaseTransitions the written object carries (the run keeps it as its own).
     """
-    out = _lease_step(mode, lease, roll, now, nodes, claim)
+    out = _lease_step(mode, lease, roll, now, nodes, claim, observed, fence)
     out["waits"] = out["action"] == "refuse" or out["wait"]
+    out.setdefault("transitions", ((out.get("object") or {}).get("spec") or {}).get("leaseTransitions"))
     return out
 
 
-def _lease_step(mode, lease, roll, now, nodes, claim):
+def observation(lease, now, before=None):
+    """{resource_version, since}: when this run first saw the Lease as it is now - ``before`` kept while the record
+    is unchanged, a fresh one (``now``) when it changed (client-go setObservedRecord)."""
+    version = str(((lease or {}).get("metadata") or {}).get("resourceVersion") or "")
+    if before and str(before.get("resource_version") or "") == version and before.get("since") is not None:
+        return {"resource_version": version, "since": float(before["since"])}
+    return {"resource_version": version, "since": float(now)}
+
+
+def _observed_expired(state, observed, now):
+    """client-go's isLeaseValid turned around: this run watched the same record for its leaseDurationSeconds."""
+    if not observed or not state["readable"] or str(observed.get("resource_version") or "") != state["resource_version"]:
+        return False
+    return float(now) >= float(observed.get("since")) + state["duration"]
+
+
+def _fence_claim(lease, roll, now, node):
+    """Why this run holds no live slot claim on ``node`` ('' when it does)."""
+    claims, readable = _claims(lease, roll["id"])
+    claim = claims.get(node)
+    if not readable:
+        return "the Lease's %s annotation cannot be read" % SLOTS_ANNOTATION
+    if not claim or claim.get("waiting"):
+        return "the Lease holds no slot of this run for %s" % node
+    if claim["run"] != roll["run"] and not roll.get("resume"):
+        return "the slot of %s is run %s's, not this run's (%s)" % (node, claim["run"], roll["run"])
+    if parse_time(claim["until"]) <= now:
+        return "this run's slot for %s expired at %s (the run was stopped past it)" % (node, claim["until"])
+    return ""
+
+
+def _lease_step(mode, lease, roll, now, nodes, claim, observed, fence):
     if mode not in MODES:
         raise ValueError("mode must be one of %s" % ", ".join(MODES))
     state = lease_state(lease, now)
     roll_id, where, stamp = roll["id"], "%s/%s" % (roll["namespace"], roll["name"]), micro_time(now)
     ours = state["holder"] == roll_id
     quiet = {"granted": [], "waiting": [], "busy": [], "wait": False, "slots_msg": ""}
+    known = roll.get("transitions")
+    # a renewal in the middle of a node's work (the fence before a destructive step, the renewal before an uncordon):
+    # the Lease as this run last wrote it, or the node's part stops
+    strict = mode == "renew" and claim is None
+    if strict and state["exists"] and (not ours or (known is not None and state["transitions"] != int(known))):
+        held = held_nodes(nodes, roll["marker"], state["holder"]) if state["holder"] and not ours else None
+        who = describe_holder(state, held, now) if state["holder"] and not ours else (
+            "leaseTransitions %d, was %s at this run's last write: another roll held it in between" % (state["transitions"], known)
+            if ours else "nobody (given back)")
+        return dict(quiet, action="lost", object=None, holder=state["holder"],
+                    msg="roll %s lost the Lease %s to %s; the roll stops before its next write" % (roll_id, where, who))
+    if strict and fence and state["exists"]:
+        why = _fence_claim(lease, roll, now, str(fence))
+        if why:
+            return dict(quiet, action="fenced", object=None, holder=state["holder"],
+                        msg="%s: %s; no further step on it" % (fence, why))
     if mode == "release":
         if not state["exists"] or not ours:
             return dict(quiet, action="none", object=None, holder=state["holder"],
@@ -432,20 +540,29 @@ def _lease_step(mode, lease, roll, now, nodes, claim):
     if ours:
         spec = _spec(roll_id, roll["lease_seconds"], lease["spec"].get("acquireTime") or stamp, stamp, state["transitions"])
         return _holding(mode, lease, roll, now, nodes, claim, spec, {"msg": "roll %s renewed the Lease %s" % (roll_id, where)})
-    if state["live"]:
+    if state["holder"] and (mode == "renew" or not _observed_expired(state, observed, now)):
         held = held_nodes(nodes, roll["marker"], state["holder"])
         if mode == "renew":
+            # never taken by a renewal, expired or not: the roll took it before its first write, and another roll
+            # holds it now (client-go renews only what it holds)
             return dict(quiet, action="lost", object=None, holder=state["holder"],
                         msg="roll %s lost the Lease %s to %s; the roll stops before its next write" % (
                             roll_id, where, describe_holder(state, held, now)))
+        watched = ""
+        if not state["live"] and state["readable"]:
+            seen = observation(lease, now, observed)
+            watched = (" - not renewed since %s by its holder's clock, but a Lease expires for this run only once it has seen "
+                       "it unchanged for its %d s (client-go, whatever the clocks say): %d s watched" % (
+                           state["renewed"] or state["acquired"] or "?", state["duration"], int(now - seen["since"])))
         return dict(quiet, action="refuse", object=None, holder=state["holder"],
-                    msg="another roll holds the Lease %s: %s; nothing was changed. %s" % (
-                        where, describe_holder(state, held, now), resume_hint(state["holder"])))
-    # released (empty holder: given back, by another run of this roll too) or expired (its roll died): taken, as
-    # client-go takes an expired lease - a renewal too, when no other roll took it in between; a dead roll's slots were
-    # that roll's (its Nodes still out count through their markers)
+                    msg="another roll holds the Lease %s: %s%s; nothing was changed. %s" % (
+                        where, describe_holder(state, held, now), watched, resume_hint(state["holder"])))
+    # released (empty holder: given back, by another run of this roll too) or expired for this run (its roll died,
+    # watched unchanged for its duration): taken, as client-go takes an expired lease; a renewal with claims (between
+    # batches) takes a released one; a dead roll's slots were that roll's (its Nodes still out count through their markers)
     spec = _spec(roll_id, roll["lease_seconds"], stamp, stamp, state["transitions"] + 1)
-    before = ("from the dead roll %s (expired %s)" % (state["holder"], micro_time(state["expires_at"]))) if state["holder"] else "(free)"
+    before = ("from the dead roll %s (unchanged for %d s as this run watched it)" % (state["holder"], int(now - float(observed["since"]))
+                                                                                     )) if state["holder"] else "(free)"
     return _holding(mode, lease, roll, now, nodes, claim, spec, {"previous": state["holder"],
                                                                  "msg": "roll %s took the Lease %s %s" % (roll_id, where, before)})
 

@@ -11,6 +11,8 @@ or the cordon never happened); on a schedulable node the markers are stale, and 
 
 from __future__ import annotations
 
+import json
+
 
 def node_markers(reply, cordoned_key, failed_key):
     """{Node name: {unschedulable, cordoned_by_us, roll, failed, stale}} for every Node of the reply.
@@ -44,3 +46,39 @@ def stale_nodes(hosts, markers):
     """The Nodes whose markers to clear, sorted: ``hosts`` [{node, compliant}] that run their plan and whose Node is
     schedulable but still carries our markers (an interrupted run, or an admin uncordoned it). Nothing to roll there."""
     return sorted(set(h["node"] for h in hosts if h.get("compliant") and (markers or {}).get(h["node"], {}).get("stale")))
+
+
+def fence_findings(node, node_name, roll_id, cordoned_key):
+    """Why the roll must not take its next destructive step on ``node_name`` (``[]``: it may): the Node read just
+    before the step (``node``: the object, None when it is gone) must still be cordoned and carry this roll's marker.
+    A roll that took the Lease over in between uncordoned it, or marked it as its own; an admin uncordoned it."""
+    meta = (node or {}).get("metadata") or {}
+    if not node or meta.get("name") != node_name:
+        return ["the Node %s could not be read as itself" % node_name]
+    findings = []
+    marker = (meta.get("annotations") or {}).get(cordoned_key)
+    if marker != roll_id:
+        findings.append("the Node carries %s, not this roll's marker %s=%s" % (
+            "the marker of roll %s" % marker if marker else "no marker of ours", cordoned_key, roll_id))
+    if not (node.get("spec") or {}).get("unschedulable"):
+        findings.append("the Node is schedulable again (uncordoned since this roll cordoned it)")
+    return findings
+
+
+def cordon_patch(roll_id, cordoned_key):
+    """The one request that takes a Node out for a roll: a JSON merge patch (RFC 7386, ``kubectl patch --type=merge``)
+    setting ``spec.unschedulable`` and our marker together - the API server applies a patch as one update, so no
+    state exists where our cordon is unmarked (a roll killed between a cordon and an annotate left one, which the
+    next roll took for an admin's: never returned to service) nor a marker without its cordon."""
+    return json.dumps({"metadata": {"annotations": {cordoned_key: str(roll_id)}}, "spec": {"unschedulable": True}},
+                      sort_keys=True, separators=(",", ":"))
+
+
+def release_patch(cordoned_key, failed_key, uncordon):
+    """The one request that returns a Node to service: our markers removed and - ``uncordon``: we cordoned it - the
+    cordon lifted, as kubectl uncordon's patch does (pkg/drain/cordon.go PatchOrReplaceWithContext: a two-way merge
+    patch of spec.unschedulable false, which omitempty turns into null)."""
+    patch = {"metadata": {"annotations": {cordoned_key: None, failed_key: None}}}
+    if uncordon:
+        patch["spec"] = {"unschedulable": None}
+    return json.dumps(patch, sort_keys=True, separators=(",", ":"))

@@ -197,14 +197,32 @@ def test_a_killed_roll_holds_until_its_lease_expires_then_the_next_roll_takes_ov
     spec = lease(api)["spec"]
     hold(api, "roll-dies", seconds_ago=5, duration=spec["leaseDurationSeconds"] or 3300)
 
-    # its Lease expires (renewed long ago): the next roll takes it over and starts with the dead roll's node
-    spec = lease(api)["spec"]
-    hold(api, "roll-dies", seconds_ago=spec["leaseDurationSeconds"] + 5, duration=spec["leaseDurationSeconds"])
+    # its Lease expires: renewed long ago by its holder's clock, yet live for the next roll until that roll has watched it
+    # unchanged for its leaseDurationSeconds (client-go's observedTime) - a roll that waits (rke2_numa_roll_lock_wait)
+    # takes it over then, and starts with the dead roll's node
+    hold(api, "roll-dies", seconds_ago=3600, duration=12)
     code, text = run(api, tmp_path, "rolling.yml", hosts, rke2_numa_roll_id="roll-next")
-    assert "roll roll-next took the Lease rke2-numa-system/rke2-numa-roll from the dead roll roll-dies (expired " in text, text[-3000:]
+    assert code != 0 and "another roll holds the Lease rke2-numa-system/rke2-numa-roll: roll-dies since" in text, text[-3000:]
+    assert "but a Lease expires for this run only once it has seen it unchanged for its 12 s" in text, text[-3000:]
+    code, text = run(api, tmp_path, "rolling.yml", hosts, rke2_numa_roll_id="roll-next", rke2_numa_roll_lock_wait=60)
+    assert "roll roll-next took the Lease rke2-numa-system/rke2-numa-roll from the dead roll roll-dies (unchanged for " in text, text[-3000:]
     started = re.findall(r"(gpu-[ab]): (?:starting|resuming)", text)
     assert started and started[0] == "gpu-b", text[-3000:]
     assert lease(api)["spec"]["leaseTransitions"] == 1 and lease(api)["spec"]["holderIdentity"] == ""
+
+
+def test_a_controller_whose_clock_runs_ahead_never_takes_a_live_lease(api, tmp_path):
+    """The holder renewed its Lease 5 s ago; this controller's clock runs 10 minutes ahead of the holder's - written
+    here as the holder's renewTime 10 minutes and 5 s back, the difference such a controller sees: renewTime +
+    leaseDurationSeconds (300 s) is in this controller's past. The roll refuses all the same and writes nothing; the
+    Lease stays the holder's (the old rule, the holder's renewTime against this clock, took it over)."""
+    root = make_node(tmp_path / "gpu-a", **SPEC)
+    hold(api, "roll-live", seconds_ago=600 + 5, duration=300, cordon=["gpu-b"])
+    since = len(api.calls())
+    code, text = run(api, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, rke2_numa_roll_id="roll-fast-clock")
+    assert code != 0 and "another roll holds the Lease rke2-numa-system/rke2-numa-roll: roll-live since" in text, text[-3000:]
+    assert "nothing was changed" in text and writes(api, since) == []
+    assert lease(api)["spec"]["holderIdentity"] == "roll-live"
 
 
 def test_a_roll_that_lost_its_lease_stops_before_its_next_batch(api, tmp_path):

@@ -4,6 +4,9 @@
 """The rolling play's filters over hostvars: one ``get nodes,pods`` reply serves the markers and the roll order."""
 from __future__ import annotations
 
+import pytest
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.maitred.rke2_numa.plugins.filter.roll import FilterModule
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import roll_pick
 
@@ -61,7 +64,7 @@ def test_roll_settings_read_the_runs_own_values_wherever_the_operator_set_them()
     hostvars = {"a": {"rke2_numa_serial": 2, "rke2_numa_drain_timeout": 60, "awx_workflow_job_id": 42},
                 "b": {"rke2_numa_serial": 2, "rke2_numa_node_name": "node-b"}}
     got = F["roll_settings"](hostvars, "a", ["a", "b"], 1796112000, "ab12")
-    seconds = 60 + 1800 + 180 + 300 + 120 + 180 + 120
+    seconds = 180 + 300 + 120 + 180 + 120   # the longest stretch between two renewals: the kubelet's start to the labels
     assert got == {"id": "awx-workflow-42", "run": "ab12", "lease_seconds": seconds, "slot_wait": seconds - 120, "max_unavailable": 2,
                    "nodes": ["a", "node-b"], "serial": 2, "resume": False}
     assert F["roll_settings"]({"a": {"rke2_numa_roll_id": "mine"}}, "a", ["a"], 0)["serial"] == 1
@@ -71,6 +74,12 @@ def test_roll_settings_read_the_runs_own_values_wherever_the_operator_set_them()
     # 0 and "0" compute the Lease's duration (a Lease of 0 s is one the API server refuses)
     for zero in (0, "0", " 0 ", None, ""):
         assert F["roll_settings"]({"a": {"rke2_numa_roll_lease_seconds": zero}}, "a", ["a"], 0)["lease_seconds"] > 0, zero
+    # a Lease shorter than the work between two renewals: refused before the first write
+    with pytest.raises(AnsibleFilterError, match="the roll's Lease would last 300 s, but the drain may take 3600 s"):
+        F["roll_settings"]({"a": {"rke2_numa_roll_lease_seconds": "300", "rke2_numa_drain_timeout": 3600}}, "a", ["a"], 0)
+    # a batch of 10 in waves of 5 (--forks): twice the stretch
+    ten = {h: {"rke2_numa_serial": 10} for h in "abcdefghij"}
+    assert F["roll_settings"](ten, "a", list(ten), 0, "", 5)["lease_seconds"] == 2 * 780 + 120
     # the fleet-wide cap: its own value, a percentage, and never a batch larger than a number of nodes
     capped = F["roll_settings"]({"a": {"rke2_numa_serial": 4, "rke2_numa_max_unavailable": "2"}}, "a", ["a"], 0, "cd")
     assert (capped["serial"], capped["max_unavailable"]) == (2, 2)

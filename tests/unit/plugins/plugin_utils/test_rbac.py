@@ -92,7 +92,7 @@ def test_the_calls_are_found():
             "playbooks/tasks/kured_hold.yml", "roles/kubelet_reset/tasks/wait_node_ready.yml", "roles/prove/tasks/audit.yml"} <= files
     assert len(CALLS) >= 25, [c.task for c in CALLS]
     commands = {rbac.kubectl_command(c.words) for c in CALLS}
-    assert {"get", "annotate", "label", "cordon", "uncordon", "drain", "wait", "delete", "create", "logs"} <= commands
+    assert {"get", "annotate", "label", "patch", "drain", "wait", "delete", "create", "logs"} <= commands
 
 
 @pytest.mark.parametrize("call", CALLS, ids=lambda c: "%s:%s" % (c.file, c.task))

@@ -38,8 +38,9 @@ def settings(roll="roll-b", run="aaaa", cap=1, own=()):
             "max_unavailable": cap, "nodes": list(own)}
 
 
-def step(mode, current, roll="roll-b", nodes=(), own=(), run="aaaa", cap=1, claim=None):
-    return rl.lease_step(mode, current, settings(roll, run, cap, own), NOW, list(nodes), claim)
+def step(mode, current, roll="roll-b", nodes=(), own=(), run="aaaa", cap=1, claim=None, observed=None, fence=None, known=None, now=NOW):
+    roll = dict(settings(roll, run, cap, own), **({} if known is None else {"transitions": known}))
+    return rl.lease_step(mode, current, roll, now, list(nodes), claim, observed, fence)
 
 
 def with_slots(current, claims, roll="roll-b"):
@@ -72,13 +73,68 @@ def test_a_live_lease_of_another_roll_is_a_refusal_naming_it_since_when_and_its_
                                  "on gpu-1, gpu-2; nothing was changed" % (rl.micro_time(NOW - 1000), rl.micro_time(NOW - 10)))
 
 
-@pytest.mark.parametrize("current, previous", [(lease("roll-a", renewed=NOW - 601), "roll-a"), (lease(""), ""), (lease(None), "")])
-def test_an_expired_or_released_lease_is_taken_with_the_resource_version_read(current, previous):
-    out = step("take", current)
+WATCHED = {"resource_version": "7", "since": NOW - 601}   # this run has seen resourceVersion 7 for 601 s
+
+
+@pytest.mark.parametrize("current, previous", [(lease("roll-a", renewed=NOW - 601), "roll-a"), (lease("roll-a"), "roll-a"),
+                                               (lease(""), ""), (lease(None), "")])
+def test_a_lease_watched_unchanged_for_its_duration_or_released_is_taken_with_the_resource_version_read(current, previous):
+    out = step("take", current, observed=WATCHED)
     assert out["action"] == "update" and out["object"]["metadata"]["resourceVersion"] == "7"
     assert out["object"]["spec"]["holderIdentity"] == "roll-b" and out["object"]["spec"]["leaseTransitions"] == 4
-    assert out["object"]["spec"]["acquireTime"] == rl.micro_time(NOW)
-    assert ("from the dead roll roll-a" in out["msg"]) == bool(previous)
+    assert out["object"]["spec"]["acquireTime"] == rl.micro_time(NOW) and out["transitions"] == 4
+    assert ("from the dead roll roll-a (unchanged for 601 s as this run watched it)" in out["msg"]) == bool(previous)
+
+
+@pytest.mark.parametrize("observed", [None, {}, {"resource_version": "7", "since": NOW + 1}, {"resource_version": "6", "since": NOW - 6000}])
+def test_another_rolls_lease_is_live_until_this_run_watched_it_unchanged_for_its_duration_whatever_its_renew_time(observed):
+    """client-go's observedTime (leaderelection.go isLeaseValid): a controller whose clock runs 10 minutes ahead sees
+    renewTime + leaseDurationSeconds in its past - the Lease is live all the same, until this run has watched the same
+    record for leaseDurationSeconds by its own clock."""
+    ahead = NOW + 600   # this controller's clock, 10 minutes ahead of the holder's
+    out = step("take", lease("roll-a", renewed=NOW - 10), observed=observed, now=ahead)
+    assert out["action"] == "refuse" and out["waits"] and out["object"] is None
+    assert "but a Lease expires for this run only once it has seen it unchanged for its 600 s" in out["msg"], out["msg"]
+
+
+def test_the_observation_of_a_lease_restarts_when_its_record_changes():
+    first = rl.observation(lease("roll-a"), NOW - 100)
+    assert first == {"resource_version": "7", "since": NOW - 100}
+    assert rl.observation(lease("roll-a"), NOW, first) == first, "the same record: the first sight is kept"
+    assert rl.observation(lease("roll-a", rv="8"), NOW, first) == {"resource_version": "8", "since": NOW}, "renewed: watched anew"
+
+
+def test_a_renewal_never_takes_a_lease_it_does_not_hold_expired_or_not():
+    """A renewal that finds another roll's expired Lease does not take it (it took it away from this run once)."""
+    for current in (lease("roll-a", renewed=NOW - 6000), lease("roll-a")):
+        assert step("renew", current)["action"] == "lost"
+        assert step("renew", current, claim=["gpu-1"])["action"] == "lost"
+        assert step("renew", current, fence="gpu-1", known=3)["action"] == "lost"
+
+
+def test_a_renewal_in_the_middle_of_a_node_stops_when_the_lease_changed_hands_since_this_runs_last_write():
+    """Another roll took the Lease over (leaseTransitions 4) and a run of this roll took it back (5): the holder is this
+    roll's id again, but the run that comes back from a suspend must not act - its node may be another roll's now."""
+    back = lease("roll-b", transitions=5)
+    lost = step("renew", back, known=4)
+    assert lost["action"] == "lost" and "leaseTransitions 5, was 4 at this run's last write: another roll held it in between" in lost["msg"]
+    assert step("renew", lease("", transitions=4), known=4)["action"] == "lost", "given back under a run's feet: nobody's to renew"
+    assert step("renew", back, known=5)["action"] == "update"
+    between = step("renew", lease("", transitions=4), known=4, claim=["gpu-2"])
+    assert between["action"] == "update" and between["transitions"] == 5, "between batches a released Lease is taken again"
+
+
+def test_the_fence_holds_only_with_this_runs_live_claim_on_the_node():
+    claims = {"gpu-1": claim("aaaa"), "gpu-2": claim("bbbb"), "gpu-3": dict(claim("aaaa"), waiting=True),
+              "gpu-4": claim("aaaa", until=NOW - 1)}
+    current = with_slots(lease("roll-b"), claims)
+    ok = step("renew", current, fence="gpu-1", known=3)
+    assert ok["action"] == "update" and ok["object"]["metadata"]["resourceVersion"] == "7", "a renewal carrying what it read"
+    assert ok["object"]["spec"]["renewTime"] == rl.micro_time(NOW)
+    for node, why in (("gpu-2", "the slot of gpu-2 is run bbbb's, not this run's (aaaa)"), ("gpu-3", "holds no slot of this run"),
+                      ("gpu-4", "this run's slot for gpu-4 expired at"), ("gpu-5", "holds no slot of this run for gpu-5")):
+        out = step("renew", current, fence=node, known=3)
+        assert out["action"] == "fenced" and out["object"] is None and why in out["msg"], out["msg"]
 
 
 @pytest.mark.parametrize("broken", [{"renewTime": "yesterday"}, {"leaseDurationSeconds": 0}, {"leaseDurationSeconds": "600"},
@@ -140,11 +196,14 @@ def test_default_roll_ids_follow_awx_slices_then_jobs_then_a_fresh_one():
     assert rl.default_roll_id("4" * 40, None, NOW, "") .startswith("roll-"), "a number no AWX writes is not trusted"
 
 
-def test_the_lease_covers_the_longest_stretch_and_its_table_matches_the_roles_defaults():
-    assert rl.lease_seconds({}) == 600 + 1800 + 180 + 300 + 120 + 180 + 120
-    assert rl.lease_seconds({"rke2_numa_drain_timeout": "60", "rke2_numa_reboot_timeout": 0}) == rl.lease_seconds({}) - 540
-    assert rl.lease_seconds({name: 1 for name, dummy in rl.LEASE_STRETCH}) == rl.LEASE_SECONDS_MIN + 6
+def test_the_lease_covers_the_longest_stretch_between_renewals_and_its_table_matches_the_roles_defaults():
+    assert rl.lease_seconds({}) == 180 + 300 + 120 + 180 + 120, "no reboot: the kubelet's start to the labels"
+    assert rl.lease_seconds({"rke2_numa_reboot_ok": True}) == 1800 + 120, "the reboot"
+    assert rl.lease_seconds({"rke2_numa_reboot_ok": "true", "rke2_numa_reboot_timeout": 0}) == 1800 + 120, "0: its default"
+    assert rl.lease_seconds({"rke2_numa_drain_timeout": "3000"}) == 3000 + 120
+    assert rl.lease_seconds({name: 1 for name, dummy in rl.LEASE_STRETCH}) == 4 + rl.LEASE_MARGIN
     assert rl.lease_seconds({"rke2_numa_drain_timeout": 10 ** 6}) == rl.LEASE_SECONDS_MAX
+    assert rl.lease_seconds({}, 3) == 3 * 780 + 120, "three waves of a batch"
     defaults = {}
     for role in ("common", "drain", "kubelet_reset", "prove", "labels"):
         with open(os.path.join(REPO, "roles", role, "defaults", "main.yml")) as handle:
@@ -211,7 +270,7 @@ def test_slots_that_cannot_be_read_give_no_slot_and_are_never_rewritten(broken):
 
 def test_another_rolls_slots_are_not_ours_when_its_lease_is_taken_over():
     current = with_slots(lease("roll-a", renewed=NOW - 2000), {"gpu-1": claim("zzzz")}, roll="roll-a")
-    out = step("take", current)
+    out = step("take", current, observed=WATCHED)
     assert out["action"] == "update" and slots_of(out) is None
 
 
@@ -256,3 +315,20 @@ def test_a_renewal_keeps_a_waiting_entry_waiting_and_renewed():
     kept = step("renew", current)
     assert kept["granted"] == [] and slots_of(kept)["gpu-2"]["waiting"] is True and "waiting" not in slots_of(kept)["gpu-1"]
     assert slots_of(kept)["gpu-2"]["until"] == rl.micro_time(NOW + 900)
+
+
+def test_a_lease_shorter_than_the_work_between_two_renewals_is_refused():
+    assert rl.lease_seconds_errors(900, {}) == []
+    short = rl.lease_seconds_errors(900, {"rke2_numa_drain_timeout": 3600})
+    assert short and "the roll's Lease would last 900 s, but the drain may take 3600 s" in short[0], short
+    assert "rke2_numa_roll_lease_seconds 0 computes it" in short[0]
+    big = rl.lease_seconds_errors(rl.LEASE_SECONDS_MAX, {"rke2_numa_reboot_ok": True, "rke2_numa_reboot_timeout": 86400})
+    assert big and "a Lease lasts 28800 s at most" in big[0]
+    waves = rl.lease_seconds_errors(1000, {}, 2)
+    assert waves and "(2 waves of a batch: rke2_numa_serial larger than --forks)" in waves[0]
+
+
+@pytest.mark.parametrize("serial, hosts, forks, expected", [(1, 5, 5, 1), (10, 40, 5, 2), (11, 40, 5, 3), (10, 4, 2, 2),
+                                                             ([1, 5, 20], 40, 5, 4), ("25%", 8, 5, 2), ("x", 3, "0", 3)])
+def test_a_batch_runs_in_waves_of_forks(serial, hosts, forks, expected):
+    assert rl.waves(serial, hosts, forks) == expected
