@@ -1,0 +1,96 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A roll that meets a transient API error, dies, or is raced: whatever happens after it took the Lease, it gives back
+what it holds (the Lease, kured's lock) through one release path and says so - never a run that ends with the cluster
+locked while nothing runs. The real kubectl (through a wrapper that fails one chosen call the way kube-apiserver's 5xx
+reaches kubectl) against the API stand-in, node copies (ansible_connection=local: a roll stops at the kubelet_reset
+preflight, no systemd here; the Molecule and sandbox scenarios roll real nodes)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, gpu_fleet, needs_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import make_node
+from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_coordinated_rolls import lease, run
+from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import SPEC, node_vars
+
+pytestmark = needs_kubectl
+KURED_KEY = "weave.works/kured-node-lock"
+# what kubectl prints for a 500 from the API server (k8s.io/apimachinery pkg/api/errors: StatusReasonInternalError)
+SERVER_ERROR = 'Error from server (InternalError): an error on the server ("injected") has prevented the request from succeeding'
+
+
+@pytest.fixture
+def api(tmp_path):
+    yield from gpu_fleet(tmp_path, ("gpu-a", "gpu-b", "other-1"))
+
+
+def wrapper(tmp_path, fail_at=0):
+    """A kubectl that logs each call's words (one line each; ``[Lease]`` first when its stdin is a Lease) and fails the
+    ``fail_at``-th (1-based; 0: none) with a server error, as kubectl reports a 5xx (exit 1)."""
+    log, script = tmp_path / "kubectl-calls", tmp_path / "kubectl-wrapper"
+    log.write_text("")
+    script.write_text("""#!%s
+import os, sys
+argv = sys.argv[1:]
+body = sys.stdin.buffer.read() if "-f" in argv else None
+with open(%r, "a") as handle:
+    handle.write(("[Lease] " if body and b'"kind": "Lease"' in body else "") + " ".join(argv) + "\\n")
+with open(%r) as handle:
+    count = len(handle.read().splitlines())
+if count == %d:
+    sys.stderr.write(%r + "\\n")
+    sys.exit(1)
+if body is None:
+    os.execv(%r, [%r] + argv)
+import subprocess
+sys.exit(subprocess.run([%r] + argv, input=body).returncode)
+""" % (sys.executable, str(log), str(log), fail_at, SERVER_ERROR, KUBECTL, KUBECTL, KUBECTL))
+    script.chmod(0o755)
+    return str(script), log
+
+
+def after_take(lines, words):
+    """The 1-based index of the first call holding ``words`` after the roll took its Lease (the first write of one)."""
+    taken = next(i for i, line in enumerate(lines) if line.startswith("[Lease] "))
+    return next(i + 1 for i, line in enumerate(lines) if i > taken and words in line)
+
+
+def kured_annotation(api):
+    got = api.kubectl("get", "daemonset", "kured", "-n", "kube-system", "-o", "json")
+    return (json.loads(got.stdout)["metadata"].get("annotations") or {}).get(KURED_KEY)
+
+
+@pytest.mark.parametrize("read", [
+    "get daemonsets --all-namespaces -o json",        # kured's lock, in the pick play
+    "get lease rke2-numa-roll",                        # the renewal before the batch's cordons
+    "get nodes,pods --all-namespaces -o json",        # the capacity read of the batch
+])
+def test_one_server_error_after_the_lease_is_taken_gives_everything_back_and_says_so(api, tmp_path, read):
+    """One 5xx on a read after the Lease was taken: the Lease and kured's lock are given back, the summary is said, the
+    run fails naming the error, and the next roll starts at once (no "another roll holds the Lease"). Before, a read
+    without a rescue failed the hosts: the summary play never ran, the Lease stayed 2,590 s and kured's lock 70 min."""
+    (tmp_path / "state" / "daemonsets.json").write_text(json.dumps([{"namespace": "kube-system", "name": "kured",
+                                                                      "labels": {"app.kubernetes.io/name": "kured"}}]))
+    hosts = {"gpu-a": node_vars(make_node(tmp_path / "gpu-a", **SPEC))}
+    kubectl, log = wrapper(tmp_path)
+    code, text = run(api, tmp_path, "rolling.yml", hosts, kubectl=kubectl, rke2_numa_roll_id="roll-count")
+    assert "roll roll-count took the Lease" in text, text[-3000:]
+    fail_at = after_take(log.read_text().splitlines(), read)
+
+    kubectl, log = wrapper(tmp_path, fail_at)
+    code, text = run(api, tmp_path, "rolling.yml", hosts, kubectl=kubectl, rke2_numa_roll_id="roll-hit")
+    calls = log.read_text().splitlines()
+    assert "injected" in text and code != 0, (fail_at, calls[max(fail_at - 3, 0):fail_at + 2], text[-3000:])
+    assert log.read_text().splitlines()[fail_at - 1].find(read) >= 0, "the call that failed is the read named"
+    assert "roll roll-hit: held the Lease rke2-numa-system/rke2-numa-roll" in text, "the summary is said: " + text[-3000:]
+    assert lease(api)["spec"]["holderIdentity"] == "", "the Lease is given back"
+    assert kured_annotation(api) is None, "kured's lock is given back"
+
+    code, text = run(api, tmp_path, "rolling.yml", hosts, rke2_numa_roll_id="roll-after")
+    assert "another roll holds the Lease rke2-numa-system" not in text and "roll roll-after took the Lease" in text, text[-3000:]
