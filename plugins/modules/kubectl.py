@@ -44,7 +44,7 @@ options:
     description: The kubectl command.
     type: str
     required: true
-    choices: [get, wait, logs, config, annotate, label, cordon, uncordon, drain, delete, create, replace, apply]
+    choices: [get, wait, logs, config, annotate, label, cordon, uncordon, patch, drain, delete, create, replace, apply]
   kind:
     description:
       - The kind as kubectl takes it (C(node), C(pods), C(lease), C(nodes,pods) ...). With O(stdin) (always for

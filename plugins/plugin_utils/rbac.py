@@ -234,10 +234,11 @@ def kubectl_requests(argv, stdin_kinds=()):
     elif command in ("cordon", "uncordon"):
         out += [req("get", "", "nodes", True), req("patch", "", "nodes", True)]
     elif command == "patch":
-        # kubectl patch TYPE/NAME: one PATCH per object, no read first (pkg/cmd/patch/patch.go RunPatch: the builder's
-        # named Infos are not fetched; resource.Helper.Patch)
+        # kubectl patch TYPE/NAME: the object read, then one PATCH (pkg/cmd/patch/patch.go RunPatch: the builder visits
+        # the named object - a GET, seen in the API stand-in's log - whose copy tells "patched" from "patched (no
+        # change)"; resource.Helper.Patch)
         for group, resource, dummy in _targets(args[:1]):
-            out.append(req("patch", group, resource, True))
+            out += [req("get", group, resource, True), req("patch", group, resource, True)]
     elif command == "drain":
         # pkg/drain: cordon (get + patch), the node's pods (list, fieldSelector spec.nodeName, every namespace),
         # each DaemonSet-owned pod's DaemonSet (get; --ignore-daemonsets), the evictions (policy/v1, a

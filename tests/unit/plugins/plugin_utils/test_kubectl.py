@@ -186,3 +186,23 @@ def test_options_are_the_verbs_own(args, words):
 def test_each_verb_names_its_objects_its_own_ways(args, words):
     with pytest.raises(k.KubectlArgError, match=words):
         call(**args)
+
+
+def test_the_modules_verb_choices_are_the_verbs_the_action_takes():
+    """The module's documented choices are what Ansible validates a task's verb against before the action runs: a verb
+    VERBS has but the choices lack is refused on a real roll only (the cordon patch was, at its first real cordon)."""
+    import yaml
+    from ansible_collections.maitred.rke2_numa.plugins.modules import kubectl as module
+    choices = yaml.safe_load(module.DOCUMENTATION)["options"]["verb"]["choices"]
+    assert sorted(choices) == sorted(k.VERBS)
+
+
+def test_the_cordon_patch_is_one_merge_patch_call():
+    argv = k.call_argv({"verb": "patch", "kind": "node", "names": ["gpu-1"], "kubeconfig": "/k",
+                        "options": ["--type=merge", '--patch={"spec":{"unschedulable":true}}']})
+    assert argv == ["kubectl", "--kubeconfig", "/k", "patch", "node/gpu-1", "--type=merge", '--patch={"spec":{"unschedulable":true}}']
+    assert k.call_requests({"verb": "patch", "kind": "node", "names": ["gpu-1"], "kubeconfig": "/k", "options": ["--type=merge"]}) == [
+        {"verb": "get", "group": "", "resource": "nodes", "namespace": None, "named": True},
+        {"verb": "patch", "group": "", "resource": "nodes", "namespace": None, "named": True}]
+    assert k.call_result("patch", None, 0, "node/gpu-1 patched (no change)\n", "")["changed"] is False
+    assert k.call_result("patch", None, 0, "node/gpu-1 patched\n", "")["changed"] is True
