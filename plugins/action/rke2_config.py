@@ -24,7 +24,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.maitred.rke2_numa.plugins.modules import rke2_config as rke2_config_doc
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_config_file import (
-    DROPIN_SUFFIXES,
+    DROPIN_PATTERN,
     ConfigError,
     decode,
     effective_config,
@@ -84,11 +84,11 @@ class ActionModule(ActionBase):
         return decode(base64.b64decode(result["content"]), path)
 
     def _dropins(self, folder, task_vars):
-        """The config.yaml.d files RKE2 reads (*.yaml and *.yml), in its order (by name)."""
+        """The config.yaml.d files RKE2 reads (*.yaml and *.yml, whatever the case), in its order (by name)."""
         st = self._module("ansible.builtin.stat", {"path": folder, "get_checksum": False}, task_vars)["stat"]
         if not st.get("isdir"):
             return []
-        found = self._module("ansible.builtin.find", {"paths": folder, "patterns": ["*" + s for s in DROPIN_SUFFIXES],
+        found = self._module("ansible.builtin.find", {"paths": folder, "patterns": [DROPIN_PATTERN], "use_regex": True,
                                                       "file_type": "any", "follow": True}, task_vars)["files"]
         return sorted((f["path"] for f in found if not f.get("isdir")), key=os.path.basename)
 

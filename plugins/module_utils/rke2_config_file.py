@@ -28,8 +28,16 @@ except ImportError:  # pragma: no cover - node_state_info reports it (the action
 
 NULL_TAG = "tag:yaml.org,2002:null"
 
-# The drop-ins RKE2 reads from config.yaml.d (k3s configfilearg: by extension, in name order).
+# The drop-ins RKE2 reads from config.yaml.d: by extension whatever its case, in name order, folders left out (k3s
+# pkg/configfilearg/parser.go dotDFiles: os.ReadDir, util.HasSuffixI(name, ".yaml", ".yml"), !IsDir()).
 DROPIN_SUFFIXES = (".yaml", ".yml")
+# the same for ansible.builtin.find (use_regex: its patterns are matched against the file's name)
+DROPIN_PATTERN = r"(?i)^.*\.(yaml|yml)$"
+
+
+def is_dropin_name(name):
+    """A config.yaml.d entry name RKE2 reads (util.HasSuffixI: the suffix compared lowercased)."""
+    return name.lower().endswith(DROPIN_SUFFIXES)
 
 
 class ConfigError(Exception):
@@ -46,7 +54,8 @@ def config_files(config_path):
     files = [config_path]
     folder = config_path + ".d"
     if os.path.isdir(folder):
-        files += [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith(DROPIN_SUFFIXES)]
+        files += [os.path.join(folder, n) for n in sorted(os.listdir(folder))
+                  if is_dropin_name(n) and not os.path.isdir(os.path.join(folder, n))]
     return files
 
 

@@ -215,6 +215,20 @@ def test_another_drop_in_that_breaks_the_plan_is_refused_and_nothing_is_written(
     assert not (tmp_path / "backup").exists()
 
 
+@pytest.mark.parametrize("name", ["95-x.YAML", "95-x.Yml"])
+def test_a_drop_in_named_in_capitals_is_read_as_rke2_reads_it_and_blocks_the_write(tmp_path, config, name):
+    """k3s reads config.yaml.d/*.yaml|*.yml whatever their case (pkg/configfilearg/parser.go dotDFiles:
+    util.HasSuffixI): a 95-x.YAML with a plain kubelet-arg replaces the plan's flags at RKE2's next start. It was
+    not read here (a case-sensitive match): the write went on, the plan lost unseen."""
+    before = config.read_text()
+    folder = tmp_path / "config.yaml.d"
+    os.makedirs(str(folder))
+    (folder / name).write_text("kubelet-arg:\n  - max-pods=110\n")
+    out = run(tmp_path, path=str(config), mode="dropin", dropin_path=str(folder / "50-rke2-numa.yaml"))
+    assert out.returncode != 0 and str(folder / name) in out.stdout and "nothing written" in out.stdout, out.stdout[-3000:]
+    assert config.read_text() == before and sorted(os.listdir(str(folder))) == [name]
+
+
 def test_a_drop_in_outside_config_yaml_d_is_refused(tmp_path, config):
     out = run(tmp_path, path=str(config), mode="dropin", dropin_path=str(tmp_path / "elsewhere" / "50-rke2-numa.yaml"))
     assert out.returncode != 0 and "the only folder RKE2 reads drop-ins from: nothing written" in out.stdout

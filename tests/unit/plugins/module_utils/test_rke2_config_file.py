@@ -73,9 +73,12 @@ def test_the_host_lists_config_yaml_then_its_yaml_and_yml_drop_ins_by_name(tmp_p
     assert config_files(config) == [config]
     folder = tmp_path / "config.yaml.d"
     folder.mkdir()
-    for name in ("90-z.yml", "50-rancher.yaml", "10-a.yaml", "20-b.yaml.bak", "README"):
+    for name in ("90-z.yml", "50-rancher.yaml", "10-a.yaml", "20-b.yaml.bak", "README", "95-x.YAML", "96-y.yMl"):
         (folder / name).write_text("")
-    assert config_files(config) == [config] + [os.path.join(str(folder), n) for n in ("10-a.yaml", "50-rancher.yaml", "90-z.yml")]
+    (folder / "70-dir.yaml").mkdir()   # a folder is not a drop-in (dotDFiles: file.IsDir())
+    # k3s reads them whatever the case of their suffix (util.HasSuffixI), in name order (os.ReadDir)
+    assert config_files(config) == [config] + [os.path.join(str(folder), n) for n in ("10-a.yaml", "50-rancher.yaml", "90-z.yml",
+                                                                                      "95-x.YAML", "96-y.yMl")]
 
 
 def test_a_list_that_shares_its_node_with_another_place_is_named():
