@@ -43,9 +43,45 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import 
 )
 
 
+def _raw_flag(arg):
+    """(name as written, value) of a kubelet-arg entry as RKE2 splits it (k3s pkg/util/args.go GetArgs: one leading
+    ``--`` trimmed, split at the first ``=``, a bare name is ``true``)."""
+    text = str(arg)
+    text = text[2:] if text.startswith("--") else text
+    name, sep, value = text.partition("=")
+    return name, value if sep else "true"
+
+
+def normal_flag_name(name):
+    """A kubelet flag's name as the kubelet reads it: RKE2's append/prepend suffix dropped (GetArgs:
+    ``strings.TrimRight(arg, "-+")``), ``_`` read as ``-`` (cmd/kubelet/app/server.go sets
+    k8s.io/component-base/cli/flag WordSepNormalizeFunc on its flag set)."""
+    return name.rstrip("-+").replace("_", "-")
+
+
 def flag_name(arg):
-    """``--cpu-manager-policy=static`` / ``cpu-manager-policy=static`` -> ``cpu-manager-policy``."""
-    return arg.lstrip("-").split("=", 1)[0]
+    """``--cpu-manager-policy=static`` / ``cpu_manager_policy+=static`` -> ``cpu-manager-policy``: the flag the kubelet
+    gets (normal_flag_name)."""
+    return normal_flag_name(str(arg).lstrip("-").split("=", 1)[0])
+
+
+def kubelet_argv(sources):
+    """[(source, 'name=value')] in RKE2's kubelet-arg order -> the same in the order the kubelet gets them, names as it
+    reads them. RKE2 passes them through k3s pkg/util/args.go GetArgs: grouped by the name as written (its ``+``/``-``
+    suffix trimmed), ``name+=v`` appended after the earlier values of that name, ``name-=v`` put before them, a plain
+    ``name=v`` after them (RKE2's own default of the name dropped - none of the flags the plan manages has one), the
+    groups sorted by that name (Go's sort.Strings: byte order), each group's values in their order. The kubelet then
+    reads ``_`` as ``-``: ``cpu_manager_policy`` (sorted after ``cpu-manager-policy``) comes last and wins over it."""
+    groups = {}
+    for source, arg in sources:
+        name, value = _raw_flag(arg)
+        key = name.rstrip("-+")
+        if name.endswith("-") and not name.endswith("+"):   # GetArgs tests "+" first, then "-"
+            groups[key] = [(source, value)] + groups.get(key, [])
+        else:                                                # "+": appended; plain: after the earlier values too
+            groups[key] = groups.get(key, []) + [(source, value)]
+    return [(source, "%s=%s" % (normal_flag_name(key), value))
+            for key in sorted(groups, key=lambda k: k.encode("utf-8")) for source, value in groups[key]]
 
 
 # The Topology Manager refuses more NUMA nodes than this unless told otherwise
@@ -148,10 +184,11 @@ ACCUMULATED_FLAGS = ("reserved-memory",)
 
 
 def kubelet_flag_values(sources):
-    """[(source, 'name=value')] in the order the kubelet gets them -> {name: (value, [sources])}, read as
-    the kubelet reads repeated flags: a map flag is a dict, reserved-memory a list of entries, else the last."""
+    """[(source, 'name=value')] in RKE2's kubelet-arg order -> {name: (value, [sources])}, read as the kubelet reads
+    them (kubelet_argv: RKE2's order and suffixes, the kubelet's names): a map flag is a dict, reserved-memory a list
+    of entries, else the last."""
     out = {}
-    for source, arg in sources:
+    for source, arg in kubelet_argv(sources):
         name, dummy, value = arg.partition("=")
         old, where = out.get(name, (None, []))
         if name in MAP_FLAGS:

@@ -209,6 +209,16 @@ def test_flags_last_wins_maps_merge_reserved_memory_accumulates():
     assert [(r["numaNode"], sorted(r["limits"])) for r in cfg["reserved-memory"]] == [(0, ["memory"]), (1, ["hugepages-1Gi", "memory"])]
 
 
+def test_the_kubelet_reads_underscores_as_dashes_and_rke2_sorts_by_the_written_name():
+    """RKE2 groups kubelet-arg by the name as written and sorts the groups (GetArgs), the kubelet then reads '_' as '-'
+    (WordSepNormalizeFunc): cpu_manager_policy=none comes after cpu-manager-policy=static and wins."""
+    args = rke2.kubelet_args(["cpu_manager_policy=none", "cpu-manager-policy=static"], {})
+    assert args == ["--cpu-manager-policy=static", "--cpu_manager_policy=none"]
+    assert rke2.parse_kubelet_flags(args)["cpu-manager-policy"] == "none"
+    assert rke2.parse_kubelet_flags(rke2.kubelet_args(["cpu-manager-policy=static", "cpu-manager-policy+=none"], {}))[
+        "cpu-manager-policy"] == "none"
+
+
 def test_rke2_eviction_defaults_have_no_memory_available():
     assert "memory.available" not in rke2.parse_kubelet_flags([])["eviction-hard"]
     assert rke2.parse_kubelet_flags([], "kubelet")["eviction-hard"]["memory.available"] == "100Mi"

@@ -402,6 +402,9 @@ def parse_kubelet_flags(args, eviction_defaults="rke2", node_ip=""):
     seen = set()
     for arg in args:
         name, dummy, value = arg[2:].partition("=")
+        # the kubelet's flag set reads '_' as '-' (cmd/kubelet/app/server.go: cleanFlagSet.SetNormalizeFunc(
+        # cliflag.WordSepNormalizeFunc), k8s.io/component-base/cli/flag/flags.go)
+        name = name.replace("_", "-")
         first = name not in seen
         seen.add(name)
         try:

@@ -215,6 +215,21 @@ def test_another_drop_in_that_breaks_the_plan_is_refused_and_nothing_is_written(
     assert not (tmp_path / "backup").exists()
 
 
+@pytest.mark.parametrize("name, text", [("95-site.yaml", "kubelet-arg+:\n  - cpu-manager-policy+=none\n"),
+                                        ("50-rancher.yaml", "kubelet-arg+:\n  - cpu_manager_policy=none\n")])
+def test_a_flag_spelled_as_the_kubelet_normalises_it_blocks_the_write(tmp_path, config, name, text):
+    """cpu-manager-policy+=none appended by a later drop-in (RKE2 trims the '+': k3s GetArgs) and cpu_manager_policy=none
+    (the kubelet reads '_' as '-', and RKE2 sorts it after ours) both reach the kubelet as cpu-manager-policy=none over
+    the plan's static: refused before any write (they were read as other flags, and the write went on)."""
+    before = config.read_text()
+    folder = tmp_path / "config.yaml.d"
+    os.makedirs(str(folder))
+    (folder / name).write_text(text)
+    out = run(tmp_path, path=str(config), mode="dropin", dropin_path=str(folder / "90-rke2-numa.yaml"))
+    assert out.returncode != 0 and "cpu-manager-policy" in out.stdout and "nothing written" in out.stdout, out.stdout[-3000:]
+    assert config.read_text() == before and sorted(os.listdir(str(folder))) == [name]
+
+
 @pytest.mark.parametrize("name", ["95-x.YAML", "95-x.Yml"])
 def test_a_drop_in_named_in_capitals_is_read_as_rke2_reads_it_and_blocks_the_write(tmp_path, config, name):
     """k3s reads config.yaml.d/*.yaml|*.yml whatever their case (pkg/configfilearg/parser.go dotDFiles:

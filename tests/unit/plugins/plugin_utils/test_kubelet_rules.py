@@ -103,11 +103,27 @@ def test_no_flags_at_all_pass():
         (["eviction-hard=memory.available<1Gi", "eviction-hard=nodefs.available<5%,memory.available<500Mi"],
          {"eviction-hard": "memory.available<500Mi,nodefs.available<5%"}),
         (["reserved-memory=0:memory=1Gi", "reserved-memory=1:memory=2Gi"], {"reserved-memory": "0:memory=1Gi;1:memory=2Gi"}),
-        (["flag"], {"flag": ""}),
+        (["flag"], {"flag": "true"}),   # RKE2 passes a bare name as --flag=true (k3s GetArgs)
+        # the kubelet's names: '_' is '-' (WordSepNormalizeFunc); RKE2's '+' / '-' suffixes are not part of the name
+        (["cpu-manager-policy=static", "cpu-manager-policy+=none"], {"cpu-manager-policy": "none"}),
+        (["cpu-manager-policy=static", "cpu_manager_policy=none"], {"cpu-manager-policy": "none"}),
+        (["cpu_manager_policy=none", "cpu-manager-policy=static"], {"cpu-manager-policy": "none"}),   # sorted by written name
+        (["cpu-manager-policy=static", "cpu-manager-policy-=none"], {"cpu-manager-policy": "static"}),   # prepended
     ],
 )
 def test_parse_kubelet_args(args, expected):
     assert parse_kubelet_args(args) == expected
+
+
+def test_the_kubelet_gets_rke2s_args_grouped_by_written_name_sorted_with_its_own_names():
+    """k3s pkg/util/args.go GetArgs, then the kubelet's WordSepNormalizeFunc: the order decides which value wins."""
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import flag_name, kubelet_argv
+    got = kubelet_argv([("a", "--max-pods=110"), ("b", "cpu_manager_policy=none"), ("c", "cpu-manager-policy+=static"),
+                        ("d", "cpu-manager-policy-=none"), ("e", "feature-gates")])
+    assert got == [("d", "cpu-manager-policy=none"), ("c", "cpu-manager-policy=static"), ("b", "cpu-manager-policy=none"),
+                   ("e", "feature-gates=true"), ("a", "max-pods=110")]
+    assert [flag_name(a) for a in ("--cpu_manager_policy=x", "cpu-manager-policy+=x", "reserved-cpus-=0", "a")] == [
+        "cpu-manager-policy", "cpu-manager-policy", "reserved-cpus", "a"]
 
 
 @pytest.mark.parametrize(

@@ -84,6 +84,21 @@ def test_verify_reads_rke2s_effective_flags_from_the_node_state_config_first_the
         verify_plan(PLAN, node_state(booted(TOPO), [("/etc/rancher/rke2/config.yaml", None, "config.yaml is not valid YAML")]))
 
 
+@pytest.mark.parametrize("path, values", [
+    ("/etc/rancher/rke2/config.yaml.d/95-site.yaml", {"kubelet-arg+": ["cpu-manager-policy+=none"]}),
+    ("/etc/rancher/rke2/config.yaml.d/50-rancher.yaml", {"kubelet-arg+": ["cpu_manager_policy=none"]}),
+])
+def test_a_flag_spelled_as_the_kubelet_normalises_it_is_read_as_that_flag(path, values):
+    """cpu-manager-policy+=none (RKE2 appends it: GetArgs trims the '+') and cpu_manager_policy=none (the kubelet reads
+    '_' as '-', and RKE2 sorts it after cpu-manager-policy) both reach the kubelet as cpu-manager-policy=none: the node
+    does not run its plan (it was read as another flag, and the node called compliant)."""
+    config = ("/etc/rancher/rke2/config.yaml", {"kubelet-arg": PLAN["kubelet_args"]}, None)
+    report = verify_plan(PLAN, node_state(booted(TOPO), [config, (path, values, None)]))
+    assert not report["ok"]
+    assert any(f["check"] == "config" and "kubelet flag cpu-manager-policy=static is cpu-manager-policy=none" in f["message"]
+               for f in report["findings"]), report["findings"]
+
+
 def test_each_finding_names_its_check_so_no_one_reads_the_wording():
     """compliance picks the hugepage findings by check (it matched the sentence " pages, the plan wants ")."""
     short = dict(booted(TOPO), numa_nodes=[dict(TOPO["numa_nodes"][0], hugepages={"1048576": {"total": 1}})])
