@@ -16,7 +16,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure_message, evicted_pods, pods_left
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_hold, kured_lock_claims, kured_lock_releases, maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
-    LEASE_MARGIN, LeaseError, default_max_unavailable, default_roll_id, lease_from_reply, lease_seconds, lease_seconds_errors, lease_step,
+    LEASE_MARGIN, LeaseError, default_max_unavailable, default_roll_id, lease_free, lease_from_reply, lease_seconds, lease_seconds_errors, lease_step,
     max_unavailable_errors, observation, roll_in_progress, waves)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import managed_by, rancher_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import cordon_patch, fence_findings, node_markers, release_patch
@@ -119,6 +119,16 @@ def lease_observed(text, name, now, before=None):
     return observation(current, float(now), before or None) if current is not None else {}
 
 
+def lease_is_free(text, name, now, observed=None, roll_id=""):
+    """Would a roll take the Lease ``text`` shows now (plugin_utils/roll_lease.py lease_free)? An answer that is not a
+    Lease read is not free (the roll reads it again and stops there)."""
+    try:
+        current = lease_from_reply(text, name)
+    except LeaseError:
+        return False
+    return lease_free(current, float(now), observed or None, str(roll_id or ""))
+
+
 def in_progress(text, name, nodes_reply, cordoned_key, now, roll_id=""):
     """{busy, holder, since, nodes, msg}: is another roll at work (a live Lease)? For the read-only runs; an answer that
     is not a Lease read is not known (busy None, msg says why) - a roll reads it again and stops there."""
@@ -218,6 +228,6 @@ class FilterModule(object):
                 "drain_evicted": drain_evicted, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
                 "roll_capacity": capacity, "roll_stale_markers": roll_pick.stale_marked, "roll_groups": groups, "roll_state": state,
-                "roll_settings": roll_settings, "roll_lease": lease, "roll_lease_observed": lease_observed, "roll_fence": fence,
+                "roll_settings": roll_settings, "roll_lease": lease, "roll_lease_observed": lease_observed, "roll_lease_free": lease_is_free, "roll_fence": fence,
                 "node_cordon_patch": cordon_patch, "node_release_patch": release_patch,
                 "roll_in_progress": in_progress}

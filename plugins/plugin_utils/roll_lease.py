@@ -474,6 +474,15 @@ def _observed_expired(state, observed, now):
     return float(now) >= float(observed.get("since")) + state["duration"]
 
 
+def lease_free(lease, now, observed=None, roll_id=""):
+    """Would a roll take the Lease now: none, given back (empty holder), this roll's own (``roll_id``), or another's
+    that this run watched unchanged for its duration (``observed``, client-go's observedTime)? What a roll waits for
+    before it reads the fleet (rke2_numa_roll_lock_wait), so that it decides on the fleet as the roll it waited for
+    left it."""
+    state = lease_state(lease, now)
+    return not state["holder"] or bool(roll_id and state["holder"] == roll_id) or _observed_expired(state, observed, now)
+
+
 def _fence_claim(lease, roll, now, node):
     """Why this run holds no live slot claim on ``node`` ('' when it does)."""
     claims, readable = _claims(lease, roll["id"])

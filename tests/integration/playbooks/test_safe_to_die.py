@@ -10,13 +10,17 @@ preflight, no systemd here; the Molecule and sandbox scenarios roll real nodes).
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+import time
 
 import pytest
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, gpu_fleet, needs_kubectl
-from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import make_node
-from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_coordinated_rolls import lease, run
+from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node
+from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_coordinated_rolls import command, hold, inventory, lease, run, writes
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import SPEC, node_vars
 
 pytestmark = needs_kubectl
@@ -94,3 +98,32 @@ def test_one_server_error_after_the_lease_is_taken_gives_everything_back_and_say
 
     code, text = run(api, tmp_path, "rolling.yml", hosts, rke2_numa_roll_id="roll-after")
     assert "another roll holds the Lease rke2-numa-system" not in text and "roll roll-after took the Lease" in text, text[-3000:]
+
+
+def test_a_roll_that_waits_for_the_lease_reads_the_fleet_after_the_wait_and_drains_nothing_the_other_finished(api, tmp_path):
+    """Roll B given rke2_numa_roll_lock_wait starts while roll A has gpu-a out; A finishes gpu-a (it runs its plan, back
+    in service, the Lease given back). B reads the fleet after its wait: gpu-a is compliant - no cordon, no label
+    withdrawn, no write at all. Before, B's check ran before the wait and was never redone: it withdrew gpu-a's labels
+    and started it again."""
+    root = make_node(tmp_path / "gpu-a", **SPEC)
+    hold(api, "roll-first", cordon=["gpu-a"])
+    argv, env = command(api, inventory(api, tmp_path, {"gpu-a": node_vars(root)}, rke2_numa_roll_id="roll-waits",
+                                       rke2_numa_roll_lock_wait=120), "rolling.yml")
+    since = len(api.calls())
+    waiting = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len([c for c in api.calls()[since:] if "/leases/" in c["path"]]) < 2:
+        time.sleep(0.5)
+    # roll A finishes gpu-a: it runs its plan, A returns it to service and gives the Lease back
+    comply(root, make_plan(read_topology(str(root))))
+    with api.edit("gpu-a") as node:
+        node["unschedulable"] = False
+        node["annotations"] = {}
+    hold(api, "")
+    released = len(api.calls())
+    out, dummy = waiting.communicate(timeout=300)
+    text = " ".join(out.split())
+    assert waiting.returncode == 0, text[-3000:]
+    assert "waiting up to 120 s before reading the fleet" in text and "compliant (skipped): gpu-a" in text, text[-3000:]
+    assert writes(api, released) == [], "nothing written after the wait: " + text[-2000:]
+    assert not api.node("gpu-a")["unschedulable"]
