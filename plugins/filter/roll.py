@@ -35,19 +35,26 @@ def maintenance_window(window_end, now, node_minutes, done_seconds=()):
         raise AnsibleFilterError(str(e))
 
 
+def _roll_ids(roll_id):
+    """A roll id, or [this roll's id, the dead rolls' whose Lease it took over] (their kured entries are its own)."""
+    if isinstance(roll_id, (list, tuple)):
+        return [str(i) for i in roll_id if i]
+    return str(roll_id or "")
+
+
 def maintainers(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations, now, roll_id=""):
     """Why another maintainer keeps the roll off ``node`` now (plugin_utils/maintainers.py); [] when none does."""
-    return maintainers_at_work(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations or [], float(now), str(roll_id or ""))
+    return maintainers_at_work(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations or [], float(now), _roll_ids(roll_id))
 
 
 def kured_claims(reply, kured_daemonset, now, ttl_seconds, roll_id):
     """What holds kured's lock for the roll (plugin_utils/maintainers.py); ``reply``: ``kubectl get daemonsets -A -o json``."""
-    return kured_lock_claims((reply or {}).get("items") or [], kured_daemonset, float(now), int(ttl_seconds), str(roll_id))
+    return kured_lock_claims((reply or {}).get("items") or [], kured_daemonset, float(now), int(ttl_seconds), _roll_ids(roll_id))
 
 
 def kured_releases(reply, kured_daemonset, roll_id):
     """What gives kured's lock back after the roll: this roll's entries removed, kured's and other rolls' kept."""
-    return kured_lock_releases((reply or {}).get("items") or [], kured_daemonset, str(roll_id))
+    return kured_lock_releases((reply or {}).get("items") or [], kured_daemonset, _roll_ids(roll_id))
 
 
 def _node_objects(reply):

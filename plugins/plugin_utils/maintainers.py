@@ -58,12 +58,61 @@ def _flag(argv, name):
     return None
 
 
+def _containers(daemonset):
+    return ((((daemonset.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers")) or []
+
+
 def _argv(daemonset):
-    containers = ((((daemonset.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers")) or []
+    containers = _containers(daemonset)
     out = []
     for c in containers:
         out += [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
     return out, [str(c.get("image") or "") for c in containers]
+
+
+# kured's flags that decide where its lock is and how many owners it takes, with kured's defaults (cmd/kured/main.go)
+KURED_SETTINGS = (("lock-annotation", KURED_LOCK_ANNOTATION), ("concurrency", "1"), ("ds-name", None), ("ds-namespace", None))
+KURED_ENV_PREFIX = "KURED"   # cmd/kured/main.go EnvPrefix
+
+
+def kured_settings(daemonset):
+    """{lock_annotation, concurrency, ds_name, ds_namespace, unreadable} as kured reads its own: its flags
+    (cmd/kured/main.go flag.Parse), then - overriding them - the environment variable of each flag,
+    ``KURED_<FLAG NAME, upper case, '-' as '_'>`` (LoadFromEnv, called after flag.Parse; an int that strconv.Atoi
+    refuses makes kured exit). The environment is the pod template's: ``env`` entries (the last of a name wins, over
+    ``envFrom``). A KURED_ variable whose value this read cannot know - ``valueFrom``, or any ``envFrom`` (a ConfigMap or
+    Secret may set one) - makes the settings unreadable (``unreadable``: why): kured's lock then counts as held, never
+    written. ``ds_name``/``ds_namespace``: None when neither flag nor variable names them (the lock is read on kured's own
+    DaemonSet: kured's manifests and chart always pass both)."""
+    argv, dummy = _argv(daemonset)
+    values = {name: _flag(argv, "--" + name) for name, dummy in KURED_SETTINGS}
+    unreadable = []
+    env = {}
+    for container in _containers(daemonset):
+        if container.get("envFrom"):
+            sources = ["%s %s" % ("ConfigMap" if s.get("configMapRef") else "Secret" if s.get("secretRef") else "source",
+                                  ((s.get("configMapRef") or s.get("secretRef") or {}).get("name") or "?"))
+                       for s in container.get("envFrom") or [] if isinstance(s, dict)]
+            unreadable.append("its container %s takes environment variables from %s (envFrom): its KURED_ settings cannot be "
+                              "read here" % (container.get("name") or "?", ", ".join(sources) or "a source"))
+        for entry in container.get("env") or []:
+            if isinstance(entry, dict) and str(entry.get("name") or "").startswith(KURED_ENV_PREFIX + "_"):
+                env[str(entry["name"])] = entry
+    for name, dummy in KURED_SETTINGS:
+        variable = "%s_%s" % (KURED_ENV_PREFIX, name.upper().replace("-", "_"))
+        entry = env.get(variable)
+        if entry is None:
+            continue
+        if "valueFrom" in entry and "value" not in entry:
+            unreadable.append("%s comes from valueFrom: its value cannot be read here" % variable)
+        else:
+            values[name] = str(entry.get("value") or "")
+    concurrency = as_integer(values["concurrency"] if values["concurrency"] is not None else "1")
+    if concurrency is None:
+        unreadable.append("its concurrency %r is no number: kured exits" % values["concurrency"])
+    return {"lock_annotation": values["lock-annotation"] or KURED_LOCK_ANNOTATION,
+            "concurrency": min(max(concurrency or 1, 1), MAX_OWNERS), "ds_name": values["ds-name"] or None,
+            "ds_namespace": values["ds-namespace"] or None, "unreadable": "; ".join(unreadable)}
 
 
 def is_kured(daemonset):
@@ -148,19 +197,23 @@ def kured_locks(text, now):
 
 
 def find_kured(daemonsets, setting):
-    """[(namespace/name, lock annotation key, DaemonSet)] of kured's DaemonSets, and an error or None.
+    """[(namespace/name of the DaemonSet that holds the lock, lock annotation key, that DaemonSet, kured's settings)] of
+    kured's DaemonSets (kured_settings: its flags, then its KURED_ environment), and an error or None. The lock is on
+    the DaemonSet kured's ds-namespace/ds-name name, else on kured's own.
 
     ``setting``: ``auto`` (every DaemonSet that runs kured, wherever installed), ``namespace/name`` (that
     one, which must exist), or empty (not checked)."""
     if not setting:
         return [], None
     found = []
+    by_ident = {"%s/%s" % ((d.get("metadata") or {}).get("namespace"), (d.get("metadata") or {}).get("name")): d for d in daemonsets}
     for ds in daemonsets:
         meta = ds.get("metadata") or {}
         ident = "%s/%s" % (meta.get("namespace"), meta.get("name"))
         if (setting == AUTO and (is_kured(ds) or ident == "%s/%s" % KURED_DEFAULT)) or ident == setting:
-            argv, dummy = _argv(ds)
-            found.append((ident, _flag(argv, "--lock-annotation") or KURED_LOCK_ANNOTATION, ds))
+            settings = kured_settings(ds)
+            lock_ident = "%s/%s" % (settings["ds_namespace"] or meta.get("namespace"), settings["ds_name"] or meta.get("name"))
+            found.append((lock_ident, settings["lock_annotation"], by_ident.get(lock_ident, {"metadata": {}}), settings))
     if setting != AUTO and not found:
         return [], ("rke2_numa_kured_daemonset %s: no such DaemonSet, so kured's reboot lock cannot be read; "
                     "set it to kured's namespace/name, auto (find it), or empty if kured is not installed" % setting)
@@ -171,11 +224,21 @@ def _roll_entry(roll_id):
     return "%s/%s" % (ROLL_LOCK_NODE, roll_id)
 
 
+def _ids(roll_id):
+    """A roll id, or this roll's id and the dead rolls whose Lease it took over (their entries are its to replace)."""
+    return tuple(str(i) for i in (roll_id if isinstance(roll_id, (list, tuple)) else [roll_id]) if i)
+
+
 def _ours(node_id, roll_id):
-    """An entry this roll wrote: ``rke2-numa.maitred.io/roll/<id>`` or ``.../<id>/<n>``. Another roll's entries (and
-    those of rolls before roll ids, ``.../roll`` and ``.../roll-<n>``) are held locks."""
-    node_id, mine = str(node_id), _roll_entry(roll_id)
-    return bool(roll_id) and (node_id == mine or node_id.startswith(mine + "/"))
+    """An entry this roll wrote: ``rke2-numa.maitred.io/roll/<id>`` or ``.../<id>/<n>`` - or one of a dead roll whose
+    Lease this roll took over (``roll_id`` a list: its id first, then theirs). Another roll's entries (and those of
+    rolls before roll ids, ``.../roll`` and ``.../roll-<n>``) are held locks."""
+    node_id = str(node_id)
+    for one in _ids(roll_id):
+        mine = _roll_entry(one)
+        if node_id == mine or node_id.startswith(mine + "/"):
+            return True
+    return False
 
 
 def _roll_of(node_id):
@@ -199,29 +262,33 @@ def _target(ident, key, ds, value):
 
 
 def kured_lock_claims(daemonsets, kured_setting, now, ttl_seconds, roll_id):
-    """Per kured DaemonSet whose lock is free (readable, and no live entry but this roll's): the annotation value that
-    holds it for roll ``roll_id``, in its format - one owner, or ``maxOwners`` entries when kured runs with
-    ``--concurrency`` > 1 or already wrote that format. A DaemonSet whose lock kured or another roll holds, or whose
-    value neither format has, is left alone (maintainers_at_work refuses the node). Returns [{daemonset, namespace,
-    name, annotation, resource_version, value}]."""
+    """Per kured DaemonSet whose lock is free (readable, and no live entry but this roll's - or a dead roll's whose Lease
+    it took over: ``roll_id`` a list, this roll's id first): the annotation value that holds it for the roll, in the
+    format kured reads (pkg/daemonsetlock): one owner when kured runs with concurrency 1, else a multi lock with as
+    many live entries as kured's own concurrency - kured compares the entries with its concurrency, not with the
+    annotation's maxOwners (canAcquireMultiple), and reads a one-owner value as a multi lock with no entries: free.
+    kured's concurrency is its flag or its KURED_CONCURRENCY (kured_settings). A DaemonSet whose lock kured or another
+    roll holds, whose value neither format has, or whose kured settings cannot be read, is left alone
+    (maintainers_at_work refuses the node). Returns [{daemonset, namespace, name, annotation, resource_version, value}]."""
     kureds, error = find_kured(daemonsets, kured_setting)
-    if error or not roll_id:
+    if error or not _ids(roll_id):
         return []
+    own = _ids(roll_id)[0]
     out = []
-    for ident, key, ds in kureds:
+    for ident, key, ds, settings in kureds:
+        if settings["unreadable"] or not (ds.get("metadata") or {}).get("name"):
+            continue
         text = ((ds.get("metadata") or {}).get("annotations") or {}).get(key)
         shape, current = kured_lock_value(text) if text is not None else ("absent", None)
         if shape == "unreadable" or any(not _ours(lock["node"], roll_id) for lock in kured_locks(text, now) if text is not None):
             continue
-        argv, dummy = _argv(ds)
-        owners = min(max(as_integer(_flag(argv, "--concurrency") or 1) or 1, 1), MAX_OWNERS)
+        owners = settings["concurrency"]
+        multi = owners > 1 or shape == "multi"
         if shape == "multi":
-            owners, multi = current["maxOwners"], True
-        else:
-            multi = owners > 1
+            owners = max(owners, current["maxOwners"])
 
         def entry(suffix):
-            return {"nodeID": _roll_entry(roll_id) + suffix, "metadata": {"unschedulable": False}, "created": _rfc3339(now),
+            return {"nodeID": _roll_entry(own) + suffix, "metadata": {"unschedulable": False}, "created": _rfc3339(now),
                     "TTL": int(ttl_seconds) * 10 ** 9}
 
         value = {"maxOwners": owners, "locks": [entry("/%d" % i) for i in range(1, owners + 1)]} if multi else entry("")
@@ -237,14 +304,14 @@ def kured_hold(setting, allowed):
 
 
 def kured_lock_releases(daemonsets, kured_setting, roll_id):
-    """Per kured DaemonSet whose lock holds entries of roll ``roll_id``: the value without them (``value`` None: remove
-    the annotation, as kured's own release does for its one-owner lock). Entries kured or another roll wrote are
-    kept; a value neither format has is never rewritten."""
+    """Per kured DaemonSet whose lock holds entries of roll ``roll_id`` (a list: also the dead rolls whose Lease it
+    took over): the value without them (``value`` None: remove the annotation, as kured's own release does for its
+    one-owner lock). Entries kured or another roll wrote are kept; a value neither format has is never rewritten."""
     kureds, dummy = find_kured(daemonsets, kured_setting)
     out = []
-    for ident, key, ds in kureds:
+    for ident, key, ds, settings in kureds:
         text = ((ds.get("metadata") or {}).get("annotations") or {}).get(key)
-        if text is None or not roll_id:
+        if text is None or not _ids(roll_id) or not (ds.get("metadata") or {}).get("name"):
             continue
         shape, current = kured_lock_value(text)
         if shape == "multi":
@@ -260,14 +327,20 @@ def kured_lock_releases(daemonsets, kured_setting, roll_id):
 def maintainers_at_work(node, daemonsets, suc_pods, kured_setting, foreign_annotations, now, roll_id=""):
     """Why the roll must not start this node now (empty: it may). ``node``: the Node object; ``daemonsets``: every
     DaemonSet; ``suc_pods``: the pods labelled upgrade.cattle.io/node=<this node>; ``now``: epoch seconds;
-    ``roll_id``: this roll's (its own kured entries hold nothing against it; another roll's do)."""
+    ``roll_id``: this roll's (its own kured entries hold nothing against it, nor those of a dead roll whose Lease it
+    took over - a list, its id first; another roll's do)."""
     name = (node.get("metadata") or {}).get("name")
     annotations = (node.get("metadata") or {}).get("annotations") or {}
     reasons = []
     kureds, error = find_kured(daemonsets, kured_setting)
     if error:
         reasons.append(error)
-    for ident, key, ds in kureds:
+    for ident, key, ds, settings in kureds:
+        if settings["unreadable"]:
+            reasons.append("kured's settings cannot be read (%s): its reboot lock is treated as held; give kured its "
+                           "settings as flags or plain env values, or set rke2_numa_kured_daemonset to \"\" if the roll "
+                           "need not keep kured off" % settings["unreadable"])
+            continue
         text = ((ds.get("metadata") or {}).get("annotations") or {}).get(key)
         if text is None:
             continue

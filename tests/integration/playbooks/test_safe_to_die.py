@@ -18,7 +18,7 @@ import pytest
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
-from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, gpu_fleet, needs_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, gpu_fleet, kubeapi, needs_kubectl
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_coordinated_rolls import command, hold, inventory, lease, run, writes
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import SPEC, node_vars
@@ -127,3 +127,27 @@ def test_a_roll_that_waits_for_the_lease_reads_the_fleet_after_the_wait_and_drai
     assert "waiting up to 120 s before reading the fleet" in text and "compliant (skipped): gpu-a" in text, text[-3000:]
     assert writes(api, released) == [], "nothing written after the wait: " + text[-2000:]
     assert not api.node("gpu-a")["unschedulable"]
+
+
+@pytest.mark.parametrize("container, key, concurrency", [
+    ({"env": [{"name": "KURED_CONCURRENCY", "value": "2"}]}, KURED_KEY, 2),
+    ({"env": [{"name": "KURED_LOCK_ANNOTATION", "value": "example.com/reboot-lock"}]}, "example.com/reboot-lock", 1),
+    ({"args": ["--concurrency=3"]}, KURED_KEY, 3),
+])
+def test_kured_read_as_kured_reads_itself_finds_no_free_slot_while_the_roll_holds_its_lock(api, tmp_path, container, key, concurrency):
+    """kured's settings from its pod template - flags, then KURED_ environment (cmd/kured/main.go LoadFromEnv) - decide
+    the key and the number of entries the roll writes; kured's own Acquire (reproduced in the API stand-in) finds no
+    free slot while the roll holds it (a stale maxOwners 1 on the DaemonSet included). Before, the roll read argv only:
+    with KURED_CONCURRENCY=2 it wrote the one-owner format, which kured reads as a multi lock with no entries - free."""
+    (tmp_path / "state" / "daemonsets.json").write_text(json.dumps([{
+        "namespace": "kube-system", "name": "kured", "labels": {"app.kubernetes.io/name": "kured"},
+        "annotations": {key: json.dumps({"maxOwners": 1, "locks": []})} if concurrency > 1 else {},
+        "containers": [dict({"name": "kured", "image": "ghcr.io/kubereboot/kured:1.17.1", "command": ["/usr/bin/kured"]}, **container)]}]))
+    hosts = {"gpu-a": node_vars(make_node(tmp_path / "gpu-a", **SPEC))}
+    kubectl, log = wrapper(tmp_path)
+    code, text = run(api, tmp_path, "rolling.yml", hosts, kubectl=kubectl, rke2_numa_roll_id="roll-kured")
+    held = [c["summary"]["annotations"][key] for c in sorted(api.calls(), key=lambda c: c["time"])
+            if c["method"] == "PATCH" and c["summary"].get("daemonset") == "kube-system/kured"]
+    assert held and held[0] is not None, text[-3000:]
+    assert not kubeapi.kured_acquires(held[0], concurrency, "gpu-b", time.time()), held[0]
+    assert held[-1] is None or json.loads(held[-1]).get("locks") == [], "given back at the end"

@@ -491,9 +491,33 @@ def _earliest(entries):
     return stamps[0] if stamps else None
 
 
+def kured_acquires(value, concurrency, node_id, now):
+    """Would kured (kubereboot/kured 1.17, pkg/daemonsetlock/daemonsetlock.go) on ``node_id`` take its lock now, given
+    the lock annotation's ``value`` (None: absent) and the concurrency it runs with (its --concurrency, or
+    KURED_CONCURRENCY: cmd/kured/main.go LoadFromEnv)? Reproduced from its source, for the tests to ask kured's own
+    question: concurrency 1 - DaemonSetSingleLock.Acquire: the value unmarshalled into one lockAnnotationValue (a
+    multi value gives an empty nodeID, a zero created time and TTL 0), taken when absent or ttlExpired(created, TTL)
+    (TTL > 0 and that long since created), else held by its nodeID; more - DaemonSetMultiLock.Acquire and
+    canAcquireMultiple: free while fewer entries than kured's own concurrency (a one-owner value unmarshals to no
+    entries), or when an entry's TTL expired."""
+    def expired(entry):
+        ttl = entry.get("TTL") or 0
+        created = _epoch(entry.get("created")) if entry.get("created") else None
+        return ttl > 0 and created is not None and now - created >= ttl / 1e9
+
+    data = json.loads(value) if value else None
+    if int(concurrency) <= 1:
+        if not isinstance(data, dict):
+            return data is None
+        return expired(data) or data.get("nodeID") == node_id
+    locks = (data or {}).get("locks") or [] if isinstance(data, dict) else []
+    return len(locks) < int(concurrency) or any(expired(lock) for lock in locks)
+
+
 def daemonset_objects(nodes, declared=()):
     """The DaemonSets that own pods, and those <state dir>/daemonsets.json declares (with their labels and
-    annotations, e.g. kured's lock; a declared DaemonSet may have no pod)."""
+    annotations, e.g. kured's lock, and their pod template's containers - kured's flags and environment; a declared
+    DaemonSet may have no pod)."""
     out = []
     owned = _owned(nodes, "DaemonSet")
     records = {}
@@ -514,7 +538,8 @@ def daemonset_objects(nodes, declared=()):
                 meta[field] = {str(k): str(v) for k, v in record[field].items()}
         out.append({"kind": "DaemonSet", "apiVersion": "apps/v1", "metadata": meta,
                     "spec": {"selector": {"matchLabels": selector},
-                             "template": {"metadata": {"labels": selector}, "spec": {"containers": [{"name": "app", "image": PAUSE_IMAGE}]}},
+                             "template": {"metadata": {"labels": selector},
+                                          "spec": {"containers": record.get("containers") or [{"name": "app", "image": PAUSE_IMAGE}]}},
                              "updateStrategy": {"type": "RollingUpdate"}},
                     "status": {"currentNumberScheduled": count, "desiredNumberScheduled": count, "numberMisscheduled": 0,
                                "numberReady": ready, "numberAvailable": ready, "updatedNumberScheduled": count, "observedGeneration": 1}})

@@ -16,18 +16,22 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers impo
     kured_lock_claims,
     kured_lock_releases,
     kured_locks,
+    kured_settings,
     maintainers_at_work,
 )
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import kubeapi
 
 NOW = 1796104800.0            # 2026-12-01T06:00:00Z
 HOUR_NS = 3600 * 10 ** 9
 KEY = "weave.works/kured-node-lock"
 
 
-def ds(namespace, name, annotations=None, labels=None, image="registry/pause:3.9", command=(), args=()):
+def ds(namespace, name, annotations=None, labels=None, image="registry/pause:3.9", command=(), args=(), env=None, env_from=None):
+    container = {"name": "c", "image": image, "command": list(command), "args": list(args)}
+    container.update({"env": env} if env is not None else {}, **({"envFrom": env_from} if env_from is not None else {}))
     return {"kind": "DaemonSet", "metadata": {"namespace": namespace, "name": name, "annotations": annotations or {},
                                               "labels": labels or {}},
-            "spec": {"template": {"spec": {"containers": [{"name": "c", "image": image, "command": list(command), "args": list(args)}]}}}}
+            "spec": {"template": {"spec": {"containers": [container]}}}}
 
 
 def node(name="gpu-a", taints=(), annotations=None):
@@ -59,7 +63,7 @@ def test_kured_is_found_wherever_it_was_installed():
     other = ds("kube-system", "rke2-canal", labels={"k8s-app": "canal"})
     assert is_kured(chart) and is_kured(by_image) and not is_kured(other)
     found, error = find_kured([chart, by_image, other], "auto")
-    assert error is None and [(i, k) for i, k, dummy in found] == [("kured/kured-release", "example.com/lock"), ("ops/reboots", KEY)]
+    assert error is None and [(i, k) for i, k, dummy, dummy in found] == [("kured/kured-release", "example.com/lock"), ("ops/reboots", KEY)]
     assert find_kured([other], "auto") == ([], None)
     assert find_kured([ds("kube-system", "kured")], "auto")[0][0][0] == "kube-system/kured", "kured's own defaults"
     assert find_kured([chart], "") == ([], None)
@@ -187,3 +191,62 @@ def test_a_lock_in_neither_format_is_never_claimed_nor_rewritten():
 ])
 def test_kured_hold_is_one_rule_for_access_and_the_roll(setting, allowed, held):
     assert kured_hold(setting, allowed) is held
+
+
+# ---------------------------------------------------------------- kured as kured reads itself
+
+def kured_acquires(value, concurrency, node_id="gpu-x", now=NOW):
+    """kured's own decision, reproduced from its source in the API stand-in (tests/standins/kubeapi kured_acquires)."""
+    return kubeapi.kured_acquires(value, concurrency, node_id, now)
+
+
+@pytest.mark.parametrize("template, concurrency, key", [
+    ({"args": ["--concurrency=2"]}, 2, KEY),
+    ({"env": [{"name": "KURED_CONCURRENCY", "value": "2"}]}, 2, KEY),   # env after flags: kured's LoadFromEnv
+    ({"args": ["--concurrency=3"], "env": [{"name": "KURED_CONCURRENCY", "value": "2"}]}, 2, KEY),
+    ({"env": [{"name": "KURED_LOCK_ANNOTATION", "value": "example.com/reboot"}]}, 1, "example.com/reboot"),
+    ({"args": ["--lock-annotation", "a.b/c"]}, 1, "a.b/c"),
+])
+def test_kured_settings_are_its_flags_then_its_environment(template, concurrency, key):
+    kured = ds("kube-system", "kured", args=template.get("args", ()), env=template.get("env"))
+    got = kured_settings(kured)
+    assert (got["concurrency"], got["lock_annotation"], got["unreadable"]) == (concurrency, key, "")
+
+
+def test_kured_settings_that_cannot_be_read_hold_the_lock():
+    from_map = ds("kube-system", "kured", env_from=[{"configMapRef": {"name": "kured-env"}}])
+    secret = ds("kube-system", "kured", env=[{"name": "KURED_CONCURRENCY", "valueFrom": {"configMapKeyRef": {"name": "k", "key": "c"}}}])
+    junk = ds("kube-system", "kured", env=[{"name": "KURED_CONCURRENCY", "value": "two"}])
+    for kured in (from_map, secret, junk):
+        assert kured_settings(kured)["unreadable"]
+        assert kured_lock_claims([kured], "auto", NOW, 600, "roll-1") == [], "never written"
+        assert "kured's settings cannot be read" in " ".join(maintainers_at_work(node(), [kured], [], "auto", [], NOW, "roll-1"))
+
+
+@pytest.mark.parametrize("kured, stale", [
+    (ds("kube-system", "kured", env=[{"name": "KURED_CONCURRENCY", "value": "2"}]), None),
+    (ds("kube-system", "kured", args=["--concurrency=3"]), json.dumps({"maxOwners": 1, "locks": []})),   # a stale maxOwners
+    (ds("kube-system", "kured", args=["--concurrency=2"]), json.dumps({"maxOwners": 2, "locks": None})),
+    (ds("kube-system", "kured"), None),
+])
+def test_kureds_own_acquire_never_finds_a_free_slot_under_the_roll(kured, stale):
+    """The hold as kured will read it: no free slot for kured's concurrency, in the format kured parses."""
+    if stale is not None:
+        kured["metadata"]["annotations"][KEY] = stale
+    claims = kured_lock_claims([kured], "auto", NOW, 600, "roll-1")
+    assert len(claims) == 1
+    concurrency = kured_settings(kured)["concurrency"]
+    assert not kured_acquires(claims[0]["value"], concurrency), claims[0]["value"]
+
+
+def test_a_dead_rolls_kured_entries_are_taken_over_with_its_lease():
+    """The roll that took over a dead roll's Lease replaces that roll's kured entries (they would hold every node of
+    it until their TTL) and gives them back at its end; another live roll's entries still hold."""
+    dead = single("rke2-numa.maitred.io/roll/roll-dead", ttl=24 * HOUR_NS)
+    kured = ds("kube-system", "kured", annotations={KEY: dead})
+    assert kured_lock_claims([kured], "auto", NOW, 600, "roll-next") == [], "another roll's entries hold"
+    assert "another roll (roll-dead) holds kured's reboot lock" in " ".join(maintainers_at_work(node(), [kured], [], "auto", [], NOW, "roll-next"))
+    claims = kured_lock_claims([kured], "auto", NOW, 600, ["roll-next", "roll-dead"])
+    assert len(claims) == 1 and json.loads(claims[0]["value"])["nodeID"] == "rke2-numa.maitred.io/roll/roll-next"
+    assert maintainers_at_work(node(), [kured], [], "auto", [], NOW, ["roll-next", "roll-dead"]) == []
+    assert kured_lock_releases([kured], "auto", ["roll-next", "roll-dead"])[0]["value"] is None
