@@ -235,6 +235,7 @@ class FilterModule(object):
                 "drain_evicted": drain_evicted, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
                 "roll_capacity": capacity, "roll_stale_markers": roll_pick.stale_marked, "roll_groups": groups, "roll_state": state,
-                "roll_settings": roll_settings, "roll_lease": lease, "roll_lease_observed": lease_observed, "roll_lease_free": lease_is_free, "roll_fence": fence,
+                "roll_settings": roll_settings, "roll_lease": lease, "roll_lease_observed": lease_observed, "roll_lease_free": lease_is_free,
+                "roll_fence": fence,
                 "node_cordon_patch": cordon_patch, "node_release_patch": release_patch,
                 "roll_in_progress": in_progress}

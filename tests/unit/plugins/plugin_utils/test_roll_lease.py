@@ -328,7 +328,7 @@ def test_a_lease_shorter_than_the_work_between_two_renewals_is_refused():
     assert waves and "(2 waves of a batch: rke2_numa_serial larger than --forks)" in waves[0]
 
 
-@pytest.mark.parametrize("serial, hosts, forks, expected", [(1, 5, 5, 1), (10, 40, 5, 2), (11, 40, 5, 3), (10, 4, 2, 2),
-                                                             ([1, 5, 20], 40, 5, 4), ("25%", 8, 5, 2), ("x", 3, "0", 3)])
+@pytest.mark.parametrize("serial, hosts, forks, expected", [
+    (1, 5, 5, 1), (10, 40, 5, 2), (11, 40, 5, 3), (10, 4, 2, 2), ([1, 5, 20], 40, 5, 4), ("25%", 8, 5, 2), ("x", 3, "0", 3)])
 def test_a_batch_runs_in_waves_of_forks(serial, hosts, forks, expected):
     assert rl.waves(serial, hosts, forks) == expected
