@@ -80,6 +80,19 @@ kube-system pod other than a DaemonSet's (CoreDNS, metrics-server) cannot be dra
 nodes (a taint they do not tolerate). The policies match the ServiceAccount's user name alone: the admin and every
 other tool are unaffected.
 
+What else the token can do, said plainly (narrowing these is open work):
+- `kubectl drain` of a Node that is not enrolled: kubectl's drain cordons first and, when that patch is denied, prints
+  `error: unable to cordon node` and goes on to evict the node's pods (pkg/cmd/drain/drain.go RunDrain). Those
+  evictions name only their pods: outside kube-system they are allowed, each honouring its PodDisruptionBudget. The
+  roll's own drain never gets there: it takes the node out with one patch (cordon and marker) and stops when that
+  patch is refused.
+- The roll's Lease (`rke2-numa-system/rke2-numa-roll`): the identity may update it, so any holder of the token can
+  rewrite its holder. A roll notices at its next renewal - before each batch, each destructive step on a node (the
+  fence) and each uncordon - and stops; nothing stops a holder of the token from taking it.
+- Probe pods in the probe namespace (`rke2_numa_probe_namespace`): created with `nodeName` set, they bypass the
+  scheduler; Pod Security `restricted` refuses privileged, hostPath and root pods there, but not a `nodeName` outside
+  the roll, control-plane tolerations or a device-selection environment variable.
+
 `tests/integration/playbooks/test_least_privilege.py` tries each of these with the scoped kubeconfig against the API
 stand-in, with and without the policies.
 
