@@ -93,6 +93,11 @@ POLICIES = (
                    "may not change a DaemonSet's metadata.labels: only kured's lock annotation %s" % KURED_LOCK_ANNOTATION),
         Validation("metadata.annotations", _only_keys_change("annotations", "k == '%s'" % KURED_LOCK_ANNOTATION),
                    "may change only kured's lock annotation %s of a DaemonSet's metadata.annotations" % KURED_LOCK_ANNOTATION),
+        # an owner that does not exist lets the garbage collector delete kured's DaemonSet; a finalizer blocks its deletion
+        Validation("metadata.ownerReferences", _unchanged("object.metadata.ownerReferences"),
+                   "may not change a DaemonSet's metadata.ownerReferences: only kured's lock annotation %s" % KURED_LOCK_ANNOTATION),
+        Validation("metadata.finalizers", _unchanged("object.metadata.finalizers"),
+                   "may not change a DaemonSet's metadata.finalizers: only kured's lock annotation %s" % KURED_LOCK_ANNOTATION),
     )),
     Policy("rke2-numa-evictions", "evictions", "", "v1", "pods/eviction", "CREATE", False, (
         Validation("the pod's namespace", " && ".join("request.namespace != '%s'" % n for n in PROTECTED_NAMESPACES),
@@ -200,6 +205,13 @@ ESCALATIONS = (
     Escalation("give kured's DaemonSet another pod template (root on every node)",
                ("patch", "daemonset", "kured", "--namespace", "kube-system", "--type", "merge", "-p",
                 '{"spec": {"template": {"spec": {"hostPID": true}}}}'), None, "rke2-numa-kured", "spec"),
+    Escalation("give kured's DaemonSet an owner that does not exist (the garbage collector deletes it)",
+               ("patch", "daemonset", "kured", "--namespace", "kube-system", "--type", "merge", "-p",
+                '{"metadata": {"ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", '
+                '"uid": "0b9f4a4e-0000-4000-8000-000000000000"}]}}'), None, "rke2-numa-kured", "metadata.ownerReferences"),
+    Escalation("give kured's DaemonSet a finalizer (its deletion never finishes)",
+               ("patch", "daemonset", "kured", "--namespace", "kube-system", "--type", "merge", "-p",
+                '{"metadata": {"finalizers": ["example.com/hold"]}}'), None, "rke2-numa-kured", "metadata.finalizers"),
 )
 
 

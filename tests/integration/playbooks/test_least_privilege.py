@@ -18,6 +18,7 @@ import yaml
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import admission, rbac
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import cordon_patch, release_patch
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBEAPI_PATH, _load, gpu_fleet, needs_kubectl
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node, tree
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import SPEC, is_write, node_vars, run
@@ -319,7 +320,10 @@ def test_what_the_identity_can_and_cannot_do_is_what_access_md_says(tmp_path, po
             assert not api.node("other-1").get("unschedulable")
             assert any(p["name"].startswith("coredns") for p in node["pods"])
             # what a roll writes on its own Node still passes
-            for argv in (("cordon", "gpu-a"), ("annotate", "node", "gpu-a", "rke2-numa.maitred.io/cordoned=r1"),
+            for argv in (("patch", "node/gpu-a", "--type=merge", "--patch=%s" % cordon_patch("r1", "rke2-numa.maitred.io/cordoned")),
+                         ("patch", "node/gpu-a", "--type=merge",
+                          "--patch=%s" % release_patch("rke2-numa.maitred.io/cordoned", "rke2-numa.maitred.io/failed", True)),
+                         ("cordon", "gpu-a"), ("annotate", "node", "gpu-a", "rke2-numa.maitred.io/cordoned=r1"),
                          ("label", "node", "gpu-a", "rke2-numa.maitred.io/plan=abc"),
                          ("annotate", "node", "gpu-a", "rke2-numa.maitred.io/cordoned-"), ("uncordon", "gpu-a"),
                          ("annotate", "daemonset", "kured", "-n", "kube-system", "weave.works/kured-node-lock={}")):
