@@ -13,7 +13,8 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import roll_pick
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import capacity_check
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure_message, evicted_pods, pods_left
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.admission import PROTECTED_NAMESPACES
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure_message, evicted_pods, pods_left, protected_evictions
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_hold, kured_lock_claims, kured_lock_releases, maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
     LEASE_MARGIN, LeaseError, default_max_unavailable, default_roll_id, lease_free, lease_from_reply, lease_seconds, lease_seconds_errors, lease_step,
@@ -201,6 +202,13 @@ def drain_failure(result, node_name, admin_cordon=False):
     return drain_failure_message(node_name, result.get("stdout"), result.get("stderr"), bool(admin_cordon), str(result.get("msg") or ""))
 
 
+def drain_protected(reply, node_name):
+    """The pods of the cluster's own namespaces (kube-system) ``kubectl drain`` would evict from ``node_name``
+    (plugin_utils/drain.py protected_evictions); ``reply``: ``kubectl get pods -A --field-selector spec.nodeName=NODE -o
+    json``, parsed."""
+    return protected_evictions((reply or {}).get("items") or [], str(node_name), PROTECTED_NAMESPACES)
+
+
 def drain_evicted(result):
     """The pods ("ns/name") a ``kubectl drain`` task result says it evicted."""
     result = result or {}
@@ -232,7 +240,7 @@ class FilterModule(object):
         return {"maintenance_window": maintenance_window, "node_markers": node_markers, "maintainers_at_work": maintainers,
                 "kured_lock_claims": kured_claims, "kured_lock_releases": kured_releases, "kured_hold": kured_hold,
                 "roll_outcome": outcome, "roll_progress": progress, "roll_eta": eta, "drain_pods_left": pods_left, "drain_failure": drain_failure,
-                "drain_evicted": drain_evicted, "failure_reason": failure_reason,
+                "drain_evicted": drain_evicted, "drain_protected": drain_protected, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
                 "roll_capacity": capacity, "roll_stale_markers": roll_pick.stale_marked, "roll_groups": groups, "roll_state": state,
                 "roll_settings": roll_settings, "roll_lease": lease, "roll_lease_observed": lease_observed, "roll_lease_free": lease_is_free,

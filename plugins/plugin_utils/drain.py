@@ -39,6 +39,32 @@ def pods_left(pods, node_name):
     return sorted(left)
 
 
+def pods_drain_evicts(pods, node_name):
+    """The pods of ``node_name`` ``kubectl drain --ignore-daemonsets --delete-emptydir-data`` would evict: ["ns/name"],
+    sorted. kubectl's filters (k8s.io/kubectl pkg/drain/filters.go): DaemonSet pods are left (daemonSetFilter, with
+    --ignore-daemonsets), mirror pods are left (mirrorPodFilter); every other pod is evicted - emptyDir ones
+    (localStorageFilter, with --delete-emptydir-data) and finished ones too ("any finished pod can be removed": a
+    Succeeded or Failed pod passes unreplicatedFilter and localStorageFilter). ``pods``: what the list of the node's pods
+    returned (the --pod-selector already applied by the API, as kubectl's own list does)."""
+    out = []
+    for pod in pods or []:
+        meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+        if spec.get("nodeName") != node_name or _controller_kind(pod) == "DaemonSet" or MIRROR_ANNOTATION in (meta.get("annotations") or {}):
+            continue
+        out.append("%s/%s" % (meta.get("namespace"), meta.get("name")))
+    return sorted(out)
+
+
+def protected_evictions(pods, node_name, protected):
+    """The pods the drain of ``node_name`` would evict in ``protected`` namespaces (the cluster's own: kube-system), with
+    their phase: ["ns/name (Succeeded)", ...]. kubectl evicts them after every other pod of the node; the identity's
+    policy refuses them - the drain would fail with the node's workloads moved for nothing - and a roll never evicts
+    the cluster's own pods with any kubeconfig: the node is refused before its cordon."""
+    phases = {"%s/%s" % ((p.get("metadata") or {}).get("namespace"), (p.get("metadata") or {}).get("name")):
+              (p.get("status") or {}).get("phase") or "Pending" for p in pods or []}
+    return ["%s (%s)" % (name, phases[name]) for name in pods_drain_evicts(pods, node_name) if name.split("/", 1)[0] in protected]
+
+
 # kubectl drain's own words (k8s.io/kubectl pkg/drain/drain.go, pkg/cmd/drain/drain.go; checked against the real
 # kubectl and the API stand-in in tests/unit/plugins/plugin_utils/test_drain.py).
 _EVICTING = re.compile(r'^evicting pod ([^/\s]+)/(\S+)$')                      # stdout, at each attempt

@@ -422,3 +422,23 @@ def test_kured_not_checked_when_set_empty(cluster, tmp_path):
     out = drain_play(cluster, tmp_path, rke2_numa_kured_daemonset="")
     assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
     assert not [c for c in cluster.calls() if c["path"] == "/apis/apps/v1/daemonsets"] and cluster.node("gpu-a")["unschedulable"]
+
+
+@pytest.mark.parametrize("pod, words", [
+    ({"namespace": "kube-system", "name": "helm-install-rke2-ingress-nginx-x7k2p", "owner": "Job", "phase": "Succeeded"},
+     "kube-system/helm-install-rke2-ingress-nginx-x7k2p (Succeeded)"),
+    ({"namespace": "kube-system", "name": "coredns-5d4f8b7c9-x2k4q", "owner": "ReplicaSet", "labels": {"k8s-app": "kube-dns"}},
+     "kube-system/coredns-5d4f8b7c9-x2k4q (Running)"),
+])
+def test_a_node_whose_drain_would_evict_the_clusters_own_pods_is_refused_before_its_cordon(cluster, tmp_path, pod, words):
+    """kubectl drain evicts a kube-system pod - a finished one too ("any finished pod can be removed") - after every
+    other pod of the node, and the identity's policy refuses it: the drain failed with the workloads moved for nothing.
+    Refused before the cordon, naming the pod; nothing written."""
+    with cluster.edit("gpu-a") as node:
+        node["pods"].append(pod)
+    out = drain_play(cluster, tmp_path)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0 and "the drain of gpu-a would evict %s: a roll never evicts the cluster's own pods" % words in text, \
+        text[-3000:]
+    assert [c for c in cluster.calls() if is_write(c)] == [] and not cluster.node("gpu-a")["unschedulable"]
+    assert cluster.node("gpu-a")["evictions"] == []

@@ -112,3 +112,20 @@ def test_a_blocker_that_shares_its_name_with_an_evicted_pod_is_still_the_blocker
            'disruption budget.\nerror when evicting pods/"vllm-0" -n "ml": global timeout reached: 7s\n')
     found = drain_failure(out, err)
     assert found["evicted"] == ["staging/vllm-0"] and [b["pod"] for b in found["blocked"]] == ["ml/vllm-0"], found
+
+
+def test_the_pods_a_drain_evicts_are_kubectls_and_the_clusters_own_are_named():
+    """k8s.io/kubectl pkg/drain/filters.go: DaemonSet and mirror pods stay; every other pod goes, finished ones too."""
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import pods_drain_evicts, protected_evictions
+
+    def pod(ns, name, kind=None, phase="Running", mirror=False, node="gpu-a"):
+        meta = {"namespace": ns, "name": name, "annotations": {"kubernetes.io/config.mirror": "x"} if mirror else {}}
+        if kind:
+            meta["ownerReferences"] = [{"kind": kind, "name": "o", "controller": True}]
+        return {"metadata": meta, "spec": {"nodeName": node}, "status": {"phase": phase}}
+
+    pods = [pod("kube-system", "canal-1", "DaemonSet"), pod("kube-system", "kube-proxy-gpu-a", mirror=True),
+            pod("kube-system", "helm-install-x", "Job", "Succeeded"), pod("ml", "vllm-0", "StatefulSet"),
+            pod("ml", "done", "Job", "Failed"), pod("kube-system", "coredns-1", "ReplicaSet", node="gpu-b")]
+    assert pods_drain_evicts(pods, "gpu-a") == ["kube-system/helm-install-x", "ml/done", "ml/vllm-0"]
+    assert protected_evictions(pods, "gpu-a", ("kube-system",)) == ["kube-system/helm-install-x (Succeeded)"]
