@@ -147,7 +147,7 @@ def in_progress(text, name, nodes_reply, cordoned_key, now, roll_id=""):
     return roll_in_progress(current, _node_objects(nodes_reply), cordoned_key, float(now), str(roll_id or ""))
 
 
-def fence(node_reply, node_name, roll, rancher=None, foreign_annotations=(), now=0.0):
+def fence(node_reply, node_name, roll, rancher=None, foreign_annotations=(), now=0.0, admin_cordon=False):
     """Why the next destructive step must not happen on ``node_name`` ([] when it may), read just before it: the Node
     still cordoned under this roll's marker (plugin_utils/roll_markers.py fence_findings), no maintainer at work on it
     since the cordon - an autoscaler's taint, a foreign annotation (plugin_utils/maintainers.py), Rancher's interlock
@@ -160,13 +160,17 @@ def fence(node_reply, node_name, roll, rancher=None, foreign_annotations=(), now
         except ValueError:
             node = None
     roll = roll or {}
-    findings = fence_findings(node if isinstance(node, dict) else None, str(node_name), str(roll.get("id") or ""), str(roll.get("marker") or ""))
+    findings = fence_findings(node if isinstance(node, dict) else None, str(node_name), str(roll.get("id") or ""), str(roll.get("marker") or ""),
+                              bool(admin_cordon))
     if findings[:1] and findings[0].startswith("the Node %s could not be read" % node_name):
         return findings
     findings += maintainers_at_work(node, [], [], "", list(foreign_annotations or []), float(now), str(roll.get("id") or ""))
     if rancher:
         labels = (node.get("metadata") or {}).get("labels") or {}
-        findings += rancher_at_work(managed_by(rancher, labels), node, str(roll.get("marker") or ""))
+        managed = managed_by(rancher, labels)
+        # on a node an admin had cordoned, the cordon without our marker is the admin's (the drain role's check before it
+        # refused a Rancher node's): Rancher's interlock files only
+        findings += list(managed.get("at_work") or []) if admin_cordon else rancher_at_work(managed, node, str(roll.get("marker") or ""))
     return findings
 
 

@@ -48,16 +48,20 @@ def stale_nodes(hosts, markers):
     return sorted(set(h["node"] for h in hosts if h.get("compliant") and (markers or {}).get(h["node"], {}).get("stale")))
 
 
-def fence_findings(node, node_name, roll_id, cordoned_key):
+def fence_findings(node, node_name, roll_id, cordoned_key, admin_cordon=False):
     """Why the roll must not take its next destructive step on ``node_name`` (``[]``: it may): the Node read just
-    before the step (``node``: the object, None when it is gone) must still be cordoned and carry this roll's marker.
-    A roll that took the Lease over in between uncordoned it, or marked it as its own; an admin uncordoned it."""
+    before the step (``node``: the object, None when it is gone) must still be cordoned and carry this roll's marker -
+    or, on a node an admin had cordoned (``admin_cordon``: the roll kept that cordon and wrote no marker), no marker at
+    all. A roll that took the Lease over in between uncordoned it, or marked it as its own; an admin uncordoned it."""
     meta = (node or {}).get("metadata") or {}
     if not node or meta.get("name") != node_name:
         return ["the Node %s could not be read as itself" % node_name]
     findings = []
     marker = (meta.get("annotations") or {}).get(cordoned_key)
-    if marker != roll_id:
+    if admin_cordon:
+        if marker is not None:
+            findings.append("the Node an admin had cordoned carries the marker of roll %s now (%s)" % (marker, cordoned_key))
+    elif marker != roll_id:
         findings.append("the Node carries %s, not this roll's marker %s=%s" % (
             "the marker of roll %s" % marker if marker else "no marker of ours", cordoned_key, roll_id))
     if not (node.get("spec") or {}).get("unschedulable"):
