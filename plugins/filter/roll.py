@@ -160,9 +160,9 @@ def fence(node_reply, node_name, roll, rancher=None, foreign_annotations=(), now
         except ValueError:
             node = None
     roll = roll or {}
-    findings = fence_findings(node if isinstance(node, dict) else None, str(node_name), str(roll.get("id") or ""), str(roll.get("marker") or ""),
-                              bool(admin_cordon))
-    if findings[:1] and findings[0].startswith("the Node %s could not be read" % node_name):
+    node = node if isinstance(node, dict) and (node.get("metadata") or {}).get("name") == str(node_name) else None
+    findings = fence_findings(node, str(node_name), str(roll.get("id") or ""), str(roll.get("marker") or ""), bool(admin_cordon))
+    if node is None:   # not read as itself: nothing more to judge on it
         return findings
     findings += maintainers_at_work(node, [], [], "", list(foreign_annotations or []), float(now), str(roll.get("id") or ""))
     if rancher:
