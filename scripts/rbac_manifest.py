@@ -90,8 +90,11 @@ What else the token can do, said plainly (narrowing these is open work):
   rewrite its holder. A roll notices at its next renewal - before each batch, each destructive step on a node (the
   fence) and each uncordon - and stops; nothing stops a holder of the token from taking it.
 - Probe pods in the probe namespace (`rke2_numa_probe_namespace`): created with `nodeName` set, they bypass the
-  scheduler; Pod Security `restricted` refuses privileged, hostPath and root pods there, but not a `nodeName` outside
-  the roll, control-plane tolerations or a device-selection environment variable.
+  scheduler. Pod Security `restricted` refuses privileged, hostPath and root pods there; the policy `rke2-numa-probes`
+  refuses a probe pod on a Node that is not enrolled, one that tolerates every taint or a control-plane taint, one
+  that chooses its devices by environment (`NVIDIA_*`, `AMD_VISIBLE_DEVICES`, `HABANA_VISIBLE_DEVICES`, envFrom) and
+  init or ephemeral containers. What remains: a restricted pod on an enrolled Node that asks the device plugin for its
+  GPUs, as the probes do - GPUs a workload may be waiting for while it runs.
 
 `tests/integration/playbooks/test_least_privilege.py` tries each of these with the scoped kubeconfig against the API
 stand-in, with and without the policies.

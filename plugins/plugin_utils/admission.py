@@ -19,6 +19,10 @@ Why these, and what they cannot do (kubernetes/kubernetes staging/src/k8s.io/api
     ConfigMap ``<namespace>/rke2-numa-nodes``, which the identity cannot write). Every other field of the spec
     (taints first), every other label or annotation, finalizers and owners: denied, the message naming the field.
   - kured's DaemonSet: only kured's lock annotation may change; its spec (the pod template) and labels may not.
+  - Probe pods (a CREATE in the probe namespace, the only one RBAC lets the identity create pods in): only on an
+    enrolled Node (``spec.nodeName``, the scheduler bypassed as the probes do), with no toleration that lacks a key or
+    names a control-plane taint, no device chosen by environment (``NVIDIA_*``, ``AMD_VISIBLE_DEVICES``, envFrom) and
+    no init or ephemeral containers. The namespace's restricted Pod Security does the rest (no root, no host access).
   - Evictions: an Eviction names only the pod, never its node, and CEL cannot look the pod up; so no policy can
     narrow evictions to the pods of a node being drained. The policy denies evictions in kube-system (the cluster's
     own pods: DNS, metrics, the CNI's operators); elsewhere an eviction still honours the pod's
@@ -40,6 +44,17 @@ GROUP_VERSION = ("admissionregistration.k8s.io", "v1")
 RESOURCE = "validatingadmissionpolicies"   # discovery names it when the cluster has the API (Kubernetes >= 1.30)
 ENROLMENT = "rke2-numa-nodes"              # the ConfigMap: one key per Node the identity may change
 PROTECTED_NAMESPACES = ("kube-system",)    # no evictions there
+# Taints a probe pod may not tolerate: the control plane's (RKE2 pkg/daemons/agent and kubeadm's node-role taints; RKE2's
+# CriticalAddonsOnly for servers that run only the cluster's add-ons). A toleration without a key tolerates them all.
+CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master", "node-role.kubernetes.io/etcd",
+                        "CriticalAddonsOnly")
+# Environment variables a container runtime reads to choose a container's devices: the NVIDIA Container Toolkit reads
+# NVIDIA_VISIBLE_DEVICES (and its NVIDIA_MIG_* siblings) from the container's environment - from an unprivileged pod too
+# while accept-nvidia-visible-devices-envvar-when-unprivileged is true, its default (nvidia-container-toolkit
+# internal/config/image/cuda_image.go); AMD's container toolkit reads AMD_VISIBLE_DEVICES, Habana's HABANA_VISIBLE_DEVICES.
+# A pod that sets one may see every GPU of its node, whatever the device plugin allocated.
+DEVICE_ENV_PREFIXES = ("NVIDIA_",)
+DEVICE_ENV = ("AMD_VISIBLE_DEVICES", "HABANA_VISIBLE_DEVICES")
 NODE_SPEC_FIELDS = ("taints", "podCIDR", "podCIDRs", "providerID", "configSource", "externalID")   # v1 NodeSpec but unschedulable
 
 
@@ -98,6 +113,22 @@ POLICIES = (
                    "may not change a DaemonSet's metadata.ownerReferences: only kured's lock annotation %s" % KURED_LOCK_ANNOTATION),
         Validation("metadata.finalizers", _unchanged("object.metadata.finalizers"),
                    "may not change a DaemonSet's metadata.finalizers: only kured's lock annotation %s" % KURED_LOCK_ANNOTATION),
+    )),
+    # the probe pods (plugin_utils/prove.py probe_pods): on an enrolled Node, tolerating no control-plane taint, choosing
+    # no device by environment, one kind of container (RBAC lets the identity create pods in the probe namespace only)
+    Policy("rke2-numa-probes", "probe pods", "", "v1", "pods", "CREATE", True, (
+        Validation("spec.nodeName", "has(object.spec.nodeName) && has(params.data) && object.spec.nodeName in params.data",
+                   "may run probe pods only on the Nodes playbooks/access.yml enrolled (the ConfigMap %s), named in spec.nodeName"
+                   % ENROLMENT),
+        Validation("spec.tolerations", "!has(object.spec.tolerations) || object.spec.tolerations.all(t, has(t.key) && t.key != '' && "
+                   "!(t.key in [%s]))" % ", ".join("'%s'" % k for k in CONTROL_PLANE_TAINTS),
+                   "may not give a probe pod a toleration without a key or of a control-plane taint (%s)" % ", ".join(CONTROL_PLANE_TAINTS)),
+        Validation("spec.containers[*].env", "object.spec.containers.all(c, !has(c.envFrom) && (!has(c.env) || c.env.all(e, %s)))"
+                   % " && ".join(["!e.name.startsWith('%s')" % p for p in DEVICE_ENV_PREFIXES] + ["e.name != '%s'" % n for n in DEVICE_ENV]),
+                   "may not choose a probe pod's devices by its environment (%s, envFrom): the device plugin allocates them"
+                   % ", ".join([p + "*" for p in DEVICE_ENV_PREFIXES] + list(DEVICE_ENV))),
+        Validation("spec.initContainers", "!has(object.spec.initContainers) && !has(object.spec.ephemeralContainers)",
+                   "may not give a probe pod init or ephemeral containers"),
     )),
     Policy("rke2-numa-evictions", "evictions", "", "v1", "pods/eviction", "CREATE", False, (
         Validation("the pod's namespace", " && ".join("request.namespace != '%s'" % n for n in PROTECTED_NAMESPACES),
@@ -186,12 +217,24 @@ def served(discovery):
 
 class Escalation(collections.namedtuple("Escalation", "what argv stdin policy field")):
     """A write RBAC lets the identity make that a roll never makes: ``argv`` (kubectl's, with ``{node}`` an enrolled
-    Node, ``{outside}`` a Node in no inventory, ``{pod}`` a pod in kube-system) succeeds on a cluster without the
+    Node, ``{outside}`` a Node in no inventory, ``{pod}`` a pod in kube-system, ``{probe}`` the probe namespace) succeeds on a cluster without the
     policies and is denied by ``policy``'s validation of ``field`` with them. docs/ACCESS.md lists them;
     tests/integration/playbooks/test_least_privilege.py runs each against the API stand-in, with and without."""
 
 
 _EVICTION = '{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "{pod}", "namespace": "kube-system"}}'
+
+
+def _probe_like(name, node, **spec):
+    """A pod that meets the probe namespace's restricted Pod Security, on ``node``, with ``spec`` added."""
+    container = {"name": "probe", "image": "registry.k8s.io/pause:3.10", "env": spec.pop("env", []),
+                 "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}}
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "{probe}"},
+                       "spec": dict({"nodeName": node, "restartPolicy": "Never", "containers": [container],
+                                     "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "seccompProfile": {"type": "RuntimeDefault"}}},
+                                    **spec)})
+
+
 ESCALATIONS = (
     Escalation("taint a Node NoExecute (the kubelet deletes every pod on it, PodDisruptionBudgets or not)",
                ("taint", "node", "{node}", "evict=all:NoExecute"), None, "rke2-numa-nodes", "spec.taints"),
@@ -202,6 +245,14 @@ ESCALATIONS = (
                "rke2-numa-evictions", "the pod's namespace"),
     Escalation("cordon, and so drain, a Node outside the inventory",
                ("cordon", "{outside}"), None, "rke2-numa-nodes", "the Node's enrolment"),
+    Escalation("run a probe pod on a Node outside the inventory (the control plane, another team's GPUs)",
+               ("create", "--validate=false", "-f", "-"), _probe_like("rke2-numa-try-outside", "{outside}"), "rke2-numa-probes", "spec.nodeName"),
+    Escalation("run a probe pod that tolerates every taint, the control plane's among them",
+               ("create", "--validate=false", "-f", "-"), _probe_like("rke2-numa-try-tolerations", "{node}", tolerations=[{"operator": "Exists"}]),
+               "rke2-numa-probes", "spec.tolerations"),
+    Escalation("run a probe pod that asks the runtime for every GPU of its node (NVIDIA_VISIBLE_DEVICES=all)",
+               ("create", "--validate=false", "-f", "-"), _probe_like("rke2-numa-try-devices", "{node}", env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]),
+               "rke2-numa-probes", "spec.containers[*].env"),
     Escalation("give kured's DaemonSet another pod template (root on every node)",
                ("patch", "daemonset", "kured", "--namespace", "kube-system", "--type", "merge", "-p",
                 '{"spec": {"template": {"spec": {"hostPID": true}}}}'), None, "rke2-numa-kured", "spec"),

@@ -138,6 +138,24 @@ def probe_shapes(plan, topology, memory, use_pod_shapes=True, whole_nodes=False)
     return out
 
 
+def probe_tolerations(taints):
+    """The probes' tolerations: the taints the plan gives the node (``key[=value]:Effect``, RKE2's node-taint), each
+    exactly - never a toleration without a key, which would tolerate the control plane's taints too (the identity's
+    admission policy refuses that, plugin_utils/admission.py). The scheduler is bypassed (nodeName), so a NoSchedule
+    taint, the cordon's among them, does not keep a probe off; the kubelet admits a pod only when it tolerates the
+    node's NoExecute taints (pkg/kubelet/lifecycle/predicate.go), so a NoExecute taint the plan does not know of shows
+    as a rejected probe."""
+    out = []
+    for taint in taints or []:
+        pair, _sep, effect = str(taint).rpartition(":")
+        key, has_value, value = pair.partition("=")
+        toleration = {"key": key, "operator": "Equal", "value": value} if has_value else {"key": key, "operator": "Exists"}
+        toleration["effect"] = effect
+        if toleration not in out:
+            out.append(toleration)
+    return out
+
+
 def probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory, use_pod_shapes=True, whole_nodes=False):
     """The probe pods for one node: [{name, namespace, shape, requests, manifest}] (the
     arguments are the prove role's variables, whose defaults live there; ``whole_nodes``: see probe_shapes)."""
@@ -162,7 +180,7 @@ def probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory
             "spec": {
                 "nodeName": node_name,   # the scheduler is bypassed: the node is cordoned
                 "restartPolicy": "Never",
-                "tolerations": [{"operator": "Exists"}],
+                "tolerations": probe_tolerations(plan.get("node_taints")),
                 "terminationGracePeriodSeconds": 1,
                 "automountServiceAccountToken": False,
                 "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "runAsGroup": 65534,

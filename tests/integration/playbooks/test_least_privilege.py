@@ -260,7 +260,7 @@ def test_a_probe_namespace_left_behind_keeps_no_rights_and_prove_false_from_e_ru
 
 
 def _escalate(api, kubeconfig, escalation):
-    names = {"{node}": "gpu-a", "{outside}": "other-1", "{pod}": "coredns-5d4f8b7c9-x2k4q"}
+    names = {"{node}": "gpu-a", "{outside}": "other-1", "{pod}": "coredns-5d4f8b7c9-x2k4q", "{probe}": rbac.PROBE_NAMESPACE}
 
     def fill(text):
         for key, value in names.items():

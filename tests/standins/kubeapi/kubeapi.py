@@ -1733,7 +1733,13 @@ def admission_denial(policies, bindings, configmaps, user, operation, kind, name
     resource = resource or kind.plural
     plural, _sep, sub = resource.partition("/")
     by_name = {p["metadata"]["name"]: p for p in policies}
-    request = {"kind": {"group": group, "version": version, "kind": kind.kind},
+    # the request's kind is the object's: an eviction (the pods/eviction subresource) is a policy/v1 Eviction, not a Pod
+    # (k8s.io/apiserver pkg/endpoints/handlers/create.go: admission.NewAttributesRecord(obj, ..., scope.Kind, ...), the
+    # Kind of the subresource's storage - pkg/registry/core/pod/storage/eviction.go EvictionREST.New: &policy.Eviction{})
+    request_kind = {"group": group, "version": version, "kind": kind.kind}
+    if sub == "eviction":
+        request_kind = {"group": "policy", "version": "v1", "kind": "Eviction"}
+    request = {"kind": request_kind,
                "resource": {"group": group, "version": version, "resource": plural}, "subResource": sub,
                "name": name or "", "namespace": namespace or "", "operation": operation, "userInfo": user.info(), "dryRun": bool(dry_run)}
     for binding in sorted(bindings, key=lambda b: b["metadata"]["name"]):
@@ -3169,6 +3175,10 @@ class Api:
         if refusal is not None:
             request.summary["podSecurity"] = labels.get(PSA_ENFORCE)
             raise refusal
+        # ValidatingAdmissionPolicy runs after PodSecurity (kube-apiserver's plugin order, pkg/kubeapiserver/options
+        # plugins.go AllOrderedPlugins), on the defaulted pod, dry run or not
+        self.admit(request, "CREATE", PODS, namespace, name, {"apiVersion": "v1", "kind": "Pod", "metadata": dict(meta, namespace=namespace),
+                                                               "spec": pod["spec"]}, None)
         node_name = str(pod["spec"].get("nodeName") or "")
         request.summary["node"] = node_name
         with self.create_lock:

@@ -31,6 +31,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import (
     parse_probe_log,
     probe_expectations,
     probe_pods,
+    probe_tolerations,
     prove_report,
 )
 from ansible_collections.maitred.rke2_numa.plugins.filter.prove import rke2_numa_probe_report
@@ -99,9 +100,17 @@ def test_one_guaranteed_probe_per_gpu_numa_node(machine):
         assert container["resources"]["requests"] == container["resources"]["limits"] == {
             "cpu": "2", "memory": "256Mi", "hugepages-1Gi": "1Gi", "nvidia.com/gpu": "1"}
         assert spec["nodeName"] == NODE and spec["restartPolicy"] == "Never"
-        assert spec["tolerations"] == [{"operator": "Exists"}]   # the node is cordoned
+        assert spec["tolerations"] == []   # nodeName: the cordon's NoSchedule does not keep them off; the plan has no taint
         assert container["image"] == "mirror.local/busybox:1.36" and p["manifest"]["metadata"]["namespace"] == "ops"
         assert len(p["name"]) <= 63
+
+
+def test_the_probes_tolerate_the_plans_taints_exactly_never_every_taint():
+    """Before, each probe tolerated every taint ({operator: Exists}), the control plane's among them."""
+    assert probe_tolerations(["dedicated=gpu:NoExecute", "nvidia.com/gpu:NoSchedule", "dedicated=gpu:NoExecute"]) == [
+        {"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoExecute"},
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert probe_tolerations([]) == [] and probe_tolerations(None) == []
 
 
 def test_where_no_pod_holds_a_gpu_each_probe_takes_its_numa_node_s_gpus_and_holds_them(machine):
