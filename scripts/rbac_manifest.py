@@ -83,9 +83,11 @@ other tool are unaffected.
 What else the token can do, said plainly (narrowing these is open work):
 - `kubectl drain` of a Node that is not enrolled: kubectl's drain cordons first and, when that patch is denied, prints
   `error: unable to cordon node` and goes on to evict the node's pods (pkg/cmd/drain/drain.go RunDrain). Those
-  evictions name only their pods: outside kube-system they are allowed, each honouring its PodDisruptionBudget. The
-  roll's own drain never gets there: it takes the node out with one patch (cordon and marker) and stops when that
-  patch is refused.
+  evictions name only their pods. With `rke2_numa_drain_namespaces` empty (the default) they are allowed outside
+  kube-system, each honouring its PodDisruptionBudget; name the namespaces your GPU workloads run in and the token may
+  evict there only - a drain of any Node evicts nothing elsewhere (what remains: the pods of those namespaces, on any
+  Node). The roll's own drain never gets there: it takes the node out with one patch (cordon and marker), stops when
+  that patch is refused, and refuses before the cordon a node whose drain would evict a pod the token may not evict.
 - The roll's Lease (`rke2-numa-system/rke2-numa-roll`): the identity may update it, so any holder of the token can
   rewrite its holder. A roll notices at its next renewal - before each batch, each destructive step on a node (the
   fence) and each uncordon - and stops; nothing stops a holder of the token from taking it.
@@ -148,7 +150,9 @@ The identity: the ServiceAccount `{ns}/{name}` (`playbooks/access.yml` applies i
 bound token). *cluster*: the ClusterRole `{name}`; *probe*: the Role `{name}-probe` in the probe namespace
 (`{probe}` by default; restricted Pod Security); *kured*: the Role `{name}-kured-lock` on kured's DaemonSet alone
 (`kube-system/kured` by default); *lease*: the Role `{name}-roll-lease` in the roll Lease's namespace (`{lease_ns}`: create
-Leases - RBAC cannot narrow a create to a name -, get and update the Lease `{lease}` alone, get that namespace alone).
+Leases - RBAC cannot narrow a create to a name -, get and update the Lease `{lease}` alone, get that namespace alone);
+*evict*: the ClusterRole `{name}` (every namespace) while `rke2_numa_drain_namespaces` is empty, else the ClusterRole
+`{name}-evict` bound by a RoleBinding in each namespace it names - and nowhere else.
 Every authenticated user may also create SelfSubjectAccessReviews
 (`system:basic-user`): the playbooks ask with them what their kubeconfig may do, before their first change.
 

@@ -31,7 +31,7 @@ class ActionModule(ControllerAction):
         reply, kubeconfig, playbook = args["reply"], args["kubeconfig"], args["playbook"]
         found = access_findings(_parsed(str(reply.get("stdout") or "")) if reply.get("rc", 1) == 0 else {}, playbook,
                                 args["probe_namespace"], args["kured_daemonset"], args["prove"], args["labels_via"],
-                                args["lease"])
+                                args["lease"], evict=args["drain_namespaces"])
         warnings = []
         if found["everything"]:
             warnings.append("the kubeconfig %s may do everything in the cluster (cluster-admin), more than %s needs: a mistake or a "

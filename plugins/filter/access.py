@@ -37,10 +37,11 @@ def _objects(value, what):
 LEASE = "/".join(rbac.LEASE_DEFAULT)
 
 
-def rbac_manifest(namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, lease=LEASE):
+def rbac_manifest(namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, lease=LEASE,
+                  drain_namespaces=()):
     """The objects that give the ServiceAccount exactly the rights the playbooks use."""
     try:
-        return rbac.manifest(namespace, probe_namespace, kured_daemonset, lease)
+        return rbac.manifest(namespace, probe_namespace, kured_daemonset, lease, drain_namespaces)
     except ValueError as e:
         raise AnsibleFilterError("rbac_manifest: %s" % e) from None
 
@@ -78,18 +79,29 @@ def _prove(value):
         raise AnsibleFilterError(str(e))
 
 
-def access_reviews(playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True, labels_via="kubectl", lease=LEASE):
+def _evict(value, what):
+    try:
+        return rbac.drain_namespaces(value)
+    except ValueError as e:
+        raise AnsibleFilterError("%s: %s" % (what, e)) from None
+
+
+def access_reviews(playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True, labels_via="kubectl", lease=LEASE,
+                   drain_namespaces=()):
     """The SelfSubjectAccessReviews to send (one kubectl create): everything, then each right the playbook needs."""
-    return rbac.access_reviews(playbook, probe_namespace, kured_daemonset, _prove(prove), labels_via, lease)
+    return rbac.access_reviews(playbook, probe_namespace, kured_daemonset, _prove(prove), labels_via, lease,
+                               _evict(drain_namespaces, "access_reviews"))
 
 
-def access_findings(reply, playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True, lease=LEASE):
+def access_findings(reply, playbook, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, prove=True, lease=LEASE,
+                    drain_namespaces=()):
     """{everything, missing, optional_missing, unreadable} from the API server's answers."""
     try:
         parsed = _objects(reply, "access_findings")
     except AnsibleFilterError:
         parsed = {}
-    return rbac.access_findings(parsed, playbook, probe_namespace, kured_daemonset, _prove(prove), lease=lease)
+    return rbac.access_findings(parsed, playbook, probe_namespace, kured_daemonset, _prove(prove), lease=lease,
+                                evict=_evict(drain_namespaces, "access_findings"))
 
 
 def server_refusal(view, server="", ca=""):
@@ -104,19 +116,21 @@ def server_check_args(view, server="", ca=""):
     return rbac.server_check_args(_json(view, "server_check_args"), server or None, bool(ca))
 
 
-def subject_reviews(namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, lease=LEASE):
+def subject_reviews(namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, lease=LEASE,
+                    drain_namespaces=()):
     """The SubjectAccessReviews to ask with the admin kubeconfig, before any token: may the ServiceAccount do
     everything, any right it must not hold, and each right a roll needs?"""
-    return rbac.subject_reviews(namespace, probe_namespace, kured_daemonset, lease)
+    return rbac.subject_reviews(namespace, probe_namespace, kured_daemonset, lease, _evict(drain_namespaces, "subject_reviews"))
 
 
-def subject_findings(reply, namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, lease=LEASE):
+def subject_findings(reply, namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_NAMESPACE, kured_daemonset=rbac.AUTO, lease=LEASE,
+                     drain_namespaces=()):
     """{unreadable, everything, forbidden, missing, optional_missing} from the answers to subject_reviews."""
     try:
         parsed = _objects(reply, "subject_findings")
     except AnsibleFilterError:
         parsed = {}
-    return rbac.subject_findings(parsed, namespace, probe_namespace, kured_daemonset, lease)
+    return rbac.subject_findings(parsed, namespace, probe_namespace, kured_daemonset, lease, _evict(drain_namespaces, "subject_findings"))
 
 
 def binding_findings(reply, wanted, namespace=rbac.IDENTITY_NAMESPACE):

@@ -14,6 +14,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import roll_pick
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import capacity_check
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.admission import PROTECTED_NAMESPACES
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rbac import drain_namespaces as drain_namespaces_of
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure_message, evicted_pods, pods_left, protected_evictions
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_hold, kured_lock_claims, kured_lock_releases, maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
@@ -206,11 +207,15 @@ def drain_failure(result, node_name, admin_cordon=False):
     return drain_failure_message(node_name, result.get("stdout"), result.get("stderr"), bool(admin_cordon), str(result.get("msg") or ""))
 
 
-def drain_protected(reply, node_name):
-    """The pods of the cluster's own namespaces (kube-system) ``kubectl drain`` would evict from ``node_name``
-    (plugin_utils/drain.py protected_evictions); ``reply``: ``kubectl get pods -A --field-selector spec.nodeName=NODE -o
-    json``, parsed."""
-    return protected_evictions((reply or {}).get("items") or [], str(node_name), PROTECTED_NAMESPACES)
+def drain_protected(reply, node_name, drain_namespaces=()):
+    """The pods ``kubectl drain`` would evict from ``node_name`` that the roll may not evict: the cluster's own namespaces
+    (kube-system), and outside ``drain_namespaces`` when it names some (plugin_utils/drain.py protected_evictions);
+    ``reply``: ``kubectl get pods -A --field-selector spec.nodeName=NODE -o json``, parsed."""
+    try:
+        allowed = drain_namespaces_of(drain_namespaces)
+    except ValueError as e:
+        raise AnsibleFilterError("drain_protected: %s" % e) from None
+    return protected_evictions((reply or {}).get("items") or [], str(node_name), PROTECTED_NAMESPACES, allowed)
 
 
 def drain_evicted(result):

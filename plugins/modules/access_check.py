@@ -61,6 +61,11 @@ options:
     description: The roll's Lease (C(namespace/name)), as given to the reviews.
     type: str
     default: rke2-numa-system/rke2-numa-roll
+  drain_namespaces:
+    description: The namespaces whose pods a roll may evict (C(rke2_numa_drain_namespaces)), as given to the reviews.
+    type: list
+    elements: str
+    default: []
   strict:
     description: Fail when a right is missing or the API gave no answer (the check only warns).
     type: bool

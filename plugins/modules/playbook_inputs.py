@@ -96,6 +96,9 @@ options:
           - The namespace of the probe pods - an RFC 1123 label; for C(access), the collection's own (not C(default)
             nor C(kube-*)).
         type: raw
+      rke2_numa_drain_namespaces:
+        description: The namespaces whose pods a roll may evict - at most 100 RFC 1123 labels, none C(kube-*); empty - every one.
+        type: raw
       rke2_numa_drain_pod_selector:
         description: C(kubectl drain --pod-selector) - empty, or a label selector.
         type: raw

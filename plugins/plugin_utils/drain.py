@@ -55,14 +55,16 @@ def pods_drain_evicts(pods, node_name):
     return sorted(out)
 
 
-def protected_evictions(pods, node_name, protected):
-    """The pods the drain of ``node_name`` would evict in ``protected`` namespaces (the cluster's own: kube-system), with
-    their phase: ["ns/name (Succeeded)", ...]. kubectl evicts them after every other pod of the node; the identity's
-    policy refuses them - the drain would fail with the node's workloads moved for nothing - and a roll never evicts
-    the cluster's own pods with any kubeconfig: the node is refused before its cordon."""
+def protected_evictions(pods, node_name, protected, allowed=()):
+    """The pods the drain of ``node_name`` would evict that the roll may not: in ``protected`` namespaces (the cluster's
+    own: kube-system) or, with ``allowed`` (rke2_numa_drain_namespaces) named, outside them - ["ns/name (Succeeded)",
+    ...]. kubectl evicts them alongside every other pod of the node and the identity's RBAC or policy refuses them - the
+    drain would fail with the node's workloads moved for nothing - and a roll never evicts the cluster's own pods with
+    any kubeconfig: the node is refused before its cordon."""
     phases = {"%s/%s" % ((p.get("metadata") or {}).get("namespace"), (p.get("metadata") or {}).get("name")):
               (p.get("status") or {}).get("phase") or "Pending" for p in pods or []}
-    return ["%s (%s)" % (name, phases[name]) for name in pods_drain_evicts(pods, node_name) if name.split("/", 1)[0] in protected]
+    return ["%s (%s)" % (name, phases[name]) for name in pods_drain_evicts(pods, node_name)
+            if name.split("/", 1)[0] in protected or (allowed and name.split("/", 1)[0] not in allowed)]
 
 
 # kubectl drain's own words (k8s.io/kubectl pkg/drain/drain.go, pkg/cmd/drain/drain.go; checked against the real

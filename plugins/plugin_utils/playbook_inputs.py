@@ -301,6 +301,8 @@ def input_errors(playbook, inputs, groups, hosts, now):
     if "rke2_numa_probe_namespace" in inputs:
         errors += _named("rke2_numa_probe_namespace", get("rke2_numa_probe_namespace"),
                          dns1123_label_errors(get("rke2_numa_probe_namespace")), "a namespace")
+    if "rke2_numa_drain_namespaces" in inputs:
+        errors += rbac.drain_namespace_errors(get("rke2_numa_drain_namespaces"))
     if playbook == "access":
         errors += access_errors(inputs)
     if "rke2_numa_drain_pod_selector" in inputs and get("rke2_numa_drain_pod_selector") != "":

@@ -55,7 +55,10 @@ TOKEN_SECONDS_MAX = 7 * 24 * 3600        # ours: a bound token for a maintenance
 ADMIN_KUBECONFIG = specs.default("rke2_numa_admin_kubeconfig")   # RKE2's admin kubeconfig on a server (cluster-admin)
 _DURATION = re.compile(r"(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?")
 
-CLUSTER, PROBE, KURED, LEASE = "cluster", "probe", "kured", "lease"
+CLUSTER, PROBE, KURED, LEASE, EVICT = "cluster", "probe", "kured", "lease", "evict"
+# EVICT: cluster-wide (the ClusterRole) while rke2_numa_drain_namespaces is empty; else a RoleBinding of the ClusterRole
+# rke2-numa-evict in each namespace named - RBAC's only narrowing of evictions (an Eviction names only its pod)
+DRAIN_NAMESPACES_MAX = 100
 LEASE_DEFAULT = (IDENTITY_NAMESPACE, "rke2-numa-roll")   # the roll's Lease (plugin_utils/roll_lease.py), namespace/name
 CHECK, ROLLING, LABELS, PROVE = "check", "rolling", "labels", "prove"
 
@@ -78,7 +81,7 @@ RULES = (
     Rule(CLUSTER, "", "pods", (("get", (ROLLING,)), ("list", _READERS)),
          "audit the pods, plan the capacity, see the upgrades and the pods a drain leaves, and whether a pod holds a "
          "node's GPUs before it is probed"),
-    Rule(CLUSTER, "", "pods/eviction", (("create", (ROLLING,)),),
+    Rule(EVICT, "", "pods/eviction", (("create", (ROLLING,)),),
          "evict the workload pods (kubectl drain, PodDisruptionBudgets respected)"),
     Rule(CLUSTER, "apps", "daemonsets", (("get", (ROLLING,)), ("list", (ROLLING,))),
          "read kured's lock; kubectl drain --ignore-daemonsets checks each pod's DaemonSet"),
@@ -317,9 +320,33 @@ def lease_target(lease):
     return namespace, name
 
 
-def manifest_errors(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured=AUTO, lease=LEASE_DEFAULT):
+def drain_namespaces(value):
+    """The namespaces named by rke2_numa_drain_namespaces, sorted and once each ([]: evictions cluster-wide);
+    ValueError naming what is wrong."""
+    errors = drain_namespace_errors(value)
+    if errors:
+        raise ValueError("; ".join(errors))
+    return sorted(set(value or []))
+
+
+def drain_namespace_errors(value):
+    """What is wrong with rke2_numa_drain_namespaces (empty: fine): a list of at most DRAIN_NAMESPACES_MAX namespaces,
+    none of the cluster's own (kube-*: kube-system's pods are never evicted)."""
+    if value in (None, ""):
+        return []
+    if not isinstance(value, (list, tuple)):
+        return ["rke2_numa_drain_namespaces %s must be a list of namespaces" % show(value)]
+    errors = ["rke2_numa_drain_namespaces has %d namespaces: at most %d" % (len(value), DRAIN_NAMESPACES_MAX)] if len(value) > DRAIN_NAMESPACES_MAX else []
+    for name in value:
+        errors += ["rke2_numa_drain_namespaces entry %s: %s" % (show(name), e) for e in dns1123_label_errors(name)]
+        if isinstance(name, str) and name.startswith("kube-"):
+            errors.append("rke2_numa_drain_namespaces entry %s: the cluster's own namespace - a roll never evicts its pods" % show(name))
+    return errors
+
+
+def manifest_errors(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured=AUTO, lease=LEASE_DEFAULT, evict=()):
     """What is wrong with the names the identity would get (empty: fine), in the API server's words."""
-    errors = []
+    errors = drain_namespace_errors(evict)
     for what, value in (("rke2_numa_access_namespace", namespace), ("rke2_numa_probe_namespace", probe_namespace)):
         errors += ["%s %r: %s" % (what, value, e) for e in dns1123_label_errors(value)]
     if probe_namespace in SHARED_NAMESPACES or str(probe_namespace).startswith("kube-"):
@@ -341,15 +368,18 @@ def manifest_errors(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPAC
     return errors
 
 
-def manifest(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured=AUTO, lease=LEASE_DEFAULT):
+def manifest(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured=AUTO, lease=LEASE_DEFAULT, evict=()):
     """The objects that give the ServiceAccount ``namespace``/rke2-numa exactly ``RULES``, in the order to apply them:
     its Namespace, the ServiceAccount, the ClusterRole and its binding, the probe Namespace (restricted Pod Security)
     with its Role and RoleBinding, the roll's Lease rights (create in its namespace; get and update on its name)
-    with their RoleBinding, and (kured checked) a Role on kured's DaemonSet alone with its RoleBinding."""
-    errors = manifest_errors(namespace, probe_namespace, kured, lease)
+    with their RoleBinding, (kured checked) a Role on kured's DaemonSet alone with its RoleBinding, and (``evict``:
+    rke2_numa_drain_namespaces named) the ClusterRole rke2-numa-evict with a RoleBinding in each of them - else the
+    evictions are the ClusterRole's."""
+    errors = manifest_errors(namespace, probe_namespace, kured, lease, evict)
     if errors:
         raise ValueError("; ".join(errors))
-    cluster = [_rule(r) for r in RULES if r.scope == CLUSTER]
+    evict = drain_namespaces(evict)
+    cluster = [_rule(r) for r in RULES if r.scope == CLUSTER or (r.scope == EVICT and not evict)]
     probe = [_rule(r) for r in RULES if r.scope == PROBE]
     objects = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace)},
@@ -385,6 +415,10 @@ def manifest(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kure
              "rules": [_rule(r, [name]) for r in RULES if r.scope == KURED]},
             _binding("RoleBinding", NAME + "-kured-lock", ns, "Role", NAME + "-kured-lock", namespace, NAME),
         ]
+    if evict:
+        objects.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": _meta(NAME + "-evict"),
+                        "rules": [_rule(r) for r in RULES if r.scope == EVICT]})
+        objects += [_binding("RoleBinding", NAME + "-evict", ns, "ClusterRole", NAME + "-evict", namespace, NAME) for ns in evict]
     return objects
 
 
@@ -476,13 +510,16 @@ def _rule_name(rule, verb, kured, lease):
     return None
 
 
-def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl", lease=LEASE_DEFAULT):
+def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl", lease=LEASE_DEFAULT,
+           evict=()):
     """[{verb, group, resource, subresource, namespace, name, why, required}] the playbook's calls need (a roll
     without probes, ``prove`` false, needs no probe rights; labels.yml without ``kubectl`` labels gets no Node by name:
-    it lists them, and patches one only to remove what an earlier run wrote with kubectl).
+    it lists them, and patches one only to remove what an earlier run wrote with kubectl; the evictions cluster-wide,
+    or in each of ``evict``, the drain namespaces).
     kured's lock is not required: without it the roll still refuses a node while kured holds its lock."""
     out = []
     kured = kured_target(kured_setting)
+    evict = drain_namespaces(evict)
     for rule in RULES:
         if (rule.scope == KURED and kured is None) or (rule.scope == PROBE and playbook == ROLLING and not prove):
             continue
@@ -490,10 +527,10 @@ def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=
         for verb, playbooks in rule.uses:
             if playbook not in playbooks or (playbook == LABELS and labels_via != "kubectl" and (rule.scope, verb) == (CLUSTER, "get")):
                 continue
-            out.append({"verb": verb, "group": rule.group, "resource": resource, "subresource": sub, "scope": rule.scope,
-                        "namespace": _rule_namespace(rule, probe_namespace, kured, lease_target(lease)),
-                        "name": _rule_name(rule, verb, kured, lease_target(lease)), "why": rule.why,
-                        "required": rule.scope != KURED})
+            for where in (evict or [None]) if rule.scope == EVICT else [_rule_namespace(rule, probe_namespace, kured, lease_target(lease))]:
+                out.append({"verb": verb, "group": rule.group, "resource": resource, "subresource": sub, "scope": rule.scope,
+                            "namespace": where, "name": _rule_name(rule, verb, kured, lease_target(lease)), "why": rule.why,
+                            "required": rule.scope != KURED})
     return out
 
 
@@ -509,11 +546,12 @@ def _review(need):
     return {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": {"resourceAttributes": attributes}}
 
 
-def access_reviews(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl", lease=LEASE_DEFAULT):
+def access_reviews(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl", lease=LEASE_DEFAULT,
+                   evict=()):
     """A v1 List of SelfSubjectAccessReviews (``kubectl create -f - -o json``): everything first (does the
     kubeconfig hold cluster-admin?), then one per right the playbook needs."""
     return {"apiVersion": "v1", "kind": "List",
-            "items": [_review(n) for n in [EVERYTHING] + needed(playbook, probe_namespace, kured_setting, prove, labels_via, lease)]}
+            "items": [_review(n) for n in [EVERYTHING] + needed(playbook, probe_namespace, kured_setting, prove, labels_via, lease, evict)]}
 
 
 def _describe(need):
@@ -546,11 +584,11 @@ def kubectl_objects(text):
 
 
 def access_findings(reply, playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=True, labels_via="kubectl",
-                    lease=LEASE_DEFAULT):
+                    lease=LEASE_DEFAULT, evict=()):
     """{everything, missing, optional_missing, unreadable}: from the reply to ``access_reviews`` (the created
     reviews, a List or one object). ``missing`` names each required right the API refused, with what needs it."""
     items = (reply or {}).get("items") if isinstance(reply, dict) and "items" in reply else [reply] if reply else []
-    needs = [EVERYTHING] + needed(playbook, probe_namespace, kured_setting, prove, labels_via, lease)
+    needs = [EVERYTHING] + needed(playbook, probe_namespace, kured_setting, prove, labels_via, lease, evict)
     if len(items) != len(needs) or any(not isinstance(i, dict) or "status" not in i for i in items):
         return {"everything": False, "missing": [], "optional_missing": [], "unreadable": True}
     answers = [bool((i.get("status") or {}).get("allowed")) for i in items]
@@ -586,9 +624,16 @@ FORBIDDEN = (
 )
 
 
-def _forbidden_needs():
+def _forbidden(evict=()):
+    """FORBIDDEN, and with drain namespaces named the evictions everywhere else (a cluster-wide review: allowed only
+    by a ClusterRoleBinding)."""
+    return FORBIDDEN + ((("create", "", "pods", "eviction", None, "evict pods in every namespace (rke2_numa_drain_namespaces names where)"),)
+                        if drain_namespaces(evict) else ())
+
+
+def _forbidden_needs(evict=()):
     return [{"verb": v, "group": g, "resource": r, "subresource": sub, "namespace": ns, "name": None, "why": why, "required": False}
-            for v, g, r, sub, ns, why in FORBIDDEN]
+            for v, g, r, sub, ns, why in _forbidden(evict)]
 
 
 def service_account_groups(namespace=IDENTITY_NAMESPACE):
@@ -596,16 +641,16 @@ def service_account_groups(namespace=IDENTITY_NAMESPACE):
     return ["system:serviceaccounts", "system:serviceaccounts:%s" % namespace, "system:authenticated"]
 
 
-def _subject_needs(probe_namespace, kured_setting, lease):
-    return [EVERYTHING] + _forbidden_needs() + needed(ROLLING, probe_namespace, kured_setting, True, "kubectl", lease)
+def _subject_needs(probe_namespace, kured_setting, lease, evict=()):
+    return [EVERYTHING] + _forbidden_needs(evict) + needed(ROLLING, probe_namespace, kured_setting, True, "kubectl", lease, evict)
 
 
-def subject_reviews(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, lease=LEASE_DEFAULT):
+def subject_reviews(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, lease=LEASE_DEFAULT, evict=()):
     """A v1 List of SubjectAccessReviews for the ServiceAccount, asked with the admin kubeconfig before any token
     exists: everything first, then each right of FORBIDDEN, then each right a roll needs."""
     user, groups = identity(namespace), service_account_groups(namespace)
     items = []
-    for need in _subject_needs(probe_namespace, kured_setting, lease):
+    for need in _subject_needs(probe_namespace, kured_setting, lease, evict):
         review = _review(need)
         review["kind"] = "SubjectAccessReview"
         review["spec"].update(user=user, groups=groups)
@@ -613,15 +658,16 @@ def subject_reviews(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPAC
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
 
-def subject_findings(reply, namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, lease=LEASE_DEFAULT):
+def subject_findings(reply, namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, lease=LEASE_DEFAULT,
+                     evict=()):
     """{unreadable, everything, forbidden: [what it may do that it must not], missing: [what a roll needs that it may
     not do], optional_missing} from the answers to subject_reviews (the same arguments)."""
     items = (reply or {}).get("items") if isinstance(reply, dict) and "items" in reply else [reply] if reply else []
-    needs = _subject_needs(probe_namespace, kured_setting, lease)
+    needs = _subject_needs(probe_namespace, kured_setting, lease, evict)
     if len(items) != len(needs) or any(not isinstance(i, dict) or "status" not in i for i in items):
         return {"unreadable": True, "everything": False, "forbidden": [], "missing": [], "optional_missing": []}
     allowed = [(i.get("status") or {}).get("allowed") is True for i in items]
-    bad = len(FORBIDDEN) + 1
+    bad = len(_forbidden(evict)) + 1
     return {"unreadable": False, "everything": allowed[0],
             "forbidden": [_describe(n).replace("may not ", "may ", 1).replace(" (needed to ", " (it could ", 1)
                           for n, ok in zip(needs[1:bad], allowed[1:bad]) if ok],

@@ -21,7 +21,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import m
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import cordon_patch, release_patch
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBEAPI_PATH, _load, gpu_fleet, needs_kubectl
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node, tree
-from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import SPEC, is_write, node_vars, run
+from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import SPEC, drain_play, is_write, node_vars, run
 
 pytestmark = needs_kubectl
 KUBEAPI = _load("kubeapi_standin_for_least_privilege", KUBEAPI_PATH)
@@ -123,6 +123,51 @@ def test_a_roll_whose_identity_lacks_one_verb_stops_naming_it_before_any_node_is
     assert writes(api, since) == [], "no cordon, no annotation, no lock"
     assert not api.node("gpu-a")["unschedulable"] and tree(root) == before
     assert {c.get("user") for c in api.calls()[since:]} == {SA_USER}, "the roll used the scoped identity only"
+
+
+def _evictions(api, since=0):
+    """The evictions the API stand-in accepted (a dry run's too), as namespace/name."""
+    return [c["summary"]["pod"] for c in api.calls()[since:] if (c.get("summary") or {}).get("verb") == "evict" and c["code"] < 300]
+
+
+def test_with_drain_namespaces_named_a_drain_outside_the_inventory_evicts_nothing_and_the_roll_refuses_before_its_cordon(api, tmp_path):
+    """kubectl drain of a Node in no inventory, with the scoped kubeconfig: kubectl's cordon is denied (the policy) and
+    kubectl goes on to evict every pod (pkg/cmd/drain/drain.go RunDrain). An Eviction names only its pod, so only RBAC's
+    namespaces narrow it: with rke2_numa_drain_namespaces the token may evict there alone - this drain evicts nothing.
+    The roll over a node with a pod elsewhere refuses before its cordon, naming the pod. Before, the identity's
+    evictions were cluster-wide: the drain evicted team-b's pod."""
+    with api.edit("other-1") as node:
+        node["pods"].append({"namespace": "team-b", "name": "web-0", "owner": "ReplicaSet"})
+    with api.edit("gpu-a") as node:
+        node["pods"].append({"namespace": "team-b", "name": "batch-1", "owner": "Job", "phase": "Succeeded"})
+    since = len(api.calls())
+    out, scoped = access(api, tmp_path, rke2_numa_drain_namespaces=["ml"])
+    text = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode != 0 and "rke2_numa_drain_namespaces names ml, which the cluster does not have" in text, text[-3000:]
+    assert writes(api, since) == []
+    with api.edit("gpu-a") as node:
+        node["pods"].append({"namespace": "ml", "name": "vllm-0", "owner": "ReplicaSet"})
+    out, scoped = access(api, tmp_path, rke2_numa_drain_namespaces=["ml"])
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-3000:]
+    for namespace, answer in (("ml", "yes"), ("team-b", "no"), ("default", "no")):
+        got = api.kubectl("--kubeconfig", scoped, "auth", "can-i", "create", "pods", "--subresource=eviction", "-n", namespace)
+        assert got.stdout.strip() == answer, (namespace, got.stdout, got.stderr)
+
+    since = len(api.calls())
+    drained = api.kubectl("drain", "other-1", "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=15s", kubeconfig=scoped)
+    assert "unable to cordon node" in drained.stderr, drained.stderr
+    assert _evictions(api, since) == [], "no eviction outside the drain namespaces"
+    assert any(p["name"] == "web-0" for p in api.node("other-1")["pods"]) and not api.node("other-1").get("unschedulable")
+
+    since = len(api.calls())
+    out = drain_play(api, tmp_path, rke2_numa_kubeconfig=scoped, rke2_numa_drain_namespaces=["ml"])   # the roll's drain role
+    text = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode != 0, text[-3000:]
+    assert "the drain of gpu-a would evict default/sample-workload-gpu-a (Running), team-b/batch-1 (Succeeded): a roll never evicts the cluster's own pods (kube-system), " \
+        "nor any outside rke2_numa_drain_namespaces (ml)" in text, text[-3000:]
+    assert _evictions(api, since) == [] and not api.node("gpu-a").get("unschedulable")
+    assert [c for c in api.calls()[since:] if c["code"] == 403] == [], "refused by the roll, not by the API"
 
 
 def test_the_roll_runs_with_the_scoped_identity_and_the_check_warns_about_an_admin_kubeconfig(api, tmp_path):

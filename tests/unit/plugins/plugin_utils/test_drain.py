@@ -129,3 +129,13 @@ def test_the_pods_a_drain_evicts_are_kubectls_and_the_clusters_own_are_named():
             pod("ml", "done", "Job", "Failed"), pod("kube-system", "coredns-1", "ReplicaSet", node="gpu-b")]
     assert pods_drain_evicts(pods, "gpu-a") == ["kube-system/helm-install-x", "ml/done", "ml/vllm-0"]
     assert protected_evictions(pods, "gpu-a", ("kube-system",)) == ["kube-system/helm-install-x (Succeeded)"]
+
+
+def test_with_drain_namespaces_named_a_pod_elsewhere_is_one_the_roll_may_not_evict():
+    """rke2_numa_drain_namespaces: the identity may evict only there; a drain that would evict elsewhere fails on a 403
+    after the rest of the node moved - refused before the cordon instead, naming the pod."""
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import protected_evictions
+    pods = [{"metadata": {"namespace": ns, "name": name}, "spec": {"nodeName": "gpu-a"}, "status": {"phase": "Running"}}
+            for ns, name in (("ml", "vllm-0"), ("monitoring", "exporter"), ("kube-system", "coredns"))]
+    assert protected_evictions(pods, "gpu-a", ("kube-system",), ("ml",)) == ["kube-system/coredns (Running)", "monitoring/exporter (Running)"]
+    assert protected_evictions(pods, "gpu-a", ("kube-system",), ()) == ["kube-system/coredns (Running)"]

@@ -409,3 +409,36 @@ def test_an_aggregation_rule_on_our_cluster_role_is_refused():
     role["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}
     refused = rbac.identity_changes({"kind": "List", "items": have}, wanted)["refused"]
     assert refused and refused[0].startswith("ClusterRole rke2-numa has an aggregationRule nobody here wrote")
+
+
+def test_drain_namespaces_narrow_the_evictions_to_them_and_nowhere_else():
+    """An Eviction names only its pod: RBAC's namespaces are the only narrowing the API has. Named, the ClusterRole
+    loses the eviction right and a RoleBinding of rke2-numa-evict grants it in each namespace; the reviews ask for each,
+    and the subject reviews call a cluster-wide eviction right one the identity must not hold."""
+    user = rbac.identity()
+    wide = rbac.manifest()
+    assert rbac.allowed(wide, user, "create", "", "pods/eviction", "monitoring", "x")
+    narrow = rbac.manifest(evict=["ml", "batch", "ml"])
+    for namespace, answer in (("ml", True), ("batch", True), ("monitoring", False), ("kube-system", False), (None, False)):
+        assert rbac.allowed(narrow, user, "create", "", "pods/eviction", namespace, "x") is answer, namespace
+    bindings = [(o["metadata"]["namespace"], o["roleRef"]["name"]) for o in narrow if o["kind"] == "RoleBinding" and o["metadata"]["name"] == "rke2-numa-evict"]
+    assert bindings == [("batch", "rke2-numa-evict"), ("ml", "rke2-numa-evict")]
+    evictions = [n["namespace"] for n in rbac.needed("rolling", evict=["ml", "batch"]) if n["subresource"] == "eviction"]
+    assert evictions == ["batch", "ml"] and [n["namespace"] for n in rbac.needed("rolling") if n["subresource"] == "eviction"] == [None]
+    reviews = rbac.subject_reviews(evict=["ml"])["items"]
+    assert any(r["spec"]["resourceAttributes"] == {"verb": "create", "group": "", "resource": "pods", "subresource": "eviction"} for r in reviews)
+    answers = {"items": [{"status": {"allowed": r["spec"]["resourceAttributes"].get("subresource") == "eviction"}} for r in reviews]}
+    found = rbac.subject_findings(answers, evict=["ml"])
+    assert found["forbidden"] == ["may create pods/eviction cluster-wide (it could evict pods in every namespace (rke2_numa_drain_namespaces "
+                                  "names where))"], found
+
+
+@pytest.mark.parametrize("value, words", [
+    ("ml", "must be a list of namespaces"), (["kube-system"], "the cluster's own namespace"), (["Ml"], "entry 'Ml'"),
+    (["n%d" % i for i in range(101)], "at most 100"), ([7], "entry 7"),
+])
+def test_drain_namespaces_are_bounded_names_never_the_clusters_own(value, words):
+    errors = rbac.drain_namespace_errors(value)
+    assert errors and words in "; ".join(errors), errors
+    with pytest.raises(ValueError):
+        rbac.manifest(evict=value)
