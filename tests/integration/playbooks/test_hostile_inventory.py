@@ -42,9 +42,11 @@ LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/rke2-numa-system/leases"
 
 def is_write(call):
     """A call that changes the fleet: not a read, not a (Self)SubjectAccessReview (the playbooks ask the API what their
-    kubeconfig, or access.yml what the identity, may do before anything changes: a question, not a write), and not the roll's Lease (a roll that may
-    write takes it first and gives it back at its end: lease_given_back checks that)."""
-    return call["method"] != "GET" and "subjectaccessreviews" not in call["path"] and not call["path"].startswith(LEASE_PATH)
+    kubeconfig, or access.yml what the identity, may do before anything changes: a question, not a write), not a
+    server-side dry run (authorized and admitted, never stored: the access proof's), and not the roll's Lease (a roll
+    that may write takes it first and gives it back at its end: lease_given_back checks that)."""
+    return (call["method"] != "GET" and "subjectaccessreviews" not in call["path"] and not call["path"].startswith(LEASE_PATH)
+            and (call.get("query") or {}).get("dryRun") != "All" and not (call.get("summary") or {}).get("dryRun"))
 
 
 def lease_writes(cluster):

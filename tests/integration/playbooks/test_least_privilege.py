@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import stat
 
 import pytest
@@ -192,6 +193,48 @@ def test_the_roll_runs_with_the_scoped_identity_and_the_check_warns_about_an_adm
     admin = run(api, tmp_path, "check.yml", {"gpu-a": node_vars(root)})
     assert admin.returncode == 0
     assert "may do everything in the cluster (cluster-admin), more than check needs" in " ".join((admin.stdout + admin.stderr).split())
+
+
+@pytest.mark.parametrize("change, words", [
+    ("remove", "the cluster allows the identity to run a probe pod on a Node outside the inventory (the control plane, another "
+               "team's GPUs) (kubectl create --validate=false -f - --dry-run=server, a server-side dry run): pod/rke2-numa-try-outside "
+               "created (server dry run) - docs/ACCESS.md says it is denied by the policy rke2-numa-probes"),
+    ("widen", "the cluster allows the identity to taint a Node NoExecute (the kubelet deletes every pod on it, PodDisruptionBudgets "
+              "or not) (kubectl taint node gpu-a evict=all:NoExecute --dry-run=server"),
+])
+def test_the_roll_proves_the_identity_on_the_live_cluster_before_its_first_write(api, tmp_path, change, words):
+    """access.yml, then each roll with the scoped kubeconfig, tries as the identity each escalation docs/ACCESS.md says is
+    denied and each request a roll makes, with server-side dry runs (nothing stored): as access.yml left the cluster,
+    proven; a policy binding removed, or a validation widened to true, and the roll stops before any write, naming the
+    request and the cluster's answer. Before, nothing asked the cluster beyond RBAC's SubjectAccessReviews."""
+    api.add_node("server-1", ready=True, labels={"node-role.kubernetes.io/control-plane": "true", "kubernetes.io/hostname": "server-1"})
+    out, scoped = access(api, tmp_path)
+    text = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode == 0, text[-3000:]
+    assert re.search(r"proved on the cluster with server-side dry runs: 9 requests denied as docs/ACCESS.md says, 5 a roll makes "
+                     r"allowed", text), text[-3000:]
+    assert "no control-plane Node visible" not in text
+    root = make_node(tmp_path / "gpu-a", **SPEC)
+    comply(root, make_plan(read_topology(str(root))))
+    out = run(api, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, rke2_numa_kubeconfig=scoped, rke2_numa_prove=False)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+
+    if change == "remove":
+        done = api.kubectl("delete", "validatingadmissionpolicybinding", "rke2-numa-probes")
+    else:
+        policy = json.loads(api.kubectl("get", "validatingadmissionpolicy", "rke2-numa-nodes", "-o", "json").stdout)
+        index = next(i for i, v in enumerate(policy["spec"]["validations"]) if "spec.taints" in v["expression"])
+        done = api.kubectl("patch", "validatingadmissionpolicy", "rke2-numa-nodes", "--type=json", "-p",
+                           json.dumps([{"op": "replace", "path": "/spec/validations/%d/expression" % index, "value": "true"}]))
+    assert done.returncode == 0, done.stderr
+    since = len(api.calls())
+    out = run(api, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, rke2_numa_kubeconfig=scoped, rke2_numa_prove=False)
+    text = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode != 0 and "the live cluster disagrees with what docs/ACCESS.md says of the kubeconfig %s" % scoped in text, text[-3000:]
+    assert words in text, text[-3000:]
+    assert writes(api, since) == [] and [c for c in api.calls()[since:] if c["method"] != "GET" and "leases" in c["path"]
+                                         and not (c.get("summary") or {}).get("dryRun")] == [], "no write, no Lease taken"
+    assert not api.node("gpu-a").get("taints") and not api.node("gpu-a").get("unschedulable")
 
 
 @pytest.mark.parametrize("playbook", ["prove.yml", "labels.yml"])

@@ -3100,6 +3100,9 @@ class Api:
         content_type = patch_type(request)
         patch = _json_body(request, "patch")
         request.summary = {"verb": "patch", "daemonset": "%s/%s" % (namespace, name)}
+        dry_run = request.query.get("dryRun") == "All"   # authorized and admitted, never stored (kubectl --dry-run=server)
+        if dry_run:
+            request.summary["dryRun"] = True
         path = os.path.join(self.store.directory, "daemonsets.json")
         with open(os.path.join(self.store.directory, ".daemonsets.lock"), "a", encoding="utf-8") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -3119,6 +3122,8 @@ class Api:
                 if version not in (None, "") and str(version) != before["metadata"]["resourceVersion"]:
                     raise conflict(DAEMONSETS, name)
                 self.admit(request, "UPDATE", DAEMONSETS, namespace, name, after, before)
+                if dry_run:
+                    return Response(200, after)
                 for field in ("labels", "annotations"):
                     values = _string_map(meta.get(field), field)
                     if values:
