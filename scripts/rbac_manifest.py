@@ -132,7 +132,7 @@ def render_access():
         if e.policy == "rke2-numa-kured" else "allowed", _cell(admission.denial(e))) for e in admission.ESCALATIONS]
     table = [POLICY_TABLE_HEAD]
     for policy in admission.POLICIES:
-        for v in policy.validations:
+        for v in admission.validations(policy):
             cells = (policy.name, policy.operation, policy.resource, v.field, _cell(v.expression), _cell(v.message))
             table.append("| `%s` | %s %s | %s | `%s` | rke2-numa %s |\n" % cells)
     return head + "\n".join(rows) + "\n" + "".join(table)

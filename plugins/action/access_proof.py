@@ -6,10 +6,13 @@ their verdicts: plugin_utils/access_proof.py); kubectl runs where the task runs.
 
 from __future__ import annotations
 
+import json
+
 from ansible_collections.maitred.rke2_numa.plugins.modules import access_proof as access_proof_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import access_proof, admission, rbac, roll_pick
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import KURED_LOCK_ANNOTATION, kured_settings
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import SERVER_ROLE_LABELS
 
 ARGUMENT_SPEC = argument_spec(access_proof_doc.DOCUMENTATION)
@@ -50,14 +53,19 @@ class ActionModule(ControllerAction):
         rc, out, dummy = self._kubectl(args, task_vars, ["get", "--raw", "/apis/%s/%s" % admission.GROUP_VERSION])
         policies = rc == 0 and admission.served(out)
         outside = self._outside(args, task_vars)
-        kured_exists = False
+        kured_exists, kured_lock = False, KURED_LOCK_ANNOTATION
         if args["kured"]:
             namespace, name = rbac.kured_target(args["kured"])
-            rc, out, dummy = self._kubectl(args, task_vars, ["get", "daemonset", name, "--namespace", namespace, "--ignore-not-found", "-o", "name"])
+            rc, out, dummy = self._kubectl(args, task_vars, ["get", "daemonset", name, "--namespace", namespace, "--ignore-not-found", "-o", "json"])
             kured_exists = rc == 0 and bool(out.strip())
+            try:
+                settings = kured_settings(json.loads(out)) if kured_exists else {}
+            except ValueError:
+                settings = {}
+            kured_lock = settings.get("lock_annotation") or KURED_LOCK_ANNOTATION   # as kured reads it: its flag, then KURED_*
         try:
             tried = access_proof.trials(args["node"], outside, args["access_namespace"], args["probe_namespace"], args["kured"], args["lease"],
-                                        args["drain_namespaces"], policies, args["prove"], kured_exists)
+                                        args["drain_namespaces"], policies, args["prove"], kured_exists, kured_lock)
         except access_proof.ProofError as e:
             result.update(failed=True, changed=False, msg="access_proof refused, nothing was run: %s" % e)
             return result

@@ -11,6 +11,7 @@ import json
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import admission, rbac
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import KURED_LOCK_ANNOTATION, find_kured
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import ValueRefused, boolean
 
 
@@ -142,7 +143,17 @@ def binding_findings(reply, wanted, namespace=rbac.IDENTITY_NAMESPACE):
     return rbac.binding_findings(parsed, wanted, namespace)
 
 
-def admission_policies(discovery, namespace=rbac.IDENTITY_NAMESPACE, nodes=(), enrolled="", kured_daemonset=rbac.AUTO):
+def kured_lock_key(daemonsets, kured_daemonset=rbac.AUTO):
+    """The annotation key kured holds its lock under, as kured reads its own settings (its --lock-annotation flag, then
+    KURED_LOCK_ANNOTATION: plugin_utils/maintainers.py kured_settings), from ``kubectl get daemonsets -A -o json`` -
+    kured's default when kured is not found or its settings cannot be read (the roll then counts its lock as held)."""
+    found, dummy = find_kured(_objects(daemonsets, "kured_lock_key").get("items") or [], kured_daemonset)
+    keys = [key for dummy_ident, key, dummy_ds, settings in found if key and not settings.get("unreadable")]
+    return keys[0] if keys else KURED_LOCK_ANNOTATION
+
+
+def admission_policies(discovery, namespace=rbac.IDENTITY_NAMESPACE, nodes=(), enrolled="", kured_daemonset=rbac.AUTO,
+                       kured_lock=KURED_LOCK_ANNOTATION):
     """{served, objects, nodes}: where the cluster serves ValidatingAdmissionPolicy (``discovery``: the text of
     /apis/admissionregistration.k8s.io/v1, empty when not served), the enrolment ConfigMap (``nodes`` and those
     ``enrolled`` already: the ConfigMap's JSON as kubectl gets it) and the policies with their bindings
@@ -151,7 +162,8 @@ def admission_policies(discovery, namespace=rbac.IDENTITY_NAMESPACE, nodes=(), e
         return {"served": False, "objects": [], "nodes": []}
     wanted = admission.enrolment_nodes(nodes, _json(enrolled, "admission_policies"))
     try:
-        objects = admission.objects(namespace, wanted, kured=rbac.kured_target(kured_daemonset) is not None)
+        objects = admission.objects(namespace, wanted, kured=rbac.kured_target(kured_daemonset) is not None,
+                                    kured_lock=kured_lock or KURED_LOCK_ANNOTATION)
     except ValueError as e:
         raise AnsibleFilterError("admission_policies: %s" % e) from None
     return {"served": True, "objects": objects, "nodes": wanted}
@@ -162,5 +174,5 @@ class FilterModule:
         return {"rbac_manifest": rbac_manifest, "identity_changes": identity_changes, "scoped_kubeconfig": scoped_kubeconfig,
                 "token_request": token_request, "server_refusal": server_refusal, "subject_reviews": subject_reviews,
                 "subject_findings": subject_findings, "binding_findings": binding_findings, "access_reviews": access_reviews,
-                "access_findings": access_findings, "admission_policies": admission_policies,
+                "access_findings": access_findings, "admission_policies": admission_policies, "kured_lock_key": kured_lock_key,
                 "server_check_args": server_check_args}

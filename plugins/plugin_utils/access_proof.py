@@ -88,13 +88,13 @@ def errors(node, outside, access_namespace, probe_namespace, kured, lease, evict
 
 
 def trials(node, outside="", access_namespace=rbac.IDENTITY_NAMESPACE, probe_namespace=rbac.PROBE_NAMESPACE, kured="",
-           lease=rbac.LEASE_DEFAULT, evict=(), policies=True, prove=True, kured_exists=True):
+           lease=rbac.LEASE_DEFAULT, evict=(), policies=True, prove=True, kured_exists=True, kured_lock=KURED_LOCK_ANNOTATION):
     """[Trial] for the live cluster: ``node`` an enrolled Node (the run's first), ``outside`` a Node that is not (a
     control plane; empty: those trials are left out), ``kured`` kured's DaemonSet ``namespace/name`` the identity may
     hold the lock of (empty: none), ``kured_exists`` whether it is there (a patch of a missing object is a 404 before
-    admission: nothing proven), ``policies`` whether the cluster serves ValidatingAdmissionPolicy (without, the
+    admission: nothing proven), ``kured_lock`` the annotation key kured holds its lock under, ``policies`` whether the cluster serves ValidatingAdmissionPolicy (without, the
     escalations only a policy denies are RBAC's to allow: docs/ACCESS.md says so, and they are not tried)."""
-    problems = errors(node, outside, access_namespace, probe_namespace, kured, lease, evict)
+    problems = errors(node, outside, access_namespace, probe_namespace, kured, lease, evict) + admission.lock_key_errors(kured_lock)
     if problems:
         raise ProofError("; ".join(problems))
     evict = rbac.drain_namespaces(evict)
@@ -133,9 +133,9 @@ def trials(node, outside="", access_namespace=rbac.IDENTITY_NAMESPACE, probe_nam
     out.append(Trial("write the roll's Lease %s/%s" % (lease_ns, lease_name), _dry(["create", "--validate=false", "-f", "-"]),
                      _lease(lease_ns, lease_name), ALLOWED, None))
     if kured and kured_exists:
-        out.append(Trial("hold kured's lock (%s)" % KURED_LOCK_ANNOTATION,
+        out.append(Trial("hold kured's lock (%s)" % kured_lock,
                          _dry(["annotate", "daemonset", kured_name, "--namespace", kured_ns, "--overwrite",
-                               "%s=%s" % (KURED_LOCK_ANNOTATION, json.dumps({"maxOwners": 1, "locks": []}, separators=(",", ":")))]),
+                               "%s=%s" % (kured_lock, json.dumps({"maxOwners": 1, "locks": []}, separators=(",", ":")))]),
                          None, ALLOWED, None))
     if prove:
         out.append(Trial("run a probe pod on %s" % node, _dry(["create", "--validate=false", "-f", "-"]), _probe_pod(node, probe_namespace),

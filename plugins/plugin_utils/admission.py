@@ -34,7 +34,7 @@ from __future__ import annotations
 import collections
 import json
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import dns1123_subdomain_errors
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import dns1123_subdomain_errors, qualified_name_errors
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import KURED_LOCK_ANNOTATION
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import PREFIX
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rbac import NAME, _meta
@@ -89,6 +89,9 @@ def _ours(prefix=PREFIX):
 
 
 _NODE = "may change a Node's spec.unschedulable and its %s labels and annotations only" % PREFIX
+# kured's lock annotation in the kured policy: the key kured uses (its --lock-annotation flag, or KURED_LOCK_ANNOTATION),
+# filled in when the policy is rendered (validations()); weave.works/kured-node-lock by default
+LOCK = "{lock}"
 POLICIES = (
     Policy("rke2-numa-nodes", "Nodes", "", "v1", "nodes", "UPDATE", True, (
         Validation("the Node's enrolment", "has(params.data) && object.metadata.name in params.data",
@@ -103,16 +106,16 @@ POLICIES = (
     )),
     Policy("rke2-numa-kured", "kured's DaemonSet", "apps", "v1", "daemonsets", "UPDATE", False, (
         Validation("spec", "object.spec == oldObject.spec",
-                   "may not change a DaemonSet's spec (the pod template among it): only kured's lock annotation %s" % KURED_LOCK_ANNOTATION),
+                   "may not change a DaemonSet's spec (the pod template among it): only kured's lock annotation %s" % LOCK),
         Validation("metadata.labels", _unchanged("object.metadata.labels"),
-                   "may not change a DaemonSet's metadata.labels: only kured's lock annotation %s" % KURED_LOCK_ANNOTATION),
-        Validation("metadata.annotations", _only_keys_change("annotations", "k == '%s'" % KURED_LOCK_ANNOTATION),
-                   "may change only kured's lock annotation %s of a DaemonSet's metadata.annotations" % KURED_LOCK_ANNOTATION),
+                   "may not change a DaemonSet's metadata.labels: only kured's lock annotation %s" % LOCK),
+        Validation("metadata.annotations", _only_keys_change("annotations", "k == '%s'" % LOCK),
+                   "may change only kured's lock annotation %s of a DaemonSet's metadata.annotations" % LOCK),
         # an owner that does not exist lets the garbage collector delete kured's DaemonSet; a finalizer blocks its deletion
         Validation("metadata.ownerReferences", _unchanged("object.metadata.ownerReferences"),
-                   "may not change a DaemonSet's metadata.ownerReferences: only kured's lock annotation %s" % KURED_LOCK_ANNOTATION),
+                   "may not change a DaemonSet's metadata.ownerReferences: only kured's lock annotation %s" % LOCK),
         Validation("metadata.finalizers", _unchanged("object.metadata.finalizers"),
-                   "may not change a DaemonSet's metadata.finalizers: only kured's lock annotation %s" % KURED_LOCK_ANNOTATION),
+                   "may not change a DaemonSet's metadata.finalizers: only kured's lock annotation %s" % LOCK),
     )),
     # the probe pods (plugin_utils/prove.py probe_pods): on an enrolled Node, tolerating no control-plane taint, choosing
     # no device by environment, one kind of container (RBAC lets the identity create pods in the probe namespace only)
@@ -170,9 +173,23 @@ def enrolment(nodes, namespace):
             "data": {str(n): "enrolled" for n in sorted(set(nodes))}}
 
 
-def policy_objects(namespace, kured=True):
+def lock_key_errors(key):
+    """What is wrong with kured's lock annotation key as the kured policy would name it (empty: fine)."""
+    return ["kured's lock annotation %r: %s" % (key, e) for e in qualified_name_errors(key)]
+
+
+def validations(policy, kured_lock=KURED_LOCK_ANNOTATION):
+    """The policy's validations with kured's lock annotation key filled in (a qualified name: it goes into CEL quoted)."""
+    errors = lock_key_errors(kured_lock)
+    if errors:
+        raise ValueError("; ".join(errors))
+    return tuple(Validation(v.field, v.expression.replace(LOCK, kured_lock), v.message.replace(LOCK, kured_lock)) for v in policy.validations)
+
+
+def policy_objects(namespace, kured=True, kured_lock=KURED_LOCK_ANNOTATION):
     """The ValidatingAdmissionPolicies and their bindings, in the order to apply them (a binding names its policy).
-    ``kured``: False when the identity holds no right on kured's DaemonSet (no policy to bind)."""
+    ``kured``: False when the identity holds no right on kured's DaemonSet (no policy to bind); ``kured_lock``: the
+    annotation key kured holds its lock under (its --lock-annotation)."""
     user = service_account_user(namespace)
     out = []
     for policy in POLICIES:
@@ -184,7 +201,7 @@ def policy_objects(namespace, kured=True):
                                                     "operations": [policy.operation], "resources": [policy.resource]}]},
             "matchConditions": [{"name": "the-scoped-identity", "expression": "request.userInfo.username == '%s'" % user}],
             "validations": [{"expression": v.expression, "message": "rke2-numa " + v.message, "reason": "Forbidden"}
-                            for v in policy.validations],
+                            for v in validations(policy, kured_lock)],
         }
         if policy.params:
             spec["paramKind"] = {"apiVersion": "v1", "kind": "ConfigMap"}
@@ -196,10 +213,10 @@ def policy_objects(namespace, kured=True):
     return out
 
 
-def objects(namespace, nodes, kured=True):
+def objects(namespace, nodes, kured=True, kured_lock=KURED_LOCK_ANNOTATION):
     """Everything access.yml applies where the cluster serves ValidatingAdmissionPolicy: the enrolment ConfigMap,
     then the policies and bindings."""
-    return [enrolment(nodes, namespace)] + policy_objects(namespace, kured)
+    return [enrolment(nodes, namespace)] + policy_objects(namespace, kured, kured_lock)
 
 
 def served(discovery):
@@ -266,8 +283,8 @@ ESCALATIONS = (
 )
 
 
-def denial(escalation):
+def denial(escalation, kured_lock=KURED_LOCK_ANNOTATION):
     """The message the API server answers ``escalation`` with when the policies are there."""
     policy = next(p for p in POLICIES if p.name == escalation.policy)
-    validation = next(v for v in policy.validations if v.field == escalation.field)
+    validation = next(v for v in validations(policy, kured_lock) if v.field == escalation.field)
     return "ValidatingAdmissionPolicy '%s' with binding '%s' denied request: rke2-numa %s" % (policy.name, policy.name, validation.message)

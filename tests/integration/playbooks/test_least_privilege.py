@@ -237,6 +237,26 @@ def test_the_roll_proves_the_identity_on_the_live_cluster_before_its_first_write
     assert not api.node("gpu-a").get("taints") and not api.node("gpu-a").get("unschedulable")
 
 
+@pytest.mark.parametrize("container", [{"args": ["--lock-annotation=example.com/reboot-lock"]},
+                                       {"env": [{"name": "KURED_LOCK_ANNOTATION", "value": "example.com/reboot-lock"}]}])
+def test_kureds_own_lock_key_is_the_one_the_policy_lets_the_identity_hold(api, tmp_path, container):
+    """kured with a custom --lock-annotation (or KURED_LOCK_ANNOTATION): access.yml reads it as kured does and the kured
+    policy lets the identity change that annotation alone; the proof holds the lock under it. Before, the policy named
+    weave.works/kured-node-lock whatever kured used: every hold of the roll was denied."""
+    (tmp_path / "state" / "daemonsets.json").write_text(json.dumps([{
+        "namespace": "kube-system", "name": "kured", "labels": {"app.kubernetes.io/name": "kured"},
+        "containers": [dict({"name": "kured", "image": "ghcr.io/kubereboot/kured:1.17.1", "command": ["/usr/bin/kured"]}, **container)]}]))
+    out, scoped = access(api, tmp_path)
+    text = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode == 0, text[-3000:]
+    assert "requests denied as docs/ACCESS.md says" in text
+    held = api.kubectl("annotate", "daemonset", "kured", "-n", "kube-system", "--overwrite",
+                       'example.com/reboot-lock={"maxOwners":1,"locks":[]}', kubeconfig=scoped)
+    assert held.returncode == 0, held.stderr
+    other = api.kubectl("annotate", "daemonset", "kured", "-n", "kube-system", "--overwrite", "weave.works/kured-node-lock={}", kubeconfig=scoped)
+    assert other.returncode != 0 and "may change only kured's lock annotation example.com/reboot-lock" in other.stderr, other.stderr
+
+
 @pytest.mark.parametrize("playbook", ["prove.yml", "labels.yml"])
 def test_prove_and_labels_refuse_a_kubeconfig_without_their_rights_before_anything(api, tmp_path, playbook):
     root = make_node(tmp_path / "gpu-a", **SPEC)

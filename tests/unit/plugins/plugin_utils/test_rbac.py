@@ -27,7 +27,7 @@ from ansible_collections.maitred.rke2_numa.tests.fixtures.kubectl_calls import A
 def test_only_access_yml_uses_the_admin_kubeconfig():
     assert {c.file for c in ADMIN_CALLS} == {"playbooks/access.yml"}
     assert sorted(rbac.kubectl_command(c.words) for c in ADMIN_CALLS) == [
-        "apply", "config", "create", "create", "delete", "get", "get", "get", "get", "get"]
+        "apply", "config", "create", "create", "delete", "get", "get", "get", "get", "get", "get"]
     access = [c for c in CALLS if c.file == "playbooks/access.yml"]
     assert [[(r.verb, r.resource) for r in requests_of(c)] for c in access] == [[("create", "selfsubjectaccessreviews")]], \
         "with the scoped kubeconfig access.yml only asks what it may do"
