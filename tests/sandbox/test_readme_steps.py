@@ -156,3 +156,56 @@ def test_a_roll_killed_anywhere_is_picked_up_at_once_by_its_id_and_finishes(clus
     assert out.returncode == 0, (note, (out.stdout + out.stderr)[-4000:])
     assert "TASK [Show the summary]" in out.stdout, note
     all_in_service_and_compliant(cluster, plan)
+
+
+# kubectl on server1 that stops the roll right after the cordon's patch is answered: the patch goes through, then the
+# call never returns (the harness kills the roll's process group meanwhile, as a dropped SSH session would)
+STUCK_AFTER_CORDON = """#!/bin/sh
+/usr/bin/kubectl "$@"
+rc=$?
+case "$*" in
+  *'patch node/'*'"unschedulable":true'*) touch /run/rke2-numa-cordoned; sleep 600 ;;
+esac
+exit $rc
+"""
+
+
+def test_a_roll_killed_right_after_its_cordon_leaves_a_marked_node_that_the_next_roll_returns_to_service(cluster):
+    """SIGKILL right after the cordon's request, before any other: the cordon and our marker went in one patch, so the
+    node is out as this roll's (never an unmarked cordon that the next roll takes for an admin's and never returns to
+    service); the check names the roll at work; the roll that picks it up starts with that node - one node out at a time -
+    and returns every node to service. Before, cordon and marker were two calls: a kill between them left gpu01 cordoned
+    forever and two nodes out with a cap of 1."""
+    server = sandbox.PREFIX + sandbox.SERVER
+    wrapper = "/usr/local/bin/kubectl-stuck-after-cordon"
+    put = subprocess.run(["podman", "exec", "-i", server, "sh", "-c", "cat > %s && chmod 0755 %s && rm -f /run/rke2-numa-cordoned"
+                          % (wrapper, wrapper)], input=STUCK_AFTER_CORDON, capture_output=True, text=True, check=False)
+    assert put.returncode == 0, put.stderr
+    access = [c for dummy, c in sandbox.readme_steps() if "maitred.rke2_numa.access" in c]
+    assert shell(access[0], cluster).returncode == 0
+    plan = "-e rke2_numa_reserved_cores=3"   # another plan than the README's and the random kill's: each node rolls
+    roll = ("ansible-playbook -i inventory.yml maitred.rke2_numa.rolling -e rke2_numa_kubeconfig=%s -e rke2_numa_reboot_ok=true %s"
+            % (KUBECONFIG, plan))
+    dying = subprocess.Popen(shlex.split(roll + " -e rke2_numa_roll_id=roll-cordon -e rke2_numa_kubectl=" + wrapper), cwd=cluster,
+                             env=sandbox.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and dying.poll() is None:
+        if subprocess.run(["podman", "exec", server, "test", "-e", "/run/rke2-numa-cordoned"], check=False).returncode == 0:
+            break
+        time.sleep(0.5)
+    assert dying.poll() is None, "the roll reached its first cordon (exit %s)" % dying.returncode
+    os.killpg(dying.pid, signal.SIGKILL)
+    dying.wait()
+    out_now = dict((n, s) for n, s in nodes().items() if n in sandbox.workers())
+    first = sandbox.workers()[0]
+    assert out_now[first] == (False, {CORDONED: "roll-cordon"}), ("cordon and marker together, as one patch", out_now)
+    assert [n for n, (schedulable, dummy) in out_now.items() if not schedulable] == [first], out_now
+
+    check = shell("ansible-playbook -i inventory.yml maitred.rke2_numa.check -e rke2_numa_kubeconfig=%s %s" % (KUBECONFIG, plan), cluster)
+    assert "roll-cordon" in check.stdout, ("the check names the roll at work", check.stdout[-3000:])
+
+    out = shell(roll + " -e rke2_numa_roll_id=roll-cordon -e rke2_numa_roll_resume=true", cluster)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-4000:]
+    started = re.findall(r"(gpu\d+): (?:starting|resuming)", out.stdout)
+    assert started and started[0] == first, ("the dead roll's node first", started)
+    all_in_service_and_compliant(cluster, plan)
