@@ -470,3 +470,25 @@ def test_a_subject_access_review_judges_another_user_by_the_same_rbac(cluster):
     assert code == 201 and doc["status"]["allowed"] is True
     code, doc = cluster.request("POST", path, {"kind": "SubjectAccessReview", "spec": {"resourceAttributes": attrs}})
     assert code == 422 and "at least one of user or group must be specified" in doc["message"], doc
+
+
+def test_a_policy_whose_expression_names_an_undeclared_variable_is_refused_when_written(cluster):
+    """The real apiserver compiles each expression of a ValidatingAdmissionPolicy against the variables it declares
+    (params only with a paramKind) and refuses the write (pkg/apis/admissionregistration/validation validateValidation);
+    the stand-in parsed them only, so a policy the real server would refuse was served and enforced here."""
+    path = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+
+    def policy(name, expression, params=False):
+        spec = {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
+                                                        "resources": ["nodes"]}]},
+                "validations": [{"expression": expression}]}
+        if params:
+            spec["paramKind"] = {"apiVersion": "v1", "kind": "ConfigMap"}
+        return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": {"name": name}, "spec": spec}
+
+    code, doc = cluster.request("POST", path, policy("p1", "has(params.data) && object.metadata.name in params.data"))
+    assert code == 422 and "undeclared reference to 'params'" in doc["message"], doc
+    code, doc = cluster.request("POST", path, policy("p2", "objekt.spec == oldObject.spec"))
+    assert code == 422 and "undeclared reference to 'objekt'" in doc["message"], doc
+    code, doc = cluster.request("POST", path, policy("p3", "has(params.data) && object.metadata.labels.all(k, k in params.data)", True))
+    assert code == 201, doc

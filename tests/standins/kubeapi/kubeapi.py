@@ -1698,6 +1698,33 @@ def cel_program(expression):
         return program
 
 
+# The variables a ValidatingAdmissionPolicy's expressions are compiled against (k8s.io/apiserver pkg/admission/plugin/
+# cel compile.go buildRequestEnv/OptionalVariableDeclarations; pkg/apis/admissionregistration/validation validation.go
+# validateValidation compiles each with HasParams only when spec.paramKind is set): a reference to any other name -
+# params without a paramKind - is refused when the policy is written, "compilation failed: ERROR: <input>:L:C:
+# undeclared reference to 'params' (in container '')".
+CEL_DECLARED = ("object", "oldObject", "request", "namespaceObject", "authorizer", "variables")
+_CEL_MACROS = ("all", "exists", "exists_one", "map", "filter")   # their first argument binds a name
+
+
+def cel_undeclared(expression, declared):
+    """The names ``expression`` references that are neither ``declared`` nor bound by a macro (``k`` in ``m.all(k, ...)``),
+    sorted; [] when it does not parse (cel_program says why)."""
+    try:
+        tree = celpy.Environment().compile(expression)
+    except Exception:  # pylint: disable=broad-except
+        return []
+    bound = set()
+    for node in tree.iter_subtrees():
+        if node.data == "member_dot_arg" and len(node.children) > 2 and str(node.children[1]) in _CEL_MACROS:
+            first = node.children[2].children[0] if node.children[2].children else None
+            names = [t for t in first.iter_subtrees() if t.data == "ident"] if first is not None else []
+            if names:
+                bound.add(str(names[0].children[0]))
+    refs = {str(t.children[0]) for t in tree.iter_subtrees() if t.data == "ident"}
+    return sorted(refs - bound - set(declared))
+
+
 def cel_true(expression, activation):
     """(True/False, None) of a boolean CEL expression over activation (plain JSON values), or (None, error text)."""
     try:
@@ -2396,6 +2423,11 @@ def _policy_causes(kind, spec):
                 except ValueError as exc:
                     causes.append(("spec.%s[%d].expression" % (field, index), "Invalid value: %s: %s" % (_q(expression), exc),
                                    "FieldValueInvalid"))
+                    continue
+                declared = CEL_DECLARED + (("params",) if spec.get("paramKind") else ())
+                for name in cel_undeclared(expression, declared)[:1]:
+                    causes.append(("spec.%s[%d].expression" % (field, index), "Invalid value: %s: compilation failed: ERROR: <input>: "
+                                   "undeclared reference to '%s' (in container '')" % (_q(expression), name), "FieldValueInvalid"))
     return causes
 
 
