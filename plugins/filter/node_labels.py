@@ -17,6 +17,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels impo
     nfd_held_labels,
     nfd_worker_nodes,
     numa_labels,
+    owned_labels,
 )
 
 
@@ -65,6 +66,11 @@ def rke2_numa_node_labels_missing(current, wanted):
     return labels_missing(current, wanted)
 
 
+def rke2_numa_owned_labels(labels):
+    """The labels of a Node this collection sets (plugin_utils/node_labels.py owned_labels)."""
+    return owned_labels(labels)
+
+
 def rke2_numa_nfd_worker_nodes(reply):
     """{Node name: whether an nfd-worker pod runs there} from a ``kubectl get nodes,pods -A -o json`` reply."""
     return nfd_worker_nodes((reply or {}).get("items"))
@@ -77,4 +83,5 @@ class FilterModule(object):
         return {"numa_labels": rke2_numa_numa_labels, "nfd_features": rke2_numa_nfd_features,
                 "node_label_changes": rke2_numa_node_label_changes, "node_labels_by_name": rke2_numa_node_labels_by_name,
                 "nfd_held_labels": rke2_numa_nfd_held_labels, "node_labels_missing": rke2_numa_node_labels_missing,
-                "kubectl_label_leftovers": rke2_numa_kubectl_label_leftovers, "nfd_worker_nodes": rke2_numa_nfd_worker_nodes}
+                "kubectl_label_leftovers": rke2_numa_kubectl_label_leftovers, "nfd_worker_nodes": rke2_numa_nfd_worker_nodes,
+                "owned_labels": rke2_numa_owned_labels}

@@ -75,6 +75,12 @@ def owned_label(key):
     return bool(_OWNED.match(key))
 
 
+def owned_labels(labels):
+    """The labels of ``labels`` (a Node's) this collection sets: {key: value}, what a withdrawal removes and a roll that
+    then does not reach the node gives back."""
+    return {str(k): str(v) for k, v in sorted((labels or {}).items()) if owned_label(str(k))}
+
+
 def _tables(plan):
     tables = plan.get("numa_tables") if isinstance(plan, dict) else None
     if not tables or not plan.get("fingerprint"):

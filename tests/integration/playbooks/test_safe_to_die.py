@@ -65,6 +65,16 @@ def after_take(lines, words):
     return next(i + 1 for i, line in enumerate(lines) if i > taken and words in line)
 
 
+PREFIX = "rke2-numa.maitred.io/"
+LABELS = {PREFIX + "plan": "0123456789abcdef", PREFIX + "numa-nodes": "2"}   # an earlier plan's, on gpu-a
+
+
+def with_labels(api):
+    """gpu-a with our labels of an earlier plan (the roll withdraws them first: the node does not run its plan)."""
+    with api.edit("gpu-a") as node:
+        node["labels"] = dict({k: v for k, v in (node.get("labels") or {}).items() if not k.startswith(PREFIX)}, **LABELS)
+
+
 def kured_annotation(api):
     got = api.kubectl("get", "daemonset", "kured", "-n", "kube-system", "-o", "json")
     return (json.loads(got.stdout)["metadata"].get("annotations") or {}).get(KURED_KEY)
@@ -76,18 +86,21 @@ def kured_annotation(api):
     "get nodes,pods --all-namespaces -o json",        # the capacity read of the batch
 ])
 def test_one_server_error_after_the_lease_is_taken_gives_everything_back_and_says_so(api, tmp_path, read):
-    """One 5xx on a read after the Lease was taken: the Lease and kured's lock are given back, the summary is said, the
-    run fails naming the error, and the next roll starts at once (no "another roll holds the Lease"). Before, a read
+    """One 5xx on a read after the Lease was taken: the Lease and kured's lock are given back, the labels withdrawn from
+    a node the roll did not reach are given back as they were, the summary is said, the run fails naming the error, and
+    the next roll starts at once (no "another roll holds the Lease"). Before, a read
     without a rescue failed the hosts: the summary play never ran, the Lease stayed 2,590 s and kured's lock 70 min."""
     kured = [{"namespace": "kube-system", "name": "kured", "labels": {"app.kubernetes.io/name": "kured"}}]
     (tmp_path / "state" / "daemonsets.json").write_text(json.dumps(kured))
-    hosts = {"gpu-a": node_vars(make_node(tmp_path / "gpu-a", **SPEC))}
+    hosts = {"gpu-a": node_vars(make_node(tmp_path / "gpu-a", **SPEC), rke2_numa_labels_via="kubectl")}
     kubectl, log = wrapper(tmp_path)
+    with_labels(api)
     code, text = run(api, tmp_path, "rolling.yml", hosts, kubectl=kubectl, rke2_numa_roll_id="roll-count")
     assert "roll roll-count took the Lease" in text, text[-3000:]
     fail_at = after_take(log.read_text().splitlines(), read)
 
     kubectl, log = wrapper(tmp_path, fail_at)
+    with_labels(api)
     code, text = run(api, tmp_path, "rolling.yml", hosts, kubectl=kubectl, rke2_numa_roll_id="roll-hit")
     calls = log.read_text().splitlines()
     assert "injected" in text and code != 0, (fail_at, calls[max(fail_at - 3, 0):fail_at + 2], text[-3000:])
@@ -95,6 +108,8 @@ def test_one_server_error_after_the_lease_is_taken_gives_everything_back_and_say
     assert "roll roll-hit: held the Lease rke2-numa-system/rke2-numa-roll" in text, "the summary is said: " + text[-3000:]
     assert lease(api)["spec"]["holderIdentity"] == "", "the Lease is given back"
     assert kured_annotation(api) is None, "kured's lock is given back"
+    assert {k: v for k, v in api.node("gpu-a")["labels"].items() if k.startswith(PREFIX)} == LABELS, \
+        "the labels withdrawn from gpu-a, which the roll did not reach, are given back: " + text[-2000:]
 
     code, text = run(api, tmp_path, "rolling.yml", hosts, rke2_numa_roll_id="roll-after")
     assert "another roll holds the Lease rke2-numa-system" not in text and "roll roll-after took the Lease" in text, text[-3000:]
