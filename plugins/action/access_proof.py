@@ -56,12 +56,15 @@ class ActionModule(ControllerAction):
         kured_exists, kured_lock = False, KURED_LOCK_ANNOTATION
         if args["kured"]:
             namespace, name = rbac.kured_target(args["kured"])
-            rc, out, dummy = self._kubectl(args, task_vars, ["get", "daemonset", name, "--namespace", namespace, "--ignore-not-found", "-o", "json"])
-            kured_exists = rc == 0 and bool(out.strip())
+            # the namespace's DaemonSets listed, not kured's got: a get of one that is not there makes kubectl look the
+            # namespace up, which the identity may not
+            rc, out, dummy = self._kubectl(args, task_vars, ["get", "daemonsets", "--namespace", namespace, "-o", "json"])
             try:
-                settings = kured_settings(json.loads(out)) if kured_exists else {}
-            except ValueError:
-                settings = {}
+                found = [d for d in json.loads(out).get("items") or [] if (d.get("metadata") or {}).get("name") == name] if rc == 0 else []
+            except (ValueError, AttributeError):
+                found = []
+            kured_exists = bool(found)
+            settings = kured_settings(found[0]) if found else {}
             kured_lock = settings.get("lock_annotation") or KURED_LOCK_ANNOTATION   # as kured reads it: its flag, then KURED_*
         try:
             tried = access_proof.trials(args["node"], outside, args["access_namespace"], args["probe_namespace"], args["kured"], args["lease"],

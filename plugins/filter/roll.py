@@ -148,12 +148,13 @@ def in_progress(text, name, nodes_reply, cordoned_key, now, roll_id=""):
     return roll_in_progress(current, _node_objects(nodes_reply), cordoned_key, float(now), str(roll_id or ""))
 
 
-def fence(node_reply, node_name, roll, rancher=None, foreign_annotations=(), now=0.0, admin_cordon=False):
+def fence(node_reply, node_name, roll, rancher=None, foreign_annotations=(), now=0.0, admin_cordon=False, markers_only=False):
     """Why the next destructive step must not happen on ``node_name`` ([] when it may), read just before it: the Node
     still cordoned under this roll's marker (plugin_utils/roll_markers.py fence_findings), no maintainer at work on it
     since the cordon - an autoscaler's taint, a foreign annotation (plugin_utils/maintainers.py), Rancher's interlock
     files on the host (``rancher``: rancher_agent_info's result; plugin_utils/rancher.py). ``node_reply``: ``kubectl
-    get node NAME -o json`` (text or parsed)."""
+    get node NAME -o json`` (text or parsed). ``markers_only``: the first part alone - is the Node still this roll's
+    (a maintainer at work on a Node that is: the roll may return it to service before its first write)."""
     node = node_reply
     if isinstance(node_reply, str):
         try:
@@ -163,7 +164,7 @@ def fence(node_reply, node_name, roll, rancher=None, foreign_annotations=(), now
     roll = roll or {}
     node = node if isinstance(node, dict) and (node.get("metadata") or {}).get("name") == str(node_name) else None
     findings = fence_findings(node, str(node_name), str(roll.get("id") or ""), str(roll.get("marker") or ""), bool(admin_cordon))
-    if node is None:   # not read as itself: nothing more to judge on it
+    if node is None or markers_only:   # not read as itself: nothing more to judge on it
         return findings
     findings += maintainers_at_work(node, [], [], "", list(foreign_annotations or []), float(now), str(roll.get("id") or ""))
     if rancher:

@@ -35,7 +35,7 @@ FENCE = os.path.join(PLAYBOOKS, "tasks", "fence.yml")
 ROLL_LEASE_SECONDS = 900
 
 
-def fence_play(api, tmp_path, transitions=0):
+def fence_play(api, tmp_path, transitions=0, first=False):
     """playbooks/tasks/fence.yml, as rolling.yml's roles include it before a destructive step, for Node gpu-a of roll
     roll-a (this run: token aaaa, last wrote leaseTransitions ``transitions``); then a task that stands for the step."""
     root = tmp_path / "node"
@@ -51,8 +51,13 @@ def fence_play(api, tmp_path, transitions=0):
                  "rke2_numa_config_path": str(root / "etc/rancher/rke2/config.yaml"), "__rke2_numa_fence_tasks": FENCE},
         "tasks": [{"name": "Shared variables", "ansible.builtin.import_role": {"name": "maitred.rke2_numa.common", "rolespec_validate": False}},
                   {"name": "The roll", "ansible.builtin.set_fact": {"rke2_numa_roll": roll}},
-                  {"name": "Fence", "ansible.builtin.include_tasks": FENCE, "vars": {"__rke2_numa_fence_step": "the agent stop"}},
-                  {"name": "The step", "ansible.builtin.debug": {"msg": "STEP TAKEN"}}]}]))
+                  {"name": "Fence and step", "block": [
+                      {"name": "Fence", "ansible.builtin.include_tasks": FENCE,
+                       "vars": {"__rke2_numa_fence_step": "the boot parameters" if first else "the agent stop", "__rke2_numa_fence_first": first}},
+                      {"name": "The step", "ansible.builtin.debug": {"msg": "STEP TAKEN"}}],
+                   "rescue": [{"name": "Say whether the roll returns the node to service",
+                               "ansible.builtin.debug": {"msg": "RELEASE={{ __rke2_numa_fence_release | default('unset') }}"}},
+                              {"name": "Fail as the fence did", "ansible.builtin.fail": {"msg": "{{ ansible_failed_result.msg }}"}}]}]}]))
     env = dict(api.env, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
     out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
@@ -115,3 +120,25 @@ def test_the_fence_before_a_destructive_step_lets_it_happen_only_while_the_node_
     assert code != 0 and "STEP TAKEN" not in text and words in text, text[-3000:]
     assert writes(api, since) == [] and [c for c in api.calls()[since:] if c["method"] != "GET"] == [], "nothing written"
     assert lease(api)["spec"] == before["spec"]
+
+
+@pytest.mark.parametrize("case, first, release", [
+    ("rancher", True, "True"),            # a maintainer before the first write, the Node still this roll's: back to service
+    ("rancher", False, "False"),          # after writes on the node: left cordoned under our marker, the next roll resumes it
+    ("node-other-roll", True, "False"),   # another roll's Node now: never ours to return
+])
+def test_a_node_a_maintainer_fenced_before_the_first_write_goes_back_to_service(api, tmp_path, case, first, release):
+    """Rancher's interlock appearing after the cordon, seen by the fence before the boot parameters (the node's first
+    write): nothing of ours is on it but the cordon, so the roll returns it to service (rolling.yml's rescue) - never a
+    Node another roll marked, nor one the roll already wrote to. Before, such a node stayed cordoned until the next roll."""
+    roll_a_holds(api)
+    if case == "node-other-roll":
+        with api.edit("gpu-a") as node:
+            node["annotations"] = {CORDONED: "roll-b"}
+    else:
+        (tmp_path / "node" / "var/lib/rancher/agent/interlock").mkdir(parents=True)
+        (tmp_path / "node" / "var/lib/rancher/agent/interlock/applyinator-active").write_text("")
+        (tmp_path / "node" / "etc/rancher/rke2/config.yaml.d").mkdir(parents=True)
+        (tmp_path / "node" / "etc/rancher/rke2/config.yaml.d/50-rancher.yaml").write_text('{"node-label": ["rke.cattle.io/machine=m-1"]}')
+    code, text, dummy = fence_play(api, tmp_path, first=first)
+    assert code != 0 and "STEP TAKEN" not in text and "RELEASE=%s" % release in text, text[-3000:]
