@@ -92,8 +92,9 @@ def trials(node, outside="", access_namespace=rbac.IDENTITY_NAMESPACE, probe_nam
     """[Trial] for the live cluster: ``node`` an enrolled Node (the run's first), ``outside`` a Node that is not (a
     control plane; empty: those trials are left out), ``kured`` kured's DaemonSet ``namespace/name`` the identity may
     hold the lock of (empty: none), ``kured_exists`` whether it is there (a patch of a missing object is a 404 before
-    admission: nothing proven), ``kured_lock`` the annotation key kured holds its lock under, ``policies`` whether the cluster serves ValidatingAdmissionPolicy (without, the
-    escalations only a policy denies are RBAC's to allow: docs/ACCESS.md says so, and they are not tried)."""
+    admission: nothing proven), ``kured_lock`` the annotation key kured holds its lock under, ``policies`` whether the
+    cluster serves ValidatingAdmissionPolicy (without, the escalations only a policy denies are RBAC's to allow:
+    docs/ACCESS.md says so, and they are not tried)."""
     problems = errors(node, outside, access_namespace, probe_namespace, kured, lease, evict) + admission.lock_key_errors(kured_lock)
     if problems:
         raise ProofError("; ".join(problems))

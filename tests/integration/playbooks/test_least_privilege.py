@@ -165,7 +165,8 @@ def test_with_drain_namespaces_named_a_drain_outside_the_inventory_evicts_nothin
     out = drain_play(api, tmp_path, rke2_numa_kubeconfig=scoped, rke2_numa_drain_namespaces=["ml"])   # the roll's drain role
     text = " ".join((out.stdout + out.stderr).split())
     assert out.returncode != 0, text[-3000:]
-    assert "the drain of gpu-a would evict default/sample-workload-gpu-a (Running), team-b/batch-1 (Succeeded): a roll never evicts the cluster's own pods (kube-system), " \
+    assert "the drain of gpu-a would evict default/sample-workload-gpu-a (Running), team-b/batch-1 (Succeeded): a roll never evicts " \
+        "the cluster's own pods (kube-system), " \
         "nor any outside rke2_numa_drain_namespaces (ml)" in text, text[-3000:]
     assert _evictions(api, since) == [] and not api.node("gpu-a").get("unschedulable")
     assert [c for c in api.calls()[since:] if c["code"] == 403] == [], "refused by the roll, not by the API"

@@ -3214,8 +3214,8 @@ class Api:
             raise refusal
         # ValidatingAdmissionPolicy runs after PodSecurity (kube-apiserver's plugin order, pkg/kubeapiserver/options
         # plugins.go AllOrderedPlugins), on the defaulted pod, dry run or not
-        self.admit(request, "CREATE", PODS, namespace, name, {"apiVersion": "v1", "kind": "Pod", "metadata": dict(meta, namespace=namespace),
-                                                               "spec": pod["spec"]}, None)
+        admitted = {"apiVersion": "v1", "kind": "Pod", "metadata": dict(meta, namespace=namespace), "spec": pod["spec"]}
+        self.admit(request, "CREATE", PODS, namespace, name, admitted, None)
         node_name = str(pod["spec"].get("nodeName") or "")
         request.summary["node"] = node_name
         with self.create_lock:
