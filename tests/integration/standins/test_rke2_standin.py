@@ -767,6 +767,12 @@ def test_rancher_s_plan_file_is_the_planner_s_json_and_restarts_only_when_it_cha
     text = (tmp_path / "etc/rancher/rke2/config.yaml.d/50-rancher.yaml").read_text()
     assert json.loads(text) == {"node-label": ["rke.cattle.io/machine=m-1"]} and text.startswith('{\n  "node-label"')
     assert rke2.rancher_apply(str(config), str(tmp_path), "m-1") is False          # same plan: no restart
+    # the planner's restartStamp hashes more than the plan file: the provisioning generation (bumped in the UI), the
+    # installer image (an RKE2 upgrade), the config generation - each restarts rke2 with 50-rancher.yaml unchanged
+    for change in ({"provision_generation": 1}, {"provision_generation": 1, "image": "rancher/system-agent-installer-rke2:v1.36.0-rke2r1"},
+                   {"provision_generation": 1, "image": "rancher/system-agent-installer-rke2:v1.36.0-rke2r1", "config_generation": 2}):
+        assert rke2.rancher_apply(str(config), str(tmp_path), "m-1", **change) is True, change
+        assert rke2.rancher_apply(str(config), str(tmp_path), "m-1", **change) is False, change
     assert rke2.rancher_apply(str(config), str(tmp_path), "m-1", kubelet_args=["max-pods=200"], node_taints=["gpu=1:NoSchedule"]) is True
     data = json.loads((tmp_path / "etc/rancher/rke2/config.yaml.d/50-rancher.yaml").read_text())
     assert list(data) == ["kubelet-arg", "node-label", "node-taint"] and data["kubelet-arg"] == ["max-pods=200"]

@@ -34,6 +34,7 @@ exec python3 "$0" "$@"
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime
 import fcntl
@@ -1977,7 +1978,11 @@ class Agent:
 #   keys (Go's encoding/json sorts map keys): node-label always (rke.cattle.io/machine=<id> among them), node-taint
 #   when the machine has taints, kubelet-arg once a Rancher user set a kubelet argument;
 # - the installer's run.sh compares the plan's RESTART_STAMP with <data-dir>/system-agent-installer/rke2_restart_stamp
-#   and, when it differs, writes it and runs `systemctl --no-block restart rke2-<type>`;
+#   and, when it differs, writes it and runs `systemctl --no-block restart rke2-<type>`. The stamp is the planner's
+#   restartStamp (pkg/capr/planner: sha256 of the control plane's spec.provisionGeneration, the installer image, each
+#   non-dynamic plan file's path and base64 content, and status.configGeneration): rke2 restarts when any of them
+#   changes - a new installer image (an RKE2 upgrade), a provisioning generation bumped in the UI, a registries file -
+#   not only when 50-rancher.yaml does;
 # - nothing touches the kubelet's checkpoints, and nothing drains the node here (Rancher's drain is the
 #   management cluster's, only with upgradeStrategy drain options).
 RANCHER_FILE = "50-rancher.yaml"
@@ -1994,10 +1999,29 @@ def rancher_plan_file(machine, kubelet_args=(), node_labels=(), node_taints=()):
     return json.dumps(config, indent=2, sort_keys=True)
 
 
-def rancher_apply(config_path, root, machine, kubelet_args=(), node_labels=(), node_taints=(), hold=None):
+RANCHER_INSTALLER_IMAGE = "rancher/system-agent-installer-rke2:v1.35.2-rke2r1"
+
+
+def rancher_restart_stamp(files, provision_generation=0, image=RANCHER_INSTALLER_IMAGE, config_generation=1):
+    """The planner's restartStamp (rancher/rancher pkg/capr/planner restartStamp): sha256 over the provisioning
+    generation (decimal), the installer image, each plan file's path and base64 content in the plan's order (``files``:
+    [(path, text)], the non-dynamic ones), and the config generation (decimal); hex."""
+    stamp = hashlib.sha256()
+    stamp.update(str(int(provision_generation)).encode())
+    stamp.update(str(image).encode())
+    for path, text in files:
+        stamp.update(str(path).encode())
+        stamp.update(base64.b64encode(text.encode()))
+    stamp.update(str(int(config_generation)).encode())
+    return stamp.hexdigest()
+
+
+def rancher_apply(config_path, root, machine, kubelet_args=(), node_labels=(), node_taints=(), hold=None, provision_generation=0,
+                  image=RANCHER_INSTALLER_IMAGE, config_generation=1):
     """Apply a Rancher plan on the node: 50-rancher.yaml beside ``config_path``, the restart stamp under ``root``
-    (``/`` on a node). Returns True when rke2 must restart (the stamp changed). ``hold``: a callable run while the
-    applyinator's interlock is held (tests look at the node then)."""
+    (``/`` on a node). Returns True when rke2 must restart (the stamp changed: the plan file, or the provisioning
+    generation, the installer image or the config generation - rancher_restart_stamp). ``hold``: a callable run while
+    the applyinator's interlock is held (tests look at the node then)."""
     interlock = os.path.join(root, "var/lib/rancher/agent/interlock")
     os.makedirs(interlock, mode=0o700, exist_ok=True)
     active = os.path.join(interlock, "applyinator-active")
@@ -2014,7 +2038,7 @@ def rancher_apply(config_path, root, machine, kubelet_args=(), node_labels=(), n
             handle.write(text)
         os.chmod(target + ".tmp", 0o600)
         os.replace(target + ".tmp", target)
-        stamp = hashlib.sha256(text.encode()).hexdigest()
+        stamp = rancher_restart_stamp([(target, text)], provision_generation, image, config_generation)
         stamp_file = os.path.join(root, "var/lib/rancher/rke2/system-agent-installer/rke2_restart_stamp")
         os.makedirs(os.path.dirname(stamp_file), exist_ok=True)
         prior = _read(stamp_file, "").strip()
@@ -2039,19 +2063,24 @@ def kubelet_start(config_path, sysfs_root, kubelet_dir, options=None):
 def rancher_command(argv):
     """`rke2 standin-rancher-apply --machine ID [--kubelet-arg A]... [--node-label L]... [--node-taint T]...`:
     rancher-system-agent applying a plan; restarts rke2-agent (systemctl --no-block) when the stamp changed."""
-    opts = {"--machine": [], "--kubelet-arg": [], "--node-label": [], "--node-taint": [], "--config": [], "--root": []}
+    opts = {"--machine": [], "--kubelet-arg": [], "--node-label": [], "--node-taint": [], "--config": [], "--root": [],
+            "--provision-generation": [], "--installer-image": [], "--config-generation": []}
     rest = list(argv)
     while rest:
         item = rest.pop(0)
         name, eq, value = item.partition("=")
         if name not in opts or (not eq and not rest):
             sys.stderr.write("usage: rke2 standin-rancher-apply --machine ID [--kubelet-arg A]... [--node-label L]... "
-                             "[--node-taint T]... [--config FILE] [--root DIR]\n")
+                             "[--node-taint T]... [--config FILE] [--root DIR] [--provision-generation N] [--installer-image IMAGE] "
+                             "[--config-generation N]\n")
             return 2
         opts[name].append(value if eq else rest.pop(0))
     config_path = (opts["--config"] or [env("RKE2_STANDIN_CONFIG", DEFAULT_CONFIG)])[-1]
     restart = rancher_apply(config_path, (opts["--root"] or ["/"])[-1], (opts["--machine"] or ["standin-machine"])[-1],
-                            opts["--kubelet-arg"], opts["--node-label"], opts["--node-taint"])
+                            opts["--kubelet-arg"], opts["--node-label"], opts["--node-taint"],
+                            provision_generation=int((opts["--provision-generation"] or ["0"])[-1]),
+                            image=(opts["--installer-image"] or [RANCHER_INSTALLER_IMAGE])[-1],
+                            config_generation=int((opts["--config-generation"] or ["1"])[-1]))
     if restart:
         return subprocess.call(["systemctl", "--no-block", "restart", "rke2-agent"])
     return 0
