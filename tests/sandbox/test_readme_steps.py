@@ -9,6 +9,7 @@ background lane, after Molecule: the same images); needs root and podman."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import random
@@ -208,4 +209,80 @@ def test_a_roll_killed_right_after_its_cordon_leaves_a_marked_node_that_the_next
     assert out.returncode == 0, (out.stdout + out.stderr)[-4000:]
     started = re.findall(r"(gpu\d+): (?:starting|resuming)", out.stdout)
     assert started and started[0] == first, ("the dead roll's node first", started)
+    all_in_service_and_compliant(cluster, plan)
+
+
+# kubectl on server1 that holds the roll right after its drain returns, until the harness lets it go on
+HELD_AFTER_DRAIN = """#!/bin/sh
+/usr/bin/kubectl "$@"
+rc=$?
+case " $* " in
+  *' drain '*) touch /run/rke2-numa-drained; while [ ! -e /run/rke2-numa-go ]; do sleep 0.2; done ;;
+esac
+exit $rc
+"""
+# what a destructive step would change on a worker: the boot configuration, RKE2's config files, the kubelet's
+# checkpoints, rke2-agent's last start
+NODE_STATE = ("sha256sum /etc/default/grub /etc/default/grub.d/* /etc/rancher/rke2/config.yaml /etc/rancher/rke2/config.yaml.d/* "
+              "/var/lib/kubelet/cpu_manager_state /var/lib/kubelet/memory_manager_state 2>/dev/null; "
+              "systemctl show -p ActiveEnterTimestampMonotonic -p NRestarts rke2-agent")
+
+
+def node_state(name):
+    out = subprocess.run(["podman", "exec", sandbox.PREFIX + name, "sh", "-c", NODE_STATE], capture_output=True, text=True, check=False)
+    return out.stdout
+
+
+def test_a_roll_suspended_after_its_drain_while_another_takes_its_lease_takes_no_step_once_resumed(cluster):
+    """SIGSTOP right after the drain of the first node (a laptop lid, a stopped AWX runner); meanwhile another roll
+    takes the Lease (its holder and leaseTransitions change); SIGCONT: the resumed roll's fence before the node's first
+    write finds the Lease lost - no boot configuration, RKE2 config or checkpoint touched, rke2-agent not restarted -
+    and the node keeps this roll's marker for whoever rolls next. Before, the resumed roll went on 23-25 s later: it
+    stopped rke2-agent and deleted the checkpoints under the other roll's Lease."""
+    server = sandbox.PREFIX + sandbox.SERVER
+    wrapper = "/usr/local/bin/kubectl-held-after-drain"
+    put = subprocess.run(["podman", "exec", "-i", server, "sh", "-c", "cat > %s && chmod 0755 %s && rm -f /run/rke2-numa-drained "
+                          "/run/rke2-numa-go" % (wrapper, wrapper)], input=HELD_AFTER_DRAIN, capture_output=True, text=True, check=False)
+    assert put.returncode == 0, put.stderr
+    access = [c for dummy, c in sandbox.readme_steps() if "maitred.rke2_numa.access" in c]
+    assert shell(access[0], cluster).returncode == 0
+    plan = "-e rke2_numa_reserved_cores=4"
+    roll = ("ansible-playbook -i inventory.yml maitred.rke2_numa.rolling -e rke2_numa_kubeconfig=%s -e rke2_numa_reboot_ok=true %s"
+            % (KUBECONFIG, plan))
+    log = open(os.path.join(cluster, "roll-stopped.log"), "w")
+    held = subprocess.Popen(shlex.split(roll + " -e rke2_numa_roll_id=roll-stopped -e rke2_numa_kubectl=" + wrapper), cwd=cluster,
+                            env=sandbox.env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    first = sandbox.workers()[0]
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and held.poll() is None:
+            if subprocess.run(["podman", "exec", server, "test", "-e", "/run/rke2-numa-drained"], check=False).returncode == 0:
+                break
+            time.sleep(0.5)
+        assert held.poll() is None, "the roll reached its first drain (exit %s)" % held.returncode
+        os.killpg(held.pid, signal.SIGSTOP)
+        before = node_state(first)
+        lease = json.loads(kubectl("get", "lease", "-n", "rke2-numa-system", "rke2-numa-roll", "-o", "json"))
+        assert lease["spec"]["holderIdentity"] == "roll-stopped"
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        kubectl("patch", "lease", "-n", "rke2-numa-system", "rke2-numa-roll", "--type=merge", "-p", json.dumps({"spec": {
+            "holderIdentity": "roll-other", "acquireTime": now, "renewTime": now,
+            "leaseTransitions": int(lease["spec"].get("leaseTransitions") or 0) + 1}}))
+        subprocess.run(["podman", "exec", server, "touch", "/run/rke2-numa-go"], check=True)
+        os.killpg(held.pid, signal.SIGCONT)
+        held.wait(timeout=600)
+    finally:
+        if held.poll() is None:
+            os.killpg(held.pid, signal.SIGKILL)
+            held.wait()
+        log.close()
+    text = " ".join(open(os.path.join(cluster, "roll-stopped.log")).read().split())
+    assert held.returncode != 0 and "roll roll-stopped lost the Lease rke2-numa-system/rke2-numa-roll to roll-other" in text, text[-3000:]
+    assert node_state(first) == before, "no step on the node after the other roll took the Lease"
+    assert dict(nodes())[first] == (False, {CORDONED: "roll-stopped"}), "left as this roll's, for whoever rolls next"
+
+    # the other roll gives the Lease back; the stopped roll, picked up by its id, finishes
+    kubectl("patch", "lease", "-n", "rke2-numa-system", "rke2-numa-roll", "--type=merge", "-p", json.dumps({"spec": {"holderIdentity": ""}}))
+    out = shell(roll + " -e rke2_numa_roll_id=roll-stopped -e rke2_numa_roll_resume=true", cluster)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-4000:]
     all_in_service_and_compliant(cluster, plan)
