@@ -41,9 +41,25 @@ class ProofError(ValueError):
     """Arguments the proof refuses before it runs anything."""
 
 
-def _dry(argv):
-    """kubectl's words with the server-side dry run: ``--dry-run=server``, or ``?dryRun=All`` on a raw path."""
+# where a create of each kind we try goes (a raw POST: kubectl create -f with --dry-run=server first asks the server's
+# OpenAPI document whether the kind takes dryRun - kubectl pkg/cmd/create, resource.QueryParamVerifier - which older
+# clients need the v2 document for; a raw POST with ?dryRun=All is the same request without that read)
+_COLLECTIONS = {("v1", "Pod"): "/api/v1/namespaces/%s/pods", ("coordination.k8s.io/v1", "Lease"): "/apis/coordination.k8s.io/v1/namespaces/%s/leases"}
+
+
+def _raw_create(stdin):
+    """``create --raw COLLECTION -f -`` for the object in ``stdin`` (one of _COLLECTIONS)."""
+    obj = json.loads(stdin)
+    path = _COLLECTIONS[(obj.get("apiVersion"), obj.get("kind"))] % obj["metadata"]["namespace"]
+    return ["create", "--raw", path, "-f", "-"]
+
+
+def _dry(argv, stdin=None):
+    """kubectl's words with the server-side dry run: ``--dry-run=server``, or ``?dryRun=All`` on a raw path (a create
+    from stdin becomes a raw POST to its collection)."""
     argv = list(argv)
+    if argv[:1] == ["create"] and "-f" in argv and "--raw" not in argv and stdin:
+        argv = _raw_create(stdin)
     if "--raw" in argv:
         at = argv.index("--raw") + 1
         argv[at] += "?dryRun=All"
@@ -112,7 +128,8 @@ def trials(node, outside="", access_namespace=rbac.IDENTITY_NAMESPACE, probe_nam
             argv = [kured_ns if a == "kube-system" else kured_name if a == "kured" else _fill(a, names) for a in e.argv]
         else:
             argv = [_fill(a, names) for a in e.argv]
-        out.append(Trial(e.what, _dry(argv), _fill(e.stdin, names) if e.stdin else None, DENIED, e.policy))
+        stdin = _fill(e.stdin, names) if e.stdin else None
+        out.append(Trial(e.what, _dry(argv, stdin), stdin, DENIED, e.policy))
     # what RBAC alone denies
     out.append(Trial("add a Node to the enrolment (the ConfigMap %s)" % admission.ENROLMENT,
                      _dry(["patch", "configmap", admission.ENROLMENT, "--namespace", access_namespace, "--type=merge",
@@ -131,7 +148,7 @@ def trials(node, outside="", access_namespace=rbac.IDENTITY_NAMESPACE, probe_nam
     out.append(Trial("label %s with our labels" % node, _dry(["label", "node", node, PREFIX + "proof=true", "--overwrite"]), None, ALLOWED, None))
     argv, body = _eviction(evict[0] if evict else "default")
     out.append(Trial("evict a pod where the roll drains (namespace %s)" % (evict[0] if evict else "default"), _dry(argv), body, ALLOWED, None))
-    out.append(Trial("write the roll's Lease %s/%s" % (lease_ns, lease_name), _dry(["create", "--validate=false", "-f", "-"]),
+    out.append(Trial("write the roll's Lease %s/%s" % (lease_ns, lease_name), _dry(["create", "-f", "-"], _lease(lease_ns, lease_name)),
                      _lease(lease_ns, lease_name), ALLOWED, None))
     if kured and kured_exists:
         out.append(Trial("hold kured's lock (%s)" % kured_lock,
@@ -139,13 +156,20 @@ def trials(node, outside="", access_namespace=rbac.IDENTITY_NAMESPACE, probe_nam
                                "%s=%s" % (kured_lock, json.dumps({"maxOwners": 1, "locks": []}, separators=(",", ":")))]),
                          None, ALLOWED, None))
     if prove:
-        out.append(Trial("run a probe pod on %s" % node, _dry(["create", "--validate=false", "-f", "-"]), _probe_pod(node, probe_namespace),
-                         ALLOWED, None))
+        out.append(Trial("run a probe pod on %s" % node, _dry(["create", "-f", "-"], _probe_pod(node, probe_namespace)),
+                         _probe_pod(node, probe_namespace), ALLOWED, None))
     return out
 
 
 def _answer(rc, stdout, stderr):
-    """The cluster's answer in one line: kubectl's error, or what it printed."""
+    """The cluster's answer in one line: kubectl's error, or what it printed (an object a raw POST returned: its kind
+    and name)."""
+    if rc == 0 and not str(stderr or "").strip() and str(stdout or "").lstrip().startswith("{"):
+        try:
+            obj = json.loads(stdout)
+            return "%s %s admitted (server dry run)" % (obj.get("kind"), (obj.get("metadata") or {}).get("name"))
+        except (ValueError, AttributeError):
+            pass
     text = (str(stderr or "").strip() or str(stdout or "").strip()).splitlines()
     return text[0][:400] if text else "(nothing printed, exit %s)" % rc
 

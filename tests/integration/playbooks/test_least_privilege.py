@@ -202,8 +202,8 @@ def test_the_roll_runs_with_the_scoped_identity_and_the_check_warns_about_an_adm
 
 @pytest.mark.parametrize("change, words", [
     ("remove", "the cluster allows the identity to run a probe pod on a Node outside the inventory (the control plane, another "
-               "team's GPUs) (kubectl create --validate=false -f - --dry-run=server, a server-side dry run): pod/rke2-numa-try-outside "
-               "created (server dry run) - docs/ACCESS.md says it is denied by the policy rke2-numa-probes"),
+               "team's GPUs) (kubectl create --raw /api/v1/namespaces/rke2-numa-probe/pods?dryRun=All -f -, a server-side dry run): Pod "
+               "rke2-numa-try-outside admitted (server dry run) - docs/ACCESS.md says it is denied by the policy rke2-numa-probes"),
     ("widen", "the cluster allows the identity to taint a Node NoExecute (the kubelet deletes every pod on it, PodDisruptionBudgets "
               "or not) (kubectl taint node gpu-a evict=all:NoExecute --dry-run=server"),
 ])
