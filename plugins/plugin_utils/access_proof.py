@@ -200,10 +200,14 @@ def findings(tried, answers):
         results.append({"what": trial.what, "expect": trial.expect, "got": got or "unclear", "answer": answer, "command": command})
         if got == trial.expect:
             continue
-        if trial.expect == DENIED:
+        if got is None:
+            found.append("the cluster gives no clear answer to the identity's attempt to %s (%s, a server-side dry run): %s - %s"
+                         % (trial.what, command, answer, "docs/ACCESS.md says it is denied" if trial.expect == DENIED
+                            else "a roll makes this request"))
+        elif trial.expect == DENIED:
             found.append("the cluster allows the identity to %s (%s, a server-side dry run): %s - docs/ACCESS.md says it is denied%s"
                          % (trial.what, command, answer, " by the policy %s" % trial.policy if trial.policy else ""))
         else:
-            found.append("the cluster %s the identity's %s (%s, a server-side dry run): %s - a roll makes this request"
-                         % ("denies" if got == DENIED else "gives no clear answer to", trial.what, command, answer))
+            found.append("the cluster denies the identity's %s (%s, a server-side dry run): %s - a roll makes this request"
+                         % (trial.what, command, answer))
     return {"findings": found, "results": results}

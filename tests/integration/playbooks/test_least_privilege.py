@@ -219,10 +219,12 @@ def test_the_roll_proves_the_identity_on_the_live_cluster_before_its_first_write
     assert re.search(r"proved on the cluster with server-side dry runs: 9 requests denied as docs/ACCESS.md says, 5 a roll makes "
                      r"allowed", text), text[-3000:]
     assert "no control-plane Node visible" not in text
-    root = make_node(tmp_path / "gpu-a", **SPEC)
-    comply(root, make_plan(read_topology(str(root))))
+    root = make_node(tmp_path / "gpu-a", **SPEC)   # not compliant: the roll will write (it stops at the kubelet's preflight here)
+    since = len(api.calls())
     out = run(api, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, rke2_numa_kubeconfig=scoped, rke2_numa_prove=False)
-    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    text = " ".join((out.stdout + out.stderr).split())
+    assert "the live cluster disagrees" not in text and "took the Lease" in text, text[-3000:]
+    assert len([c for c in api.calls()[since:] if (c.get("query") or {}).get("dryRun") == "All"]) >= 10, "the proof's dry runs"
 
     if change == "remove":
         done = api.kubectl("delete", "validatingadmissionpolicybinding", "rke2-numa-probes")
