@@ -75,11 +75,14 @@ class ActionModule(ControllerAction):
         answers = [self._kubectl(args, task_vars, t.argv, t.stdin) for t in tried]
         verdict = access_proof.findings(tried, answers)
         result.update(changed=False, policies=policies, outside=outside, **verdict)
+        if verdict["untried"]:
+            result["warnings"] = ["%d of the proof's requests were not sent: this kubectl would not do a server-side dry run without the "
+                                  "server's OpenAPI document (%s); a newer kubectl tries them" % (len(verdict["untried"]), verdict["untried"][0])]
         if verdict["findings"]:
             message = ("the live cluster disagrees with what docs/ACCESS.md says of the kubeconfig %s: %s"
                        % (args["kubeconfig"], "; ".join(verdict["findings"])))
             if args["strict"]:
                 result.update(failed=True, msg=message + " - nothing was changed")
             else:
-                result["warnings"] = [message]
+                result.setdefault("warnings", []).append(message)
         return result

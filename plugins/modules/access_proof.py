@@ -109,8 +109,15 @@ findings:
   type: list
   elements: str
   returned: always
+untried:
+  description:
+    - The trials the kubectl client would not send - an older kubectl reads the server's OpenAPI document to check
+      dry-run support first, and stops when it cannot (a warning says so; they are not judged).
+  type: list
+  elements: str
+  returned: always
 results:
-  description: Each trial - what, expect (denied or allowed), got (denied, allowed or unclear), answer, command.
+  description: Each trial - what, expect (denied or allowed), got (denied, allowed, untried or unclear), answer, command.
   type: list
   elements: dict
   returned: always

@@ -30,7 +30,10 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers impo
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import PREFIX
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import cordon_patch
 
-DENIED, ALLOWED = "denied", "allowed"
+DENIED, ALLOWED, UNTRIED = "denied", "allowed", "untried"
+# kubectl clients that verify dry-run support in the server's OpenAPI v2 document first (resource.QueryParamVerifier)
+# stop here when they cannot read it; the request never reached the server: the trial is not tried, said, not judged
+_NO_OPENAPI = "failed to download openapi"
 PROOF_POD = "rke2-numa-proof"            # a pod name nobody uses: the eviction trials' (NotFound after admission)
 OTHER_LEASE = "rke2-numa-proof-other"    # another roll's Lease, as far as RBAC's resourceNames go
 CORDONED = PREFIX + "cordoned"
@@ -179,6 +182,8 @@ def outcome(rc, stdout, stderr):
     and admission), or None (another error: nothing proven). kubectl cordon and uncordon print "error: unable to" and
     exit 0 when the API refuses (pkg/cmd/drain RunCordonOrUncordon)."""
     err = str(stderr or "")
+    if _NO_OPENAPI in err:
+        return UNTRIED
     if "(Forbidden)" in err or " is forbidden: " in err:
         return DENIED
     if rc == 0 and "error:" not in err:
@@ -189,16 +194,21 @@ def outcome(rc, stdout, stderr):
 
 
 def findings(tried, answers):
-    """{findings: [what the cluster answered against the claim], results: [{what, expect, got, answer, command}]}.
-    ``tried``: the trials; ``answers``: [(rc, stdout, stderr)] in their order. A trial with no clear answer (a 5xx,
-    a connection refused) is a finding too: the claim is not proven."""
-    results, found = [], []
+    """{findings: [what the cluster answered against the claim], untried: [trials kubectl could not send], results:
+    [{what, expect, got, answer, command}]}. ``tried``: the trials; ``answers``: [(rc, stdout, stderr)] in their
+    order. A trial with no clear answer (a 5xx, a connection refused) is a finding too: the claim is not proven. One the
+    kubectl client would not send (it could not read the server's OpenAPI document to check dry-run support) is
+    untried: said, not judged."""
+    results, found, untried = [], [], []
     for trial, (rc, stdout, stderr) in zip(tried, answers):
         got = outcome(rc, stdout, stderr)
         answer = _answer(rc, stdout, stderr)
         command = "kubectl " + " ".join(trial.argv)
         results.append({"what": trial.what, "expect": trial.expect, "got": got or "unclear", "answer": answer, "command": command})
         if got == trial.expect:
+            continue
+        if got == UNTRIED:
+            untried.append("%s (%s)" % (trial.what, answer))
             continue
         if got is None:
             found.append("the cluster gives no clear answer to the identity's attempt to %s (%s, a server-side dry run): %s - %s"
@@ -210,4 +220,4 @@ def findings(tried, answers):
         else:
             found.append("the cluster denies the identity's %s (%s, a server-side dry run): %s - a roll makes this request"
                          % (trial.what, command, answer))
-    return {"findings": found, "results": results}
+    return {"findings": found, "untried": untried, "results": results}

@@ -60,6 +60,7 @@ def test_names_reach_kubectl_as_names(node, outside, words):
     (1, 'Error from server (AlreadyExists): leases.coordination.k8s.io "rke2-numa-roll" already exists', ALLOWED),
     (1, 'Error from server (InternalError): an error on the server ("x") has prevented the request from succeeding', None),
     (1, "The connection to the server 10.0.0.1:6443 was refused - did you specify the right host or port?", None),
+    (1, "error: failed to download openapi: unknown", access_proof.UNTRIED),   # an older kubectl: the request was never sent
 ])
 def test_the_clusters_answer_is_read_as_kubectl_prints_it(rc, stderr, got):
     assert access_proof.outcome(rc, "", stderr) == got
@@ -84,3 +85,11 @@ def test_an_allowed_escalation_or_a_denied_step_is_named_with_the_request_and_th
         "--dry-run=server, a server-side dry run): Error from server (Forbidden): nodes \"gpu-a\" is forbidden: ValidatingAdmissionPolicy "
         "'rke2-numa-nodes' with binding 'rke2-numa-nodes' denied request: rke2-numa may change only the Nodes playbooks/access.yml "
         "enrolled - a roll makes this request"]
+
+
+def test_a_trial_the_kubectl_client_would_not_send_is_said_not_judged():
+    tried = access_proof.trials("gpu-a", "")
+    answers = [(1, "", "error: failed to download openapi: unknown") if t.argv[0] in ("patch", "label", "taint", "annotate")
+               else (1, "", 'Error from server (Forbidden): x is forbidden: y') if t.expect == DENIED else (0, "ok", "") for t in tried]
+    verdict = access_proof.findings(tried, answers)
+    assert verdict["findings"] == [] and verdict["untried"] and all("failed to download openapi" in u for u in verdict["untried"])
