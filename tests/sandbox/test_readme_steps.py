@@ -80,6 +80,37 @@ def all_in_service_and_compliant(folder, *extra):
     assert dict((n, s) for n, s in nodes().items() if n in workers) == dict((n, (True, {})) for n in workers)
 
 
+def resume(folder, roll, roll_id, plan, note=""):
+    """The roll ``roll_id`` picked up by its id, as its refusal says: it finishes, every node compliant and in service.
+    Returns its output."""
+    out = shell(roll + " -e rke2_numa_roll_id=%s -e rke2_numa_roll_resume=true" % roll_id, folder)
+    assert out.returncode == 0, (note, (out.stdout + out.stderr)[-4000:])
+    assert "TASK [Show the summary]" in out.stdout, note
+    all_in_service_and_compliant(folder, plan)
+    return out
+
+
+def wrapped_kubectl(text):
+    """``text`` as a kubectl on server1 (/usr/local/bin/kubectl-wrapped), its flag files under /run cleared."""
+    put = subprocess.run(["podman", "exec", "-i", sandbox.PREFIX + sandbox.SERVER, "sh", "-c", "cat > %s && chmod 0755 %s && rm -f "
+                          "/run/rke2-numa-*" % (WRAPPED, WRAPPED)], input=text, capture_output=True, text=True, check=False)
+    assert put.returncode == 0, put.stderr
+    return WRAPPED
+
+
+def wait_for(flag, process, seconds=300):
+    """Until server1 has /run/<flag> (the wrapped kubectl reached its call), while ``process`` runs."""
+    deadline = time.time() + seconds
+    while time.time() < deadline and process.poll() is None:
+        if subprocess.run(["podman", "exec", sandbox.PREFIX + sandbox.SERVER, "test", "-e", "/run/" + flag], check=False).returncode == 0:
+            return
+        time.sleep(0.5)
+    assert process.poll() is None, "the roll reached /run/%s (exit %s)" % (flag, process.returncode)
+
+
+WRAPPED = "/usr/local/bin/kubectl-wrapped"
+
+
 def pending_reboot_dry_run(folder, command):
     """The README's dry run without rke2_numa_reboot_ok: the roll would stop at the first node's pending reboot - said in
     the summary (the old code failed there: "object of type 'dict' has no attribute 'line'", and said the node was
@@ -153,22 +184,17 @@ def test_a_roll_killed_anywhere_is_picked_up_at_once_by_its_id_and_finishes(clus
         assert out.returncode != 0, note
         assert "rerun with -e rke2_numa_roll_id=roll-killed -e rke2_numa_roll_resume=true" in out.stdout + out.stderr, \
             (note, (out.stdout + out.stderr)[-3000:])
-    out = shell(roll + " -e rke2_numa_roll_id=roll-killed -e rke2_numa_roll_resume=true", cluster)
-    assert out.returncode == 0, (note, (out.stdout + out.stderr)[-4000:])
-    assert "TASK [Show the summary]" in out.stdout, note
-    all_in_service_and_compliant(cluster, plan)
+    resume(cluster, roll, "roll-killed", plan, note)
 
 
 # kubectl on server1 that stops the roll right after the cordon's patch is answered: the patch goes through, then the
 # call never returns (the harness kills the roll's process group meanwhile, as a dropped SSH session would)
-STUCK_AFTER_CORDON = """#!/bin/sh
-/usr/bin/kubectl "$@"
-rc=$?
-case "$*" in
-  *'patch node/'*'"unschedulable":true'*) touch /run/rke2-numa-cordoned; sleep 600 ;;
-esac
-exit $rc
-"""
+def kubectl_then(pattern, action):
+    """A kubectl for server1: the real one, then - when its words match ``pattern`` (a sh case pattern) - ``action``."""
+    return '#!/bin/sh\n/usr/bin/kubectl "$@"\nrc=$?\ncase " $* " in\n  %s) %s ;;\nesac\nexit $rc\n' % (pattern, action)
+
+
+STUCK_AFTER_CORDON = kubectl_then("""*'patch node/'*'"unschedulable":true'*""", "touch /run/rke2-numa-cordoned; sleep 600")
 
 
 def test_a_roll_killed_right_after_its_cordon_leaves_a_marked_node_that_the_next_roll_returns_to_service(cluster):
@@ -177,11 +203,7 @@ def test_a_roll_killed_right_after_its_cordon_leaves_a_marked_node_that_the_next
     service); the check names the roll at work; the roll that picks it up starts with that node - one node out at a time -
     and returns every node to service. Before, cordon and marker were two calls: a kill between them left gpu01 cordoned
     forever and two nodes out with a cap of 1."""
-    server = sandbox.PREFIX + sandbox.SERVER
-    wrapper = "/usr/local/bin/kubectl-stuck-after-cordon"
-    put = subprocess.run(["podman", "exec", "-i", server, "sh", "-c", "cat > %s && chmod 0755 %s && rm -f /run/rke2-numa-cordoned"
-                          % (wrapper, wrapper)], input=STUCK_AFTER_CORDON, capture_output=True, text=True, check=False)
-    assert put.returncode == 0, put.stderr
+    wrapper = wrapped_kubectl(STUCK_AFTER_CORDON)
     access = [c for dummy, c in sandbox.readme_steps() if "maitred.rke2_numa.access" in c]
     assert shell(access[0], cluster).returncode == 0
     plan = "-e rke2_numa_reserved_cores=3"   # another plan than the README's and the random kill's: each node rolls
@@ -189,12 +211,7 @@ def test_a_roll_killed_right_after_its_cordon_leaves_a_marked_node_that_the_next
             % (KUBECONFIG, plan))
     dying = subprocess.Popen(shlex.split(roll + " -e rke2_numa_roll_id=roll-cordon -e rke2_numa_kubectl=" + wrapper), cwd=cluster,
                              env=sandbox.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 300
-    while time.time() < deadline and dying.poll() is None:
-        if subprocess.run(["podman", "exec", server, "test", "-e", "/run/rke2-numa-cordoned"], check=False).returncode == 0:
-            break
-        time.sleep(0.5)
-    assert dying.poll() is None, "the roll reached its first cordon (exit %s)" % dying.returncode
+    wait_for("rke2-numa-cordoned", dying)
     os.killpg(dying.pid, signal.SIGKILL)
     dying.wait()
     out_now = dict((n, s) for n, s in nodes().items() if n in sandbox.workers())
@@ -205,22 +222,13 @@ def test_a_roll_killed_right_after_its_cordon_leaves_a_marked_node_that_the_next
     check = shell("ansible-playbook -i inventory.yml maitred.rke2_numa.check -e rke2_numa_kubeconfig=%s %s" % (KUBECONFIG, plan), cluster)
     assert "roll-cordon" in check.stdout, ("the check names the roll at work", check.stdout[-3000:])
 
-    out = shell(roll + " -e rke2_numa_roll_id=roll-cordon -e rke2_numa_roll_resume=true", cluster)
-    assert out.returncode == 0, (out.stdout + out.stderr)[-4000:]
+    out = resume(cluster, roll, "roll-cordon", plan)
     started = re.findall(r"(gpu\d+): (?:starting|resuming)", out.stdout)
     assert started and started[0] == first, ("the dead roll's node first", started)
-    all_in_service_and_compliant(cluster, plan)
 
 
 # kubectl on server1 that holds the roll right after its drain returns, until the harness lets it go on
-HELD_AFTER_DRAIN = """#!/bin/sh
-/usr/bin/kubectl "$@"
-rc=$?
-case " $* " in
-  *' drain '*) touch /run/rke2-numa-drained; while [ ! -e /run/rke2-numa-go ]; do sleep 0.2; done ;;
-esac
-exit $rc
-"""
+HELD_AFTER_DRAIN = kubectl_then("*' drain '*", "touch /run/rke2-numa-drained; while [ ! -e /run/rke2-numa-go ]; do sleep 0.2; done")
 # what a destructive step would change on a worker: the boot configuration, RKE2's config files, the kubelet's
 # checkpoints, rke2-agent's last start
 NODE_STATE = ("sha256sum /etc/default/grub /etc/default/grub.d/* /etc/rancher/rke2/config.yaml /etc/rancher/rke2/config.yaml.d/* "
@@ -240,10 +248,7 @@ def test_a_roll_suspended_after_its_drain_while_another_takes_its_lease_takes_no
     and the node keeps this roll's marker for whoever rolls next. Before, the resumed roll went on 23-25 s later: it
     stopped rke2-agent and deleted the checkpoints under the other roll's Lease."""
     server = sandbox.PREFIX + sandbox.SERVER
-    wrapper = "/usr/local/bin/kubectl-held-after-drain"
-    put = subprocess.run(["podman", "exec", "-i", server, "sh", "-c", "cat > %s && chmod 0755 %s && rm -f /run/rke2-numa-drained "
-                          "/run/rke2-numa-go" % (wrapper, wrapper)], input=HELD_AFTER_DRAIN, capture_output=True, text=True, check=False)
-    assert put.returncode == 0, put.stderr
+    wrapper = wrapped_kubectl(HELD_AFTER_DRAIN)
     access = [c for dummy, c in sandbox.readme_steps() if "maitred.rke2_numa.access" in c]
     assert shell(access[0], cluster).returncode == 0
     plan = "-e rke2_numa_reserved_cores=4"
@@ -254,12 +259,7 @@ def test_a_roll_suspended_after_its_drain_while_another_takes_its_lease_takes_no
                             env=sandbox.env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     first = sandbox.workers()[0]
     try:
-        deadline = time.time() + 300
-        while time.time() < deadline and held.poll() is None:
-            if subprocess.run(["podman", "exec", server, "test", "-e", "/run/rke2-numa-drained"], check=False).returncode == 0:
-                break
-            time.sleep(0.5)
-        assert held.poll() is None, "the roll reached its first drain (exit %s)" % held.returncode
+        wait_for("rke2-numa-drained", held)
         os.killpg(held.pid, signal.SIGSTOP)
         before = node_state(first)
         lease = json.loads(kubectl("get", "lease", "-n", "rke2-numa-system", "rke2-numa-roll", "-o", "json"))
@@ -283,6 +283,4 @@ def test_a_roll_suspended_after_its_drain_while_another_takes_its_lease_takes_no
 
     # the other roll gives the Lease back; the stopped roll, picked up by its id, finishes
     kubectl("patch", "lease", "-n", "rke2-numa-system", "rke2-numa-roll", "--type=merge", "-p", json.dumps({"spec": {"holderIdentity": ""}}))
-    out = shell(roll + " -e rke2_numa_roll_id=roll-stopped -e rke2_numa_roll_resume=true", cluster)
-    assert out.returncode == 0, (out.stdout + out.stderr)[-4000:]
-    all_in_service_and_compliant(cluster, plan)
+    resume(cluster, roll, "roll-stopped", plan)
