@@ -190,8 +190,10 @@ def test_a_roll_killed_anywhere_is_picked_up_at_once_by_its_id_and_finishes(clus
 # kubectl on server1 that stops the roll right after the cordon's patch is answered: the patch goes through, then the
 # call never returns (the harness kills the roll's process group meanwhile, as a dropped SSH session would)
 def kubectl_then(pattern, action):
-    """A kubectl for server1: the real one, then - when its words match ``pattern`` (a sh case pattern) - ``action``."""
-    return '#!/bin/sh\n/usr/bin/kubectl "$@"\nrc=$?\ncase " $* " in\n  %s) %s ;;\nesac\nexit $rc\n' % (pattern, action)
+    """A kubectl for server1: the real one, then - when its words match ``pattern`` (a sh case pattern), and it is not a
+    server-side dry run (the roll's proof of its identity sends the same requests as dry runs first) - ``action``."""
+    return ('#!/bin/sh\n/usr/bin/kubectl "$@"\nrc=$?\ncase " $* " in\n  *" --dry-run=server "*) ;;\n  %s) %s ;;\nesac\nexit $rc\n'
+            % (pattern, action))
 
 
 STUCK_AFTER_CORDON = kubectl_then("""*'patch node/'*'"unschedulable":true'*""", "touch /run/rke2-numa-cordoned; sleep 600")
