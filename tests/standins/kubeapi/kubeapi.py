@@ -2753,6 +2753,7 @@ def _json_body(request, what):
 
 class Api:
     def __init__(self, state_dir, log_path, policies=None):
+        self.version = VERSION
         self.policies = celpy is not None if policies is None else bool(policies) and celpy is not None
         self.store = Store(state_dir)
         self.versions = Versions()
@@ -2913,9 +2914,9 @@ class Api:
 
     def non_resource(self, segments):
         if segments == ["version"]:
-            major, minor = re.match(r"v(\d+)\.(\d+)", VERSION).groups()
+            major, minor = re.match(r"v(\d+)\.(\d+)", self.version).groups()
             return Response(200, {"major": major, "minor": minor, "emulationMajor": major, "emulationMinor": minor,
-                                  "minCompatibilityMajor": major, "minCompatibilityMinor": str(int(minor) - 1), "gitVersion": VERSION,
+                                  "minCompatibilityMajor": major, "minCompatibilityMinor": str(int(minor) - 1), "gitVersion": self.version,
                                   "gitCommit": "0" * 40, "gitTreeState": "clean", "buildDate": "2025-05-15T00:00:00Z",
                                   "goVersion": "go1.24.2", "compiler": "gc", "platform": "linux/amd64"})
         if segments == ["api"]:
@@ -4113,12 +4114,22 @@ def kubeconfig(server, namespace=None, token=ADMIN_TOKEN):
     return "\n".join(lines) + "\n"
 
 
+def _git_version(text):
+    """--version: a gitVersion as a Kubernetes build names itself (v1.37.2, v1.37.2+rke2r1)."""
+    if not re.match(r"^v\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]+)?$", text):
+        raise argparse.ArgumentTypeError("not a Kubernetes gitVersion such as v1.37.2+rke2r1: %r" % text)
+    return text
+
+
 def serve(args):
     state_dir = args.state_dir or os.environ.get("KUBEAPI_STANDIN_STATE_DIR") or DEFAULT_STATE_DIR
     log_path = args.log or os.environ.get("KUBEAPI_STANDIN_LOG") or os.path.join(state_dir, "kubeapi.log")
     os.makedirs(os.path.join(state_dir, "nodes"), exist_ok=True)
     server = (Server6 if ":" in args.address else Server)((args.address, args.port), Handler)
     server.api = Api(state_dir, log_path, policies=not args.without_admission_policies)
+    server.api.version = args.version
+    global KUBELET_VERSION  # pylint: disable=global-statement  # one server per process: its Nodes' default
+    KUBELET_VERSION = args.version
     server.ssl_context = tls_context(args.tls_dir or os.path.join(state_dir, "auth"), args.address)
     host, port = server.server_address[:2]
     server.api.address = ("[%s]:%d" if ":" in host else "%s:%d") % (host, port)
@@ -4137,7 +4148,7 @@ def serve(args):
         with open(tmp, "w", encoding="utf-8") as handle:
             handle.write("%d\n" % port)
         os.replace(tmp, args.port_file)
-    sys.stderr.write("kubeapi stand-in %s: serving %s for %s, log %s%s\n" % (VERSION, url, state_dir, log_path,
+    sys.stderr.write("kubeapi stand-in %s: serving %s for %s, log %s%s\n" % (args.version, url, state_dir, log_path,
                      "" if server.api.policies else ", without ValidatingAdmissionPolicy"))
     sys.stderr.flush()
     while not stop.wait(1):
@@ -4161,6 +4172,9 @@ def main(argv=None):
     serving.add_argument("--log", help="the call log (default <state dir>/kubeapi.log)")
     serving.add_argument("--without-admission-policies", action="store_true",
                          help="serve no admissionregistration.k8s.io (a cluster before Kubernetes 1.30); also without cel-python")
+    serving.add_argument("--version", default=os.environ.get("KUBEAPI_STANDIN_VERSION") or VERSION, type=_git_version,
+                         help="the version /version serves, and a Node's kubeletVersion where the rke2 stand-in wrote none "
+                              "(default $KUBEAPI_STANDIN_VERSION or %s)" % VERSION)
     serving.add_argument("--tls-dir", help="where tls.crt and tls.key are (made when absent; default <state dir>/auth)")
     config = commands.add_parser("kubeconfig", help="print a kubeconfig for the server")
     config.add_argument("--server", required=True, help="e.g. http://127.0.0.1:6443")
