@@ -225,6 +225,8 @@ def plan_task(standalone=False):
                   "# undefined variable is the planner's default, which is the plan role's."]
     lines += ["- name: Plan the kernel and kubelet settings", "  maitred.rke2_numa.numa_plan:",
               "    topology: \"{{ rke2_numa_topology }}\"",
+              "    # the RKE2 the host runs (topology_info): the plan is for its kubelet's minor unless rke2_numa_kubernetes_version says",
+              "    rke2_runtime: \"{{ __rke2_numa_topology_info.rke2_runtime | default(omit) }}\"",
               "    export: true",
               "    options_from_vars: true"]
     if standalone:

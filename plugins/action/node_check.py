@@ -17,6 +17,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
     PlanError,
     foreign_plan_error,
     make_plan,
+    node_kubelet,
 )
 
 ARGUMENT_SPEC = argument_spec(node_check_doc.DOCUMENTATION)
@@ -48,7 +49,9 @@ class ActionModule(ControllerAction):
         except TypeError as e:   # a value of the wrong type (named as the variable it came from: run)
             return self._refused(args, result, "no plan for this host: %s" % e)
         try:
-            plan = make_plan(read["topology"], **options)
+            # the kubelet the node runs: its Node's, from the check's API read, else the RKE2 runtime on the host
+            kubelet = node_kubelet(args["check"].get("kubelet_version"), read.get("rke2_runtime"))
+            plan = make_plan(read["topology"], node_version=kubelet, **options)
         except PlanError as e:
             return self._refused(args, result, "no plan for this host: %s" % e, e.rule)
         except TypeError as e:   # an option the planner does not take

@@ -12,10 +12,12 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
     PlanError,
     foreign_plan_error,
     make_plan,
+    node_kubelet,
 )
 
 ARGUMENT_SPEC = dict(PLANNER_SPEC, export={"type": "bool", "default": False}, options_from_vars={"type": "bool", "default": False},
-                     warn={"type": "bool", "default": True}, refused_fails={"type": "bool", "default": True})
+                     warn={"type": "bool", "default": True}, refused_fails={"type": "bool", "default": True},
+                     rke2_runtime={"type": "dict"})
 
 
 class ActionModule(ControllerAction):
@@ -31,8 +33,9 @@ class ActionModule(ControllerAction):
         args.pop("options_from_vars")
         warn = args.pop("warn")
         refused_fails = args.pop("refused_fails")
+        kubelet = node_kubelet(runtime=args.pop("rke2_runtime"))
         try:
-            plan = make_plan(topology, **args)
+            plan = make_plan(topology, node_version=kubelet, **args)
         except PlanError as e:
             return _refused(result, "no plan for this host: %s" % self.as_variables(str(e)), e.rule, refused_fails)
         result.update(changed=False, plan=plan)

@@ -132,12 +132,19 @@ options:
     default: null
   kubernetes_version:
     description:
-      - Kubernetes version of the cluster as a string, V("1.33") or V("v1.33.2+rke2r1"). Options that need 1.31+ (C(max-allowable-numa-nodes))
-        are refused only when an older version is given.
+      - The Kubernetes version the host is planned for, as a string, V("1.37") or V("v1.37.2+rke2r1"). Default (null) -
+        each host is planned for the kubelet it runs - its Node's C(status.nodeInfo.kubeletVersion) where the check reads
+        the cluster, else the version of the RKE2 runtime on the host (C(/var/lib/rancher/rke2/bin) points into C(data/v1.37.2-rke2r1-...)),
+        else, where neither is known (a gathered sysfs tree), 1.33, whose flags every newer kubelet accepts. The plan says
+        which minor it was made for and why (its C(kubernetes) key).
+      - Given, it must be the minor the node runs (a plan for another kubelet is refused, naming both). The kubelet rules
+        of 1.30 to 1.38 are known (docs/KUBERNETES.md); a minor outside them is refused. An option the minor's kubelet lacks
+        or keeps behind a feature gate that is off (C(max-allowable-numa-nodes) before 1.31, an alpha CPU Manager option
+        in C(rke2_numa_extra_kubelet_args)) is refused with the kubelet's own message.
       - Quote it in YAML - an unquoted C(1.40) is the number 1.4; a number (or anything that is not a string) is refused,
         never guessed at.
     type: raw
-    default: '1.33'
+    default: null
   extra_kubelet_args:
     description:
       - Extra C(name=value) kubelet args passed through, one flag per item without leading dashes or whitespace. One that

@@ -9,6 +9,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import (
     SERVERS_LEFT_OUT,
+    kubelet_versions,
     labelled_servers,
     run_pattern,
     run_servers,
@@ -82,6 +83,11 @@ def rke2_numa_server_nodes(reply):
     return server_nodes(reply or {})
 
 
+def rke2_numa_kubelet_versions(reply):
+    """{Node name: its kubeletVersion} of a kubectl get nodes reply (plugin_utils.playbook_inputs.kubelet_versions)."""
+    return kubelet_versions(reply or {})
+
+
 def rke2_numa_labelled_servers(hostvars, hosts, servers, server_group="", include=False):
     """[{host, why}]: the hosts whose Node is an RKE2 server, left out when no server group names the servers."""
     hosts = [str(h) for h in hosts or []]
@@ -95,4 +101,4 @@ class FilterModule(object):
     def filters(self):
         return {"run_servers": rke2_numa_run_servers, "run_pattern": rke2_numa_run_pattern, "run_groups": rke2_numa_run_groups,
                 "unknown_variables": rke2_numa_unknown_variables, "server_nodes": rke2_numa_server_nodes,
-                "labelled_servers": rke2_numa_labelled_servers}
+                "labelled_servers": rke2_numa_labelled_servers, "kubelet_versions": rke2_numa_kubelet_versions}

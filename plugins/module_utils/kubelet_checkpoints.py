@@ -37,21 +37,47 @@ def _load(path):
     return True, data, None
 
 
+def checkpoint_format(data):
+    """Which CPU Manager checkpoint the kubelet wrote (pkg/kubelet/cm/cpumanager/state/checkpoint.go): ``v4``
+    (CPUManagerCheckpoint of 1.37: the V3 fields inline with checksum 0, and the authoritative ``data`` - the
+    serialized CPUManagerCheckpointData - with ``dataChecksum``), ``v3`` (V2 and ``podEntries``, 1.36 with
+    PodLevelResourceManagers on), else ``v2`` (``entries`` pod -> container -> cpuset)."""
+    if isinstance(data.get("data"), str):
+        return "v4"
+    return "v3" if "podEntries" in data else "v2"
+
+
 def cpu_manager(path):
+    """The CPU Manager checkpoint, summarised: its policy, default cpuset, the CPUs its containers (``entries``) and
+    its pods (``podEntries``, pod-level resource managers: ``{pod uid: {"cpuSet": cpus}}``) hold, and its format. A V4
+    checkpoint is read from its ``data``, as the kubelet reads it (CPUManagerCheckpoint.UnmarshalCheckpoint)."""
     exists, data, error = _load(path)
     out = {"path": path, "exists": exists, "valid": data is not None, "policy": None, "default_cpu_set": "",
-           "assigned_cpus": "", "entries": {}, "error": error}
+           "assigned_cpus": "", "entries": {}, "pod_cpus": "", "pod_entries": {}, "format": None, "error": error}
     if data is None:
         return out
     try:
+        out["format"] = checkpoint_format(data)
+        if out["format"] == "v4":
+            try:
+                data = json.loads(data["data"])
+            except ValueError as e:
+                raise TypeError("failed to deserialize cpu manager checkpoint data: %s" % e)
+            if not isinstance(data, dict):
+                raise TypeError("failed to deserialize cpu manager checkpoint data: not an object")
         assigned, entries = set(), {}
         for pod_uid, containers in (data.get("entries") or {}).items():
             for container, cpus in containers.items():
                 cpus = parse_cpulist(cpus)
                 assigned.update(cpus)
                 entries.setdefault(str(pod_uid), {})[str(container)] = format_cpulist(cpus)
-        out.update(policy=data["policyName"], default_cpu_set=format_cpulist(parse_cpulist(data.get("defaultCpuSet", ""))),
-                   assigned_cpus=format_cpulist(assigned), entries=entries)
+        pods, pod_entries = set(), {}
+        for pod_uid, entry in (data.get("podEntries") or {}).items():
+            cpus = parse_cpulist((entry or {}).get("cpuSet", ""))
+            pods.update(cpus)
+            pod_entries[str(pod_uid)] = format_cpulist(cpus)
+        out.update(policy=data.get("policyName"), default_cpu_set=format_cpulist(parse_cpulist(data.get("defaultCpuSet", ""))),
+                   assigned_cpus=format_cpulist(assigned), entries=entries, pod_cpus=format_cpulist(pods), pod_entries=pod_entries)
     except (CpusetError, AttributeError, TypeError) as e:
         out.update(valid=False, error="%s: %s" % (path, e))
     return out

@@ -33,10 +33,14 @@ cpu_manager:
     - C(cpu_manager_state) - its C(path), C(exists), C(valid), C(policy), C(default_cpu_set) and C(assigned_cpus)
       (cpulists), C(error).
     - C(entries) - the exclusive CPUs per pod UID and container, as cpulists.
+    - C(pod_entries) and C(pod_cpus) - the CPUs the pod-level resource managers hold per pod UID (the checkpoint's
+      C(podEntries), Kubernetes 1.36+), and all of them, as cpulists.
+    - C(format) - V(v2), V(v3) (with C(podEntries)) or V(v4) (Kubernetes 1.37's, read from its C(data) as the kubelet
+      reads it).
   returned: always
   type: dict
   sample: {path: /var/lib/kubelet/cpu_manager_state, exists: true, valid: true, policy: static, default_cpu_set: "0-1,4-223", assigned_cpus: "2-3",
-           entries: {"6f1c2b1e-5d0a-4c1e-9a51-2f0c3b7d8e90": {vllm: "2-3"}}, error: null}
+           entries: {"6f1c2b1e-5d0a-4c1e-9a51-2f0c3b7d8e90": {vllm: "2-3"}}, pod_cpus: "", pod_entries: {}, format: v2, error: null}
 memory_manager:
   description: C(memory_manager_state) - its C(path), C(exists), C(valid), C(policy), C(machine_state) (as the kubelet wrote it), C(error).
   returned: always

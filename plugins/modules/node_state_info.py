@@ -57,7 +57,8 @@ options:
   rancher_root:
     description:
       - Where rancher-system-agent's files are looked for (its unit, C(/etc/rancher/agent), its interlocks, Rancher's
-        restart stamp), as M(maitred.rke2_numa.rancher_agent_info) does; C(/) on a node, a copied tree in tests.
+        restart stamp), as M(maitred.rke2_numa.rancher_agent_info) does, and RKE2's runtime link
+        (C(var/lib/rancher/rke2/bin), RV(rke2_runtime)); C(/) on a node, a copied tree in tests.
         Rancher's C(50-rancher.yaml) is looked for beside O(config_path).
     type: path
     default: /
@@ -118,6 +119,16 @@ rke2:
   type: dict
   sample: {files: [{path: /etc/rancher/rke2/config.yaml, exists: true, mode: "0600", owner: root, group: root, link: null,
                     values: {kubelet-arg: [max-pods=250]}, shared: [], ours: false, error: null}]}
+rke2_runtime:
+  description:
+    - The RKE2 the node runs, read under O(rancher_root) as M(maitred.rke2_numa.topology_info) reads it (its
+      RV(maitred.rke2_numa.topology_info#module:rke2_runtime)) - C(version), C(path), C(link), C(error).
+    - The plan is made for this kubelet's minor when C(rke2_numa_kubernetes_version) is not given and the check did not
+      read the node's C(status.nodeInfo.kubeletVersion) from the API.
+  returned: success
+  type: dict
+  sample: {version: v1.37.2+rke2r1, path: /var/lib/rancher/rke2/bin,
+           link: /var/lib/rancher/rke2/data/v1.37.2-rke2r1-0123456789ab/bin, error: null}
 rancher:
   description: Whether Rancher's system-agent manages the node, as M(maitred.rke2_numa.rancher_agent_info) returns it.
   returned: success
@@ -149,6 +160,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_config_file
     shared_keys,
 )
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import is_ours
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_runtime import runtime_version
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import TopologyError, read_topology
 
 # The only RKE2 config keys that leave the host (with their "+" forms: k3s configfilearg appends them).
@@ -259,6 +271,7 @@ def main():
     module.exit_json(changed=False, topology=topology, access=access, kubelet_state=read_checkpoints(p["kubelet_dir"]), boot=boot,
                      rke2={"files": [read_rke2_file(f) for f in config_files(p["config_path"])]},
                      hugepages_unit=read_unit(p["units_root"]), rancher=read_rancher(p["rancher_root"], p["config_path"]),
+                     rke2_runtime=runtime_version(root=p["rancher_root"]),
                      nfd_features=read_feature_file(p["nfd_features_file"]) if p["nfd_features_file"] else None)
 
 

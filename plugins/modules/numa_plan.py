@@ -67,6 +67,13 @@ options:
         end (plan.yml) - a run whose every host is refused still says so.
     type: bool
     default: true
+  rke2_runtime:
+    description:
+      - The RKE2 the host runs, as M(maitred.rke2_numa.topology_info) returns it (its
+        RV(maitred.rke2_numa.topology_info#module:rke2_runtime)). When O(kubernetes_version) is not given, the host is planned
+        for that kubelet's minor; given, it must be that minor. Neither - the oldest supported minor (the plan's
+        RV(plan.kubernetes) says which and why).
+    type: dict
   warn:
     description:
       - Also return the plan's warnings (a pod shape that fits on no NUMA node, offline CPUs...) as the task's warnings,
@@ -195,6 +202,13 @@ plan:
       description: Kernel argument names the plan owns.
       type: list
       elements: str
+    kubernetes:
+      description:
+        - The kubelet the plan was made for - C(version) (as given or read), C(minor) (V(1.37)) and C(source) (the
+          variable, the Node's C(status.nodeInfo.kubeletVersion), the RKE2 runtime on the host, or the default when none
+          is known). The kubelet rules of that minor judged the plan (docs/KUBERNETES.md).
+      type: dict
+      sample: {version: v1.37.2+rke2r1, minor: "1.37", source: "its Node's status.nodeInfo.kubeletVersion"}
 rule:
   description: On refusal, the rule that refused.
   returned: failure, or a refusal with O(refused_fails=false)

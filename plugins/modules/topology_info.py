@@ -27,7 +27,8 @@ options:
       - Directory that holds C(sys/) and C(proc/) of the machine to read.
       - The module reads C(<sysfs_root>/sys/devices/system/{cpu,node}),
         C(<sysfs_root>/sys/bus/pci/devices), C(<sysfs_root>/sys/kernel/mm/hugepages)
-        and C(<sysfs_root>/proc/{cmdline,meminfo}).
+        and C(<sysfs_root>/proc/{cmdline,meminfo}), and where C(<sysfs_root>/var/lib/rancher/rke2/bin) points
+        (RV(rke2_runtime)).
     type: path
     default: /
 attributes:
@@ -191,10 +192,22 @@ topology:
       description: Findings that do not stop the read (also emitted as module warnings).
       type: list
       elements: str
+rke2_runtime:
+  description:
+    - The RKE2 the machine runs - C(version) (V(v1.37.2+rke2r1)), C(path), C(link), C(error) - from where
+      C(<sysfs_root>/var/lib/rancher/rke2/bin) points (RKE2 extracts its runtime, the kubelet with it, into
+      C(data/v1.37.2-rke2r1-<hash>/bin) and links C(bin) there; nothing is run). C(version) null, with why in C(error),
+      where there is none (a gathered sysfs tree, RKE2 with another C(data-dir), a runtime image given by digest).
+    - M(maitred.rke2_numa.numa_plan) plans for this kubelet's minor when C(rke2_numa_kubernetes_version) is not given.
+  returned: success
+  type: dict
+  sample: {version: v1.37.2+rke2r1, path: /var/lib/rancher/rke2/bin,
+           link: /var/lib/rancher/rke2/data/v1.37.2-rke2r1-0123456789ab/bin, error: null}
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_runtime import runtime_version
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import (
     TopologyError,
     read_topology,
@@ -212,7 +225,7 @@ def main():
         module.fail_json(msg="cannot read the topology: %s" % e)
     for warning in topology["warnings"]:
         module.warn(warning)
-    module.exit_json(changed=False, topology=topology)
+    module.exit_json(changed=False, topology=topology, rke2_runtime=runtime_version(root=module.params["sysfs_root"]))
 
 
 if __name__ == "__main__":

@@ -88,6 +88,118 @@ def kubelet_argv(sources):
 # (topologymanager.defaultMaxAllowableNUMANodes).
 DEFAULT_MAX_NUMA_NODES = 8
 
+# ---------------------------------------------------------------- the kubelet of each minor
+# What the kubelet of each Kubernetes minor accepts, one entry per minor: the level of each CPU Manager and Topology
+# Manager policy option (absent: that kubelet does not know it), and the defaults of the feature gates that decide
+# whether an alpha or beta option, pod-level resource managers and the config drop-in directory are on. A rule reads
+# the node's minor here, never a version compared in place.
+#
+# Sources, per minor, read at its tag (kubernetes/kubernetes vX.Y.0): pkg/kubelet/cm/cpumanager/policy_options.go
+# (alphaOptions, betaOptions, stableOptions; CheckPolicyOptionAvailable), pkg/kubelet/cm/topologymanager/
+# policy_options.go (the same three sets and CheckPolicyOptionAvailable), pkg/features/kube_features.go and the
+# generated test/compatibility_lifecycle/reference/versioned_feature_list.yaml (the gates' defaults per version, as
+# kubernetes/website content/en/docs/reference/command-line-tools-reference/feature-gates/<Gate>.md publishes them),
+# and the KEPs' kep.yaml milestones (kubernetes/enhancements keps/sig-node): 2625 full-pcpus-only (beta 1.23, stable
+# 1.33), 2902 distribute-cpus-across-numa (beta 1.33), 4176 distribute-cpus-across-cores (alpha 1.30), 4540
+# strict-cpu-reservation (alpha 1.32, beta 1.33, stable 1.35: kubernetes#134388), 4800 prefer-align-cpus-by-uncorecache
+# (alpha 1.32, beta 1.34: kubernetes#132970, stable 1.36: kubernetes#137055), 3545 prefer-closest-numa-nodes (beta
+# 1.28, stable 1.32: kubernetes#128124), 4622 max-allowable-numa-nodes (beta 1.31, stable 1.35: kubernetes#134614),
+# 3983 the kubelet's drop-in directory --config-dir (``config_dir``: alpha 1.28 behind a gate, beta 1.31 on by default,
+# stable 1.35; cmd/kubelet/app/server.go mergeKubeletConfigurations), 2837 PodLevelResources (alpha 1.32,
+# beta 1.34), 5526 PodLevelResourceManagers (alpha 1.36, beta 1.37: on by default per the website's versioned gate
+# page; two release digests say off - the node's own --feature-gates always decides, see feature_gates()).
+# 1.38 is in its release cycle (no tag yet): its entry is 1.37's until its tag says otherwise.
+_ALPHA, _BETA, _STABLE = "alpha", "beta", "stable"
+_CPU_OPTIONS_1_30 = {"full-pcpus-only": _BETA, "distribute-cpus-across-numa": _ALPHA, "align-by-socket": _ALPHA,
+                     "distribute-cpus-across-cores": _ALPHA}
+_CPU_OPTIONS_1_32 = dict(_CPU_OPTIONS_1_30, **{"strict-cpu-reservation": _ALPHA, "prefer-align-cpus-by-uncorecache": _ALPHA})
+_CPU_OPTIONS_1_33 = dict(_CPU_OPTIONS_1_32, **{"full-pcpus-only": _STABLE, "distribute-cpus-across-numa": _BETA,
+                                              "strict-cpu-reservation": _BETA})
+_CPU_OPTIONS_1_34 = dict(_CPU_OPTIONS_1_33, **{"prefer-align-cpus-by-uncorecache": _BETA})
+_CPU_OPTIONS_1_35 = dict(_CPU_OPTIONS_1_34, **{"strict-cpu-reservation": _STABLE})
+_CPU_OPTIONS_1_36 = dict(_CPU_OPTIONS_1_35, **{"prefer-align-cpus-by-uncorecache": _STABLE})
+_TOPOLOGY_OPTIONS_1_30 = {"prefer-closest-numa-nodes": _BETA}
+_TOPOLOGY_OPTIONS_1_31 = dict(_TOPOLOGY_OPTIONS_1_30, **{"max-allowable-numa-nodes": _BETA})
+_TOPOLOGY_OPTIONS_1_32 = dict(_TOPOLOGY_OPTIONS_1_31, **{"prefer-closest-numa-nodes": _STABLE})
+_TOPOLOGY_OPTIONS_1_35 = dict(_TOPOLOGY_OPTIONS_1_32, **{"max-allowable-numa-nodes": _STABLE})
+# gate -> default; a gate the minor lacks is absent (off, and --feature-gates naming it is refused by the kubelet)
+_GATES_1_30 = {"CPUManagerPolicyAlphaOptions": False, "CPUManagerPolicyBetaOptions": True,
+               "TopologyManagerPolicyAlphaOptions": False, "TopologyManagerPolicyBetaOptions": True}
+_GATES_1_32 = dict(_GATES_1_30, PodLevelResources=False)
+_GATES_1_34 = dict(_GATES_1_32, PodLevelResources=True)
+_GATES_1_36 = dict(_GATES_1_34, PodLevelResourceManagers=False)
+_GATES_1_37 = dict(_GATES_1_36, PodLevelResourceManagers=True)
+KUBELET_MINORS = {
+    (1, 30): {"config_dir": _ALPHA, "cpu_options": _CPU_OPTIONS_1_30, "topology_options": _TOPOLOGY_OPTIONS_1_30, "gates": _GATES_1_30,
+              "checkpoint": "v2", "source": "v1.30.0"},
+    (1, 31): {"config_dir": _BETA, "cpu_options": _CPU_OPTIONS_1_30, "topology_options": _TOPOLOGY_OPTIONS_1_31, "gates": _GATES_1_30,
+              "checkpoint": "v2", "source": "v1.31.0"},
+    (1, 32): {"config_dir": _BETA, "cpu_options": _CPU_OPTIONS_1_32, "topology_options": _TOPOLOGY_OPTIONS_1_32, "gates": _GATES_1_32,
+              "checkpoint": "v2", "source": "v1.32.0"},
+    (1, 33): {"config_dir": _BETA, "cpu_options": _CPU_OPTIONS_1_33, "topology_options": _TOPOLOGY_OPTIONS_1_32, "gates": _GATES_1_32,
+              "checkpoint": "v2", "source": "v1.33.0"},
+    (1, 34): {"config_dir": _BETA, "cpu_options": _CPU_OPTIONS_1_34, "topology_options": _TOPOLOGY_OPTIONS_1_32, "gates": _GATES_1_34,
+              "checkpoint": "v2", "source": "v1.34.0"},
+    (1, 35): {"config_dir": _STABLE, "cpu_options": _CPU_OPTIONS_1_35, "topology_options": _TOPOLOGY_OPTIONS_1_35, "gates": _GATES_1_34,
+              "checkpoint": "v2", "source": "v1.35.0"},
+    # cpumanager/state/checkpoint.go: V3 (podEntries) written when PodLevelResourceManagers is on
+    (1, 36): {"config_dir": _STABLE, "cpu_options": _CPU_OPTIONS_1_36, "topology_options": _TOPOLOGY_OPTIONS_1_35, "gates": _GATES_1_36,
+              "checkpoint": "v3", "source": "v1.36.0"},
+    # CPUManagerCheckpointV4: the V3 fields inline (checksum 0) and the authoritative ``data`` with ``dataChecksum``
+    (1, 37): {"config_dir": _STABLE, "cpu_options": _CPU_OPTIONS_1_36, "topology_options": _TOPOLOGY_OPTIONS_1_35, "gates": _GATES_1_37,
+              "checkpoint": "v4", "source": "v1.37.0"},
+    (1, 38): {"config_dir": _STABLE, "cpu_options": _CPU_OPTIONS_1_36, "topology_options": _TOPOLOGY_OPTIONS_1_35, "gates": _GATES_1_37,
+              "checkpoint": "v4", "source": "v1.37.0 (1.38 has no tag yet)"},
+}
+OLDEST_MINOR, NEWEST_MINOR = min(KUBELET_MINORS), max(KUBELET_MINORS)
+# The minor a host is planned for when no version is given and none could be read (no API read, no RKE2 on the
+# host - a gathered sysfs tree, the demo's sample machines): the oldest RKE2 still supported upstream, whose flags
+# every newer kubelet of the table accepts.
+DEFAULT_MINOR = (1, 33)
+# The kubelet's gate names for the option levels (cpumanager and topologymanager CheckPolicyOptionAvailable)
+_LEVEL_GATES = {"cpu": {_ALPHA: "CPUManagerPolicyAlphaOptions", _BETA: "CPUManagerPolicyBetaOptions"},
+                "topology": {_ALPHA: "TopologyManagerPolicyAlphaOptions", _BETA: "TopologyManagerPolicyBetaOptions"}}
+_OPTION_WORDS = {"cpu": "CPU Manager", "topology": "Topology Manager"}
+
+
+def first_minor_with(kind, option):
+    """The first minor of the table whose ``kind`` Manager takes ``option`` with its default gates, or None."""
+    usable = [m for m in sorted(KUBELET_MINORS) if option_usable(kind, option, m)]
+    return usable[0] if usable else None
+
+
+def minor_entry(minor):
+    """The table's entry of ``minor`` ((1, 37)); KeyError for a minor outside it."""
+    return KUBELET_MINORS[tuple(minor)]
+
+
+def feature_gates(flags, minor):
+    """{gate: on} as the node's kubelet runs them: the minor's defaults, then its --feature-gates (a map flag: the
+    kubelet reads each value with strconv.ParseBool)."""
+    gates = dict(minor_entry(minor)["gates"])
+    given = flags.get("feature-gates")
+    for gate, value in (given if isinstance(given, dict) else _pairs(given)).items():
+        gates[gate.strip()] = str(value).strip().lower() in ("1", "t", "true")
+    return gates
+
+
+def option_refusal(kind, option, minor, gates):
+    """Why the ``kind`` ("cpu" or "topology") Manager of ``minor`` refuses the policy option ``option`` under
+    ``gates`` (feature_gates), in the kubelet's words (CheckPolicyOptionAvailable), or None."""
+    words = _OPTION_WORDS[kind]
+    level = minor_entry(minor)["%s_options" % kind].get(option)
+    if level is None:
+        return "unknown %s Policy option: %s" % (words, _go_quote(option))
+    gate = _LEVEL_GATES[kind].get(level)
+    if gate and not gates.get(gate):
+        return "%s Policy %s-level Options not enabled, but option %s provided" % (words, level.capitalize(), _go_quote(option))
+    return None
+
+
+def option_usable(kind, option, minor, flags=None):
+    """Whether the ``kind`` Manager of ``minor`` takes ``option`` with the node's gates (default: the minor's)."""
+    return option_refusal(kind, option, minor, feature_gates(flags or {}, minor)) is None
+
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # The kubelet refuses --node-labels in these namespaces (ValidateKubeletFlags) unless the key is one it
 # sets itself or sits under kubelet.kubernetes.io / node.kubernetes.io (k8s.io/kubelet well_known_labels.go).
@@ -312,10 +424,10 @@ def _max_numa_nodes(options, errors):
     return int(value)
 
 
-def check(kubelet_args, kernel_args, topology):
-    """Return what the kubelet or the kernel would refuse (empty: accepted), each message
+def check(kubelet_args, kernel_args, topology, minor=DEFAULT_MINOR):
+    """Return what the kubelet of ``minor`` or the kernel would refuse (empty: accepted), each message
     prefixed with whose rule it is: ``kubelet: `` (the kubelet's own words) or ``kernel: ``."""
-    return (["kubelet: %s" % e for e in kubelet_refusals(kubelet_args, topology)]
+    return (["kubelet: %s" % e for e in kubelet_refusals(kubelet_args, topology, minor)]
             + ["kernel: %s" % e for e in kernel_refusals(kernel_args, kubelet_args, topology)])
 
 
@@ -340,7 +452,7 @@ def warnings(kubelet_args, topology):
         else "can go to a pod exclusively and share a core with housekeeping")]
 
 
-def _cpu_manager_refusals(flags, topology):
+def _cpu_manager_refusals(flags, topology, minor):
     """cpumanager: the policy name, a reservation the static policy can use, reserved-cpus online.
     Reserved CPUs that split a core are legal (see warnings), full-pcpus-only or not."""
     errors = []
@@ -361,7 +473,7 @@ def _cpu_manager_refusals(flags, topology):
     return errors
 
 
-def _topology_manager_refusals(flags, topology):
+def _topology_manager_refusals(flags, topology, minor):
     """topologymanager: the policy and scope names, and the NUMA node limit (not read under none)."""
     errors = []
     policy = flags.get("topology-manager-policy", "none")
@@ -369,14 +481,17 @@ def _topology_manager_refusals(flags, topology):
         errors.append('unknown policy: "%s"' % policy)
     if flags.get("topology-manager-scope", "container") not in ("container", "pod"):
         errors.append('unknown scope: "%s"' % flags.get("topology-manager-scope"))
+    options = _pairs(flags.get("topology-manager-policy-options"))
+    if "max-allowable-numa-nodes" in options and not option_usable("topology", "max-allowable-numa-nodes", minor, flags):
+        return errors   # refused as an option (_policy_option_refusals): the kubelet stops there
     if policy != "none":
-        limit = _max_numa_nodes(_pairs(flags.get("topology-manager-policy-options")), errors)
+        limit = _max_numa_nodes(options, errors)
         if limit is not None and len(topology["numa_nodes"]) > limit:
             errors.append("unsupported on machines with more than %v NUMA Nodes".replace("%v", str(limit)))
     return errors
 
 
-def _eviction_refusals(flags, topology):
+def _eviction_refusals(flags, topology, minor):
     """eviction-hard: an absolute threshold of 0 is refused."""
     errors = []
     for signal, threshold in sorted(_pairs(flags.get("eviction-hard"), "<").items()):
@@ -389,7 +504,7 @@ def _eviction_refusals(flags, topology):
     return errors
 
 
-def _memory_manager_refusals(flags, topology):
+def _memory_manager_refusals(flags, topology, minor):
     """memorymanager Static: reserved-memory names existing nodes and sums, per kind, to what Node
     Allocatable withholds (kube-reserved + system-reserved + the memory.available hard threshold);
     then some memory must be reserved."""
@@ -424,15 +539,56 @@ def _memory_manager_refusals(flags, topology):
     return errors
 
 
-# The kubelet's start-up checks, in the order it reports them: each takes the
-# parsed flags and the topology and returns the kubelet's own error strings.
-KUBELET_RULES = (_cpu_manager_refusals, _topology_manager_refusals, _eviction_refusals, _memory_manager_refusals)
+# The static policy's options that cannot be used together (cpumanager policy_options.go NewStaticPolicyOptions).
+_CPU_OPTION_CONFLICTS = (("full-pcpus-only", "distribute-cpus-across-cores"),
+                         ("distribute-cpus-across-numa", "distribute-cpus-across-cores"),
+                         ("prefer-align-cpus-by-uncorecache", "distribute-cpus-across-cores"),
+                         ("prefer-align-cpus-by-uncorecache", "distribute-cpus-across-numa"))
 
 
-def kubelet_refusals(kubelet_args, topology):
-    """What the kubelet refuses at start, in its own words."""
+def _parse_bool_error(value):
+    """strconv.ParseBool's error for ``value``, or None (it takes 1, t, T, TRUE, true, True, 0, f, F, FALSE, false,
+    False)."""
+    if value in ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"):
+        return None
+    return "strconv.ParseBool: parsing %s: invalid syntax" % _go_quote(value)
+
+
+def _policy_option_refusals(flags, topology, minor):
+    """The policy options the node's kubelet does not know, has behind a gate that is off (the minor's defaults and
+    the node's --feature-gates), or cannot parse (cpumanager NewStaticPolicyOptions - read by the static policy only -
+    and topologymanager NewPolicyOptions, read by NewManager whatever the policy)."""
+    gates = feature_gates(flags, minor)
+    errors = []
+    kinds = (("cpu", "cpu-manager-policy-options"), ("topology", "topology-manager-policy-options"))
+    for kind, flag in kinds:
+        if kind == "cpu" and flags.get("cpu-manager-policy", "none") != "static":
+            continue
+        options = _pairs(flags.get(flag))
+        for option in sorted(options):
+            error = option_refusal(kind, option, minor, gates)
+            if error is None and option != "max-allowable-numa-nodes":   # an integer: _max_numa_nodes reads it
+                parse = _parse_bool_error(options[option])
+                error = parse and "bad value for option %s: %s" % (_go_quote(option), parse)
+            if error:
+                errors.append(error)
+        if kind == "cpu":
+            on = set(o for o, v in options.items() if not _parse_bool_error(v) and v.lower() in ("1", "t", "true"))
+            errors += ["static policy options %s and %s can not be used at the same time" % pair
+                       for pair in _CPU_OPTION_CONFLICTS if set(pair) <= on]
+    return errors
+
+
+# The kubelet's start-up checks, in the order it reports them: each takes the parsed flags, the topology and the
+# node's minor (KUBELET_MINORS) and returns the kubelet's own error strings.
+KUBELET_RULES = (_cpu_manager_refusals, _policy_option_refusals, _topology_manager_refusals, _eviction_refusals,
+                 _memory_manager_refusals)
+
+
+def kubelet_refusals(kubelet_args, topology, minor=DEFAULT_MINOR):
+    """What the kubelet of ``minor`` refuses at start, in its own words."""
     flags = parse_kubelet_args(kubelet_args)
-    return [error for rule in KUBELET_RULES for error in rule(flags, topology)]
+    return [error for rule in KUBELET_RULES for error in rule(flags, topology, tuple(minor))]
 
 
 def _isolation_refusals(kernel_args, reserved, online):

@@ -7,7 +7,8 @@
 checkpoints (kubelet_state_info), the plan and the topology the kubelet will
 see at its next start. An empty answer means: keep the checkpoints.
 
-Sources: pkg/kubelet/cm/cpumanager/policy_static.go (validateState, with the strict-cpu-reservation option),
+Sources: pkg/kubelet/cm/cpumanager/policy_static.go (validateState, with the strict-cpu-reservation option and, from
+1.36, the pod-level CPU sets of PodLevelResourceManagers), cpumanager/state/checkpoint.go (V2, V3, V4),
 pkg/kubelet/cm/memorymanager/policy_static.go (getDefaultMachineState,
 validateState), state/state_checkpoint.go of both.
 """
@@ -17,7 +18,12 @@ from __future__ import annotations
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import format_cpulist, parse_cpulist
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.healthz import RKE2_RESTART_SECONDS
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import kubelet_flag_values
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (
+    DEFAULT_MINOR,
+    KUBELET_MINORS,
+    feature_gates,
+    kubelet_flag_values,
+)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource, parse_bytes
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer
 
@@ -90,6 +96,33 @@ def strict_cpu_reservation(plan):
     return options.get("strict-cpu-reservation", "").lower() in ("1", "t", "true")
 
 
+def plan_minor(plan):
+    """The Kubernetes minor a plan was made for ((1, 37); a plan from before plans said: the default)."""
+    minor = (plan.get("kubernetes") or {}).get("minor")
+    return tuple(int(p) for p in minor.split(".")) if minor else DEFAULT_MINOR
+
+
+def pod_level_resource_managers(plan):
+    """Whether the node's kubelet runs the pod-level resource managers (PodLevelResourceManagers: the default of the
+    plan's minor, then the plan's --feature-gates): its CPU Manager then counts the checkpoint's podEntries as CPUs in
+    state (policy_static.go validateState)."""
+    flags = kubelet_flag_values(("", a) for a in plan.get("kubelet_args") or [])
+    given = dict((k, v) for k, (v, dummy) in flags.items())
+    minor = plan_minor(plan)
+    return minor in KUBELET_MINORS and feature_gates(given, minor).get("PodLevelResourceManagers", False)
+
+
+def _checkpoint_format_refusal(plan, cpu_state):
+    """A V3 checkpoint (podEntries, checksum over them) before the kubelet that writes it: "older Kubelets cannot parse
+    V3 checkpoints and fail to start with a checkpoint is corrupted error" (kubernetes/website reference/node/
+    pod-level-resource-managers.md; cpumanager/state/checkpoint.go CPUManagerCheckpointV2.VerifyChecksum). A V4
+    checkpoint keeps checksum 0 inline for them, which they accept."""
+    minor = plan_minor(plan)
+    if cpu_state.get("format") == "v3" and KUBELET_MINORS.get(minor, {}).get("checkpoint") == "v2":
+        return "could not restore state from checkpoint: checkpoint is corrupted"
+    return None
+
+
 def _static_cpu_refusals(plan, online, cpu_state):
     """The static policy's validateState on a checkpoint that is not empty, in its order and words."""
     reasons = []
@@ -112,6 +145,8 @@ def _static_cpu_refusals(plan, online, cpu_state):
                 reasons.append('pod: %s, container: %s cpuset: "%s" overlaps with default cpuset "%s"'
                                % (pod, container, format_cpulist(parse_cpulist(cpus)), format_cpulist(default)))
     in_state = default | set(parse_cpulist(cpu_state["assigned_cpus"]))
+    if pod_level_resource_managers(plan):   # the pods' CPU sets count only with the gate on
+        in_state |= set(parse_cpulist(cpu_state.get("pod_cpus") or ""))
     if in_state != expected:
         reasons.append('current set of available CPUs "%s" doesn\'t match with CPUs in state "%s"'
                        % (format_cpulist(expected), format_cpulist(in_state)))
@@ -155,10 +190,11 @@ def reset_reasons(plan, topology, cpu_state, memory_state):
     inputs = plan["reset_inputs"]
     online = set(parse_cpulist(topology["cpus_online"]))
     if cpu_state.get("exists"):
-        refusal = _cpu_policy_refusal(inputs["cpu_manager_policy"], cpu_state)
+        refusal = _checkpoint_format_refusal(plan, cpu_state) or _cpu_policy_refusal(inputs["cpu_manager_policy"], cpu_state)
         if refusal:
             reasons.append(refusal)
-        elif inputs["cpu_manager_policy"] == "static" and (cpu_state["default_cpu_set"] or cpu_state["assigned_cpus"]):
+        elif inputs["cpu_manager_policy"] == "static" and (cpu_state["default_cpu_set"] or cpu_state["assigned_cpus"]
+                                                           or cpu_state.get("pod_cpus")):
             # (an empty static checkpoint is one the kubelet sets up afresh)
             reasons += _static_cpu_refusals(plan, online, cpu_state)
     if memory_state.get("exists"):

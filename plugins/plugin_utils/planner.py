@@ -59,8 +59,6 @@ ISOLCPUS_FLAGS = ("managed_irq", "domain", "nohz")
 # The sizes the plan offers (the option's choices) in kB, read as the kernel reads hugepagesz=.
 HUGEPAGE_SIZES = {size: size_key(size) // 1024 for size in OPTIONS["hugepages_size"]["choices"]}
 HUGEPAGE_METHODS = tuple(OPTIONS["hugepages_method"]["choices"])
-# topology-manager-policy-options=max-allowable-numa-nodes is usable (beta, on by default) from 1.31.
-MAX_NUMA_OPTION_SINCE = (1, 31)
 # Above this many NUMA nodes (every node the kubelet sees, CPU-less ones too) no NUMA-aligned plan is
 # made: at every pod admission each Topology Manager hint provider enumerates every subset of the
 # nodes (kubelet pkg/kubelet/cm/topologymanager/bitmask IterateBitMasks), 2^N masks, and KEP-4622
@@ -154,6 +152,61 @@ def parse_version(value):
     if not m:
         raise PlanError("options", "kubernetes_version must look like 1.33 or v1.33.5+rke2r1, got %r" % (value,))
     return int(m.group(1)), int(m.group(2))
+
+
+def _minor_text(minor):
+    return "%d.%d" % tuple(minor)
+
+
+API_VERSION_SOURCE = "its Node's status.nodeInfo.kubeletVersion"
+
+
+def node_kubelet(api_version=None, runtime=None):
+    """The kubelet a node runs, as read ({"version", "source"}; None when nothing says): its Node's kubeletVersion
+    from the API first (the kubelet that runs and reports), else the RKE2 runtime on the host (rke2_runtime of
+    topology_info or node_state_info: the one RKE2 starts its kubelet from)."""
+    if api_version:
+        return {"version": str(api_version), "source": API_VERSION_SOURCE}
+    if isinstance(runtime, dict) and runtime.get("version"):
+        return {"version": str(runtime["version"]),
+                "source": "the RKE2 runtime on the host (%s -> %s)" % (runtime.get("path"), runtime.get("link"))}
+    return None
+
+
+def plan_version(given, node=None):
+    """The Kubernetes minor a host is planned for, and why: {"version", "minor" ("1.37"), "source"}.
+
+    ``given``: kubernetes_version (None: not given); ``node``: the kubelet the node runs as read - {"version":
+    "v1.37.2+rke2r1", "source": where it was read} - or None. Not given, the host is planned for its own kubelet; given,
+    it must be the node's minor (a plan for another kubelet is refused, naming both); neither, the oldest supported
+    minor (kubelet_rules.DEFAULT_MINOR), which every kubelet of the table accepts. A minor outside the table
+    (kubelet_rules.KUBELET_MINORS) is refused: its flags, gates and checkpoints are not modelled."""
+    node_version = node_minor = None
+    if node and node.get("version"):
+        node_version = str(node["version"])
+        node_minor = parse_version(node_version)
+    if given is not None:
+        minor = parse_version(given)
+        if node_minor is not None and node_minor != minor:
+            raise PlanError("kubernetes-version", "kubernetes_version %s is not the kubelet this node runs: %s (%s). "
+                            "Leave kubernetes_version unset to plan each node for the kubelet it runs"
+                            % (given, node_version, node.get("source") or "read from the node"))
+        version, source = str(given), "kubernetes_version"
+    elif node_minor is not None:
+        minor, version, source = node_minor, node_version, node.get("source") or "read from the node"
+    else:
+        minor, version = kubelet_rules.DEFAULT_MINOR, _minor_text(kubelet_rules.DEFAULT_MINOR)
+        source = ("no kubelet version known (no API read of its Node, no RKE2 runtime on the host): the oldest "
+                  "supported minor, whose flags every newer kubelet accepts")
+    if minor < kubelet_rules.OLDEST_MINOR:
+        raise PlanError("kubernetes-version", "Kubernetes %s (%s) is older than the oldest kubelet whose rules this "
+                        "collection knows (%s)" % (_minor_text(minor), source, _minor_text(kubelet_rules.OLDEST_MINOR)))
+    if minor > kubelet_rules.NEWEST_MINOR:
+        raise PlanError("kubernetes-version", "Kubernetes %s (%s) is newer than the newest kubelet whose rules this "
+                        "collection knows (%s): its flags, feature gates and checkpoints are not modelled, so no plan "
+                        "is made for it; use a release of maitred.rke2_numa that knows %s"
+                        % (_minor_text(minor), source, _minor_text(kubelet_rules.NEWEST_MINOR), _minor_text(minor)))
+    return {"version": version, "minor": _minor_text(minor), "source": source}
 
 
 def _memory_map(value, name):
@@ -274,7 +327,8 @@ def normalize_options(options):
     o["kube_reserved"] = _memory_map(o["kube_reserved"], "kube_reserved")
     o["system_reserved"] = _memory_map(o["system_reserved"], "system_reserved")
     o["eviction_hard"] = _eviction(o["eviction_hard"])
-    o["kubernetes_version"] = parse_version(o["kubernetes_version"])
+    if o["kubernetes_version"] is not None:
+        parse_version(o["kubernetes_version"])   # its form, before anything else (plan_version judges it)
     o["pod_shapes"] = _pod_shapes(o["pod_shapes"])
     for name in ("extra_kubelet_args", "node_labels", "node_taints"):
         o[name] = _flag_list(o[name], name)
@@ -621,17 +675,21 @@ def plan_hugepages(view, size, per_node, which, method, reserved_memory):
 # ----------------------------------------------------------------- topology manager
 
 
-def topology_manager_args(policy, scope, node_count, version):
-    """Policy and scope; more than 8 NUMA nodes (all of them, CPU-less too)
-    need max-allowable-numa-nodes, which exists from Kubernetes 1.31."""
+def topology_manager_args(policy, scope, node_count, kubernetes):
+    """Policy and scope; more than 8 NUMA nodes (all of them, CPU-less too) need max-allowable-numa-nodes, which
+    the node's kubelet must have (``kubernetes``: plan_version's answer; kubelet_rules.KUBELET_MINORS)."""
     args = ["topology-manager-policy=%s" % policy, "topology-manager-scope=%s" % scope]
     if policy != "none" and node_count > DEFAULT_MAX_NUMA_NODES:
-        if version < MAX_NUMA_OPTION_SINCE:
+        minor = parse_version(kubernetes["minor"])
+        if not kubelet_rules.option_usable("topology", "max-allowable-numa-nodes", minor):
             raise PlanError("numa-node-limit", "this host has %d NUMA nodes; the Topology Manager refuses more than %d "
                             "(\"unsupported on machines with more than %d NUMA Nodes\") unless "
-                            "topology-manager-policy-options=max-allowable-numa-nodes is set, which needs Kubernetes "
-                            "1.31+, and kubernetes_version is %d.%d"
-                            % (node_count, DEFAULT_MAX_NUMA_NODES, DEFAULT_MAX_NUMA_NODES, version[0], version[1]))
+                            "topology-manager-policy-options=max-allowable-numa-nodes is set, which the kubelet of "
+                            "Kubernetes %s does not have (from %s), and %s is %s"
+                            % (node_count, DEFAULT_MAX_NUMA_NODES, DEFAULT_MAX_NUMA_NODES, kubernetes["minor"],
+                               _minor_text(kubelet_rules.first_minor_with("topology", "max-allowable-numa-nodes")),
+                               "kubernetes_version" if kubernetes["source"] == "kubernetes_version" else "its kubelet",
+                               kubernetes["minor"]))
         args.append("topology-manager-policy-options=max-allowable-numa-nodes=%d" % node_count)
     return args
 
@@ -825,15 +883,15 @@ def runtime_hugepages_warnings(view, method, size, asked):
                                                     "" if asked == "runtime" else " < 5.16", size)]
 
 
-def check_planned_args(kubelet_args, kernel_args, topology, extra):
-    """The planned args as the kubelet and the kernel will judge them, with extra_kubelet_args
+def check_planned_args(kubelet_args, kernel_args, topology, extra, minor=kubelet_rules.DEFAULT_MINOR):
+    """The planned args as the kubelet of ``minor`` and the kernel will judge them, with extra_kubelet_args
     applied: (kubelet_args, overridden flags); PlanError when either would refuse them."""
-    refused = kubelet_rules.check(kubelet_args, kernel_args, topology)
+    refused = kubelet_rules.check(kubelet_args, kernel_args, topology, minor)
     if refused:
         raise PlanError("kubelet-rules", "the planned settings would be refused (a planner bug, please report it): %s"
                         % "; ".join(refused))
     kubelet_args, overridden = apply_extra_args(kubelet_args, extra)
-    refused = kubelet_rules.check(kubelet_args, kernel_args, topology) if extra else []
+    refused = kubelet_rules.check(kubelet_args, kernel_args, topology, minor) if extra else []
     if refused:
         who = [what for prefix, what in (("kubelet: ", "the kubelet will refuse to start"),
                                          ("kernel: ", "the planned kernel args no longer fit the kubelet args"))
@@ -899,9 +957,12 @@ def _by_node(values, show=lambda v: v):
     return dict((str(k), show(v)) for k, v in sorted(values.items()))
 
 
-def make_plan(topology, **options):
-    """Plan one host; raises PlanError (rule + numbers) when the intent cannot fit."""
+def make_plan(topology, node_version=None, **options):
+    """Plan one host; raises PlanError (rule + numbers) when the intent cannot fit. ``node_version``: the kubelet the
+    node runs, as read ({"version", "source"}; plan_version), for the kubelet rules of its minor."""
     o = normalize_options(options)
+    kubernetes = plan_version(o["kubernetes_version"], node_version)
+    minor = parse_version(kubernetes["minor"])
     view = host_view(topology)
     # refuses too many NUMA nodes before any other rule can
     numa_warnings = many_numa_nodes(view, o["topology_manager_policy"], o["memory_manager_policy"],
@@ -923,10 +984,10 @@ def make_plan(topology, **options):
     kernel_args = (isolation_kernel_args(isolated, reserved, o["isolcpus_flags"]) if static_cpu else []) + hp_args
     kubelet_args = (cpu_manager_args(o["cpu_manager_policy"], o["topology_manager_policy"], reserved)
                     + topology_manager_args(o["topology_manager_policy"], o["topology_manager_scope"],
-                                            len(view["node_ids"]), o["kubernetes_version"])
+                                            len(view["node_ids"]), kubernetes)
                     + memory_kubelet_args(o["memory_manager_policy"], o["kube_reserved"], o["system_reserved"],
                                           o["eviction_hard"], reserved_memory))
-    kubelet_args, overridden = check_planned_args(kubelet_args, kernel_args, topology, o["extra_kubelet_args"])
+    kubelet_args, overridden = check_planned_args(kubelet_args, kernel_args, topology, o["extra_kubelet_args"], minor)
 
     full_pcpus = static_cpu and o["topology_manager_policy"] == "single-numa-node"
     tables = numa_tables(view, reserved, reserved_memory, hugepages, o["hugepages_size"], full_pcpus)
@@ -977,6 +1038,7 @@ def make_plan(topology, **options):
         "reset_inputs": reset_inputs,
         "managed_kubelet_flags": list(MANAGED_KUBELET_FLAGS),
         "managed_kernel_args": list(MANAGED_KERNEL_ARGS),
+        "kubernetes": kubernetes,
     }
 
 

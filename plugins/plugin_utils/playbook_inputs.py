@@ -234,6 +234,22 @@ def server_nodes(reply):
     return found
 
 
+def kubelet_versions(reply):
+    """{Node name: its status.nodeInfo.kubeletVersion} of a ``kubectl get nodes[,pods] -o json`` reply (a List, or one
+    Node): the kubelet each node runs, which its plan is made for (planner.node_kubelet). A Node without one is left
+    out (its host's RKE2 runtime says, or the default)."""
+    items = reply.get("items") if isinstance(reply, dict) and "items" in reply else [reply]
+    found = {}
+    for item in items or []:
+        if not isinstance(item, dict) or item.get("kind") not in (None, "Node"):
+            continue
+        name = (item.get("metadata") or {}).get("name")
+        version = ((item.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion")
+        if name and isinstance(version, str) and version:
+            found[str(name)] = version
+    return found
+
+
 def labelled_servers(hosts, node_names, servers, server_group, include):
     """The hosts a run leaves out because their Node says it is an RKE2 server (``servers``: server_nodes), when no
     rke2_numa_server_group says which hosts are (with one, run_servers decides) and rke2_numa_include_servers is not

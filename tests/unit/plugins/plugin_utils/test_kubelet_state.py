@@ -145,8 +145,8 @@ def test_kubelet_state_info_reads_checkpoints(tmp_path, capsys):
     assert result["changed"] is False
     assert result["cpu_manager"] == {"exists": True, "valid": True, "policy": "static", "default_cpu_set": "0-1,4,8-9,12",
                                      "assigned_cpus": "2-3,5-7,10-11,13-15", "error": None,
-                                     "entries": {"pod-uid": {"vllm": "2-3,5-7,10-11,13-15"}},
-                                     "path": str(tmp_path / "cpu_manager_state")}
+                                     "entries": {"pod-uid": {"vllm": "2-3,5-7,10-11,13-15"}}, "pod_cpus": "", "pod_entries": {},
+                                     "format": "v2", "path": str(tmp_path / "cpu_manager_state")}
     assert result["memory_manager"]["exists"] and not result["memory_manager"]["valid"]
     # the roles back up, delete and restore the files by these paths: the names live only in the module
     assert result["memory_manager"]["path"] == str(tmp_path / "memory_manager_state")

@@ -31,6 +31,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
     plan_hugepages,
     reserved_core_counts,
     split_reserved_memory,
+    plan_version,
     topology_manager_args,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import GIB, MIB
@@ -503,13 +504,13 @@ def test_hugepages_stay_out_of_reserved_memory(machine):
     ],
 )
 def test_topology_manager_args(policy, nodes, version, expected):
-    args = topology_manager_args(policy, "pod", nodes, version)
+    args = topology_manager_args(policy, "pod", nodes, plan_version("%d.%d" % version))
     assert args == ["topology-manager-policy=%s" % policy, "topology-manager-scope=pod"] + expected
 
 
 @pytest.mark.parametrize("policy", ["single-numa-node", "best-effort"])
 def test_topology_manager_refuses_9_nodes_before_1_31(policy):
-    err = refused(topology_manager_args, policy, "pod", 9, (1, 30))
+    err = refused(topology_manager_args, policy, "pod", 9, plan_version("1.30"))
     assert err.rule == "numa-node-limit"
     for fragment in ("this host has 9 NUMA nodes", "refuses more than 8",
                      "unsupported on machines with more than 8 NUMA Nodes", "kubernetes_version is 1.30"):
