@@ -244,7 +244,18 @@ def check_fleet(entries):
         "managed_by_rancher": hosts(lambda c, p: c.get("managed_by") == "rancher"),
         "managed_by": dict((str(e["host"]), {"managed_by": e["compliance"].get("managed_by") or "none",
                                              "evidence": e["compliance"].get("managed_by_evidence") or []}) for e in checked),
+        "kubernetes": kubernetes_minors(entries),
     }
+
+
+def kubernetes_minors(entries):
+    """{minor: [hosts]} - the kubelet each host's plan was made for (its plan's ``kubernetes``; planner.plan_version)."""
+    minors = {}
+    for entry in entries:
+        minor = ((entry.get("plan") or {}).get("kubernetes") or {}).get("minor")
+        if minor:
+            minors.setdefault(str(minor), []).append(str(entry["host"]))
+    return dict(sorted(minors.items(), key=lambda kv: tuple(int(p) for p in kv[0].split("."))))
 
 
 def check_fleet_line(fleet):
@@ -265,6 +276,9 @@ def check_fleet_line(fleet):
         line += "; pods not audited on: " + ", ".join(fleet["pods_not_audited"])
     if fleet.get("managed_by_rancher"):
         line += "; managed by Rancher (the plan in the drop-in): " + ", ".join(fleet["managed_by_rancher"])
+    if len(fleet.get("kubernetes") or {}) > 1:   # a fleet in the middle of an upgrade: each node planned for its kubelet
+        line += "; planned for their own kubelet: " + "; ".join(
+            "%s (%s)" % (minor, ", ".join(hosts)) for minor, hosts in fleet["kubernetes"].items())
     return line
 
 
@@ -296,6 +310,8 @@ def summarize(entries, mode, inventory="inventory.yml", kubeconfig=""):
             "shapes": [shape_text(fit) for fit in plan.get("pod_shapes") or []],
             "warnings": host_warnings(entry),
             "managed": managed_text(entry.get("compliance")),
+            # the kubelet the plan was made for (planner.plan_version): a fleet in the middle of an upgrade shows it
+            "kubernetes": (plan.get("kubernetes") or {}).get("minor") or "",
         })
     return rows
 

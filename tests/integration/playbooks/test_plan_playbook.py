@@ -105,8 +105,9 @@ def test_plan_role_variables_match_the_documented_options():
         defaults = yaml.safe_load(f)
     with open(os.path.join(role, "meta", "argument_specs.yml")) as f:
         specs = yaml.safe_load(f)["argument_specs"]["main"]["options"]
-    # export: the role's call sets the host's facts; options_from_vars: it takes every other option from its variable
-    options = set(doc) - {"topology", "export", "options_from_vars", "warn", "refused_fails"}
+    # export: the role's call sets the host's facts; options_from_vars: it takes every other option from its variable;
+    # rke2_runtime: what the topology role read of the host's RKE2
+    options = set(doc) - {"topology", "export", "options_from_vars", "warn", "refused_fails", "rke2_runtime"}
     assert set(n[len("rke2_numa_"):] for n in defaults) - {"plan_dir", "rancher_machine_label", "rancher_cluster"} == options
     for name in options:
         spec, option = specs["rke2_numa_" + name], doc[name]
@@ -119,7 +120,8 @@ def test_plan_role_variables_match_the_documented_options():
             assert defaults["rke2_numa_" + name] == option.get("default", defaults["rke2_numa_" + name]), name
     with open(os.path.join(role, "tasks", "numa_plan.yml")) as f:
         task = yaml.safe_load(f)[0]["maitred.rke2_numa.numa_plan"]
-    assert task == {"topology": "{{ rke2_numa_topology }}", "export": True, "options_from_vars": True}
+    assert task == {"topology": "{{ rke2_numa_topology }}", "export": True, "options_from_vars": True,
+                    "rke2_runtime": "{{ __rke2_numa_topology_info.rke2_runtime | default(omit) }}"}
 
 
 @pytest.mark.parametrize(

@@ -289,7 +289,7 @@ def test_the_check_fleet_summary_sorts_the_hosts_and_totals_the_pod_audit():
     fleet = report.check_fleet(entries)
     assert fleet == {"hosts": 4, "compliant": ["a"], "not_compliant": ["b", "c"], "blocked": ["c"], "not_checked": ["d"], "not_readable": [], "refused": {},
                      "reboot": ["b"], "unpinned_gpu_pods": ["ml/x", "ml/y"], "topology_errors": ["ml/z"], "pods_not_audited": ["c"],
-                     "managed_by_rancher": [], "managed_by": dict((h, {"managed_by": "none", "evidence": []}) for h in "abc")}
+                     "managed_by_rancher": [], "managed_by": dict((h, {"managed_by": "none", "evidence": []}) for h in "abc"), "kubernetes": {}}
     assert report.check_fleet_line(fleet) == (
         "1 of 4 compliant; to reconfigure: b (1 need a reboot); blocked (fix by hand first, never rolled): c; "
         "not checked (unreachable or failed): d; GPU pods that cannot be pinned: 2; pods refused with TopologyAffinityError: 1"
