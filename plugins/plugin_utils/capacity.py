@@ -30,8 +30,15 @@ def _number(value, cpu=False):
 
 
 def _requests(pod, resource, cpu=False):
-    """The pod's effective request of ``resource``: the larger of the sum over containers and the largest init container."""
+    """The pod's effective request of ``resource``: its own budget (``spec.resources``, CPU and memory) when it sets one
+    - what the scheduler and the kubelet count then (component-helpers resource.PodRequests) -, else the larger of the
+    sum over containers and the largest init container."""
     spec = pod.get("spec") or {}
+    budget = spec.get("resources") or {}
+    if resource in ("cpu", "memory"):
+        value = (budget.get("requests") or {}).get(resource, (budget.get("limits") or {}).get(resource))
+        if value is not None:
+            return _number(value, cpu)
 
     def one(container):
         res = container.get("resources") or {}

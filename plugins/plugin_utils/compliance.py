@@ -29,8 +29,14 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args impo
     split_cmdline,
     validate_args,
 )
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, restart_refusals, topology_at_next_start
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import (
+    pod_level_resource_managers,
+    reset_reasons,
+    restart_refusals,
+    topology_at_next_start,
+)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, label_changes, nfd_features, numa_labels, owned_label
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import finish_pod_audit
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rancher
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
     SECURE,
@@ -369,7 +375,9 @@ def check_facts(plan, check):
     pod audit ({} when the pods were not audited)}. A node whose root's files could not be read is not judged:
     compliance {} and managed_by unknown (the check names it "not checked")."""
     state = check["state"]
-    facts = {"rke2_numa_topology": state.get("topology"), "rke2_numa_pod_audit": check.get("pod_audit") or {}}
+    # the pod audit as this node's kubelet judges it: pods with their own budget by its pod-level resource managers
+    audit = finish_pod_audit(check.get("pod_audit") or {}, pod_level_resource_managers(plan))
+    facts = {"rke2_numa_topology": state.get("topology"), "rke2_numa_pod_audit": audit}
     if unread_reason(state):
         facts.update(rke2_numa_compliance={}, rke2_numa_managed_by="unknown", rke2_numa_managed_by_evidence=[])
         return facts

@@ -611,6 +611,20 @@ def _fractional_cpus(pod):
     return out
 
 
+def finish_pod_audit(audit, pod_level_managers):
+    """A node's entry of audit_pods as its kubelet judges it: each pod-level GPU pod's verdict for the node's
+    pod-level resource managers (on or off: kubelet_state.pod_level_resource_managers of its plan) joins the
+    unpinned pods; ``pod_level`` keeps the pods that set their own budget ([pod])."""
+    if not isinstance(audit, dict) or "pod_level" not in audit:
+        return audit
+    out = dict(audit)
+    verdicts = out.pop("pod_level") or []
+    key = "on" if pod_level_managers else "off"
+    out["unpinned"] = list(out.get("unpinned") or []) + [v[key] for v in verdicts if v.get(key)]
+    out["pod_level"] = [v["pod"] for v in verdicts]
+    return out
+
+
 def kube_items(reply):
     """The objects of a ``kubectl get -o json`` reply: a List's items, or the one object kubectl
     prints alone when it was asked for a single name."""
@@ -638,10 +652,53 @@ def audit_error(result, kubectl, kubectl_host):
     return "pods not audited: %s" % why
 
 
+# The resources a pod may set for itself (pod.spec.resources; component-helpers resource.IsPodLevelResourcesSet:
+# cpu and memory, hugepages with them).
+POD_LEVEL_RESOURCES = ("cpu", "memory")
+
+
+def pod_level_resources(pod):
+    """The pod's own budget (``spec.resources``: {requests, limits}) when it sets one for CPU or memory, else None
+    (component-helpers resource.IsPodLevelResourcesSet)."""
+    resources = (pod.get("spec") or {}).get("resources") or {}
+    requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
+    if any(name in requests or name in limits for name in POD_LEVEL_RESOURCES):
+        return {"requests": requests, "limits": limits}
+    return None
+
+
+def pod_level_verdicts(pod, ident, gpu_resource):
+    """How the kubelet pins a Guaranteed GPU pod that sets its own budget (``spec.resources``), by whether its
+    pod-level resource managers are on: {"on": why not pinned or None, "off": why not pinned}.
+
+    pkg/kubelet/cm/cpumanager/policy_static.go (Kubernetes 1.36+): with PodLevelResourceManagers off, ``Allocate``
+    skips such a pod ("CPU Manager allocation skipped, pod is using pod-level resources but the
+    PodLevelResourceManagers feature gate is not enabled") - no exclusive CPUs, and the Memory Manager does the same;
+    on, ``podGuaranteedCPUs`` gives the pod one NUMA-aligned set of its whole pod-level CPUs (``AllocatePod``) whose
+    containers share what their own requests do not take - a sidecar without requests included."""
+    budget = pod_level_resources(pod)
+    cpu = budget["requests"].get("cpu", budget["limits"].get("cpu"))
+    off = ("%s requests %s with pod-level resources (spec.resources), which this node's kubelet does not pin: "
+           "PodLevelResourceManagers is off (Kubernetes 1.36 alpha, on from 1.37), so the CPU and Memory Managers skip "
+           "the pod - no exclusive CPUs, no NUMA-local memory, and the GPU is not aligned with its CPUs" % (ident, gpu_resource))
+    on = None
+    try:
+        whole = cpu is not None and parse_cpu(cpu).denominator == 1
+    except QuantityError:
+        whole = False
+    if not whole:
+        on = ("%s requests %s with pod-level cpu %s: the CPU Manager pins a pod-level budget only of whole CPUs, the pod "
+              "runs on the shared pool" % (ident, gpu_resource, cpu if cpu is not None else "unset"))
+    return {"on": on, "off": off}
+
+
 def audit_pods(pod_list, node_names=None, gpu_resource="nvidia.com/gpu"):
-    """Per node name: {unpinned: [...], topology_errors: [...]} from ``kubectl get pods -A -o json``:
+    """Per node name: {unpinned: [...], topology_errors: [...], pod_level: [...]} from ``kubectl get pods -A -o json``:
     for each of ``node_names``, or (None) for every node a pod is bound to - one pass over the list
-    for a whole fleet."""
+    for a whole fleet. ``pod_level`` (only where there are some): the Guaranteed GPU pods that set their own budget,
+    with the verdict of a kubelet
+    whose pod-level resource managers are on and off (pod_level_verdicts) - the node's plan decides which holds
+    (finish_pod_audit)."""
     pods = kube_items(pod_list)
     if node_names is None:
         node_names = sorted(set((pod.get("spec") or {}).get("nodeName") for pod in pods) - {None, ""})
@@ -663,6 +720,9 @@ def audit_pods(pod_list, node_names=None, gpu_resource="nvidia.com/gpu"):
             audit[node]["unpinned"].append(
                 "%s requests %s but is %s (requests != limits): no exclusive CPUs, no NUMA-local memory, "
                 "and the GPU is not aligned with its CPUs" % (ident, gpu_resource, qos or "not Guaranteed"))
+            continue
+        if pod_level_resources(pod):   # its own budget: a fraction in a container shares the pod's whole CPUs
+            audit[node].setdefault("pod_level", []).append(dict(pod_level_verdicts(pod, ident, gpu_resource), pod=ident))
             continue
         for container, value in _fractional_cpus(pod):
             audit[node]["unpinned"].append(

@@ -236,3 +236,46 @@ def test_a_v3_checkpoint_before_the_kubelet_that_writes_it_is_corrupted_to_it(tm
     memory = mem(exists=False)
     assert reset_reasons(_plan("1.35"), TOPO, state, memory) == ["could not restore state from checkpoint: checkpoint is corrupted"]
     assert reset_reasons(_plan("1.36", "feature-gates=PodLevelResourceManagers=true"), TOPO, state, memory) == []
+
+
+# ---------------------------------------------------------------- pods with their own budget (pod.spec.resources)
+
+POD_LEVEL_POD = {"metadata": {"namespace": "ml", "name": "vllm-0"},
+                 "spec": {"nodeName": "gpu-a", "resources": {"requests": {"cpu": "8", "memory": "32Gi"}, "limits": {"cpu": "8", "memory": "32Gi"}},
+                          "containers": [{"name": "vllm", "resources": {"limits": {"nvidia.com/gpu": "1"}}},
+                                         {"name": "metrics", "resources": {"requests": {"cpu": "500m"}}},
+                                         {"name": "log-shipper"}]},
+                 "status": {"phase": "Running", "qosClass": "Guaranteed"}}
+
+
+def _audit(pod, version, *extra):
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import finish_pod_audit, pod_level_resource_managers
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import audit_pods
+    plan = make_plan(TOPO, kubernetes_version=version, extra_kubelet_args=list(extra))
+    return finish_pod_audit(audit_pods({"items": [pod]})["gpu-a"], pod_level_resource_managers(plan))
+
+
+def test_a_gpu_pod_guaranteed_by_its_own_budget_is_pinned_where_the_kubelet_pins_it_and_flagged_where_not():
+    """1.37 (PodLevelResourceManagers on): the pod's 8 whole CPUs are one NUMA-aligned set its containers share - a
+    sidecar with 500m or none is no trap (the old code flagged metrics' 500m). 1.35 and 1.36 (off): the managers skip
+    the pod - flagged with why (the old code said nothing)."""
+    assert _audit(POD_LEVEL_POD, "1.37") == {"unpinned": [], "topology_errors": [], "pod_level": ["ml/vllm-0"]}
+    for version, extra in (("1.35", ()), ("1.36", ()), ("1.37", ("feature-gates=PodLevelResourceManagers=false",))):
+        audit = _audit(POD_LEVEL_POD, version, *extra)
+        assert len(audit["unpinned"]) == 1, (version, audit)
+        assert audit["unpinned"][0].startswith("ml/vllm-0 requests nvidia.com/gpu with pod-level resources (spec.resources), which this "
+                                               "node's kubelet does not pin: PodLevelResourceManagers is off")
+    assert _audit(POD_LEVEL_POD, "1.36", "feature-gates=PodLevelResourceManagers=true")["unpinned"] == []
+    fraction = json.loads(json.dumps(POD_LEVEL_POD))
+    fraction["spec"]["resources"] = {"requests": {"cpu": "7500m", "memory": "32Gi"}, "limits": {"cpu": "7500m", "memory": "32Gi"}}
+    assert _audit(fraction, "1.37")["unpinned"] == [
+        "ml/vllm-0 requests nvidia.com/gpu with pod-level cpu 7500m: the CPU Manager pins a pod-level budget only of whole CPUs, "
+        "the pod runs on the shared pool"]
+    burstable = json.loads(json.dumps(POD_LEVEL_POD))
+    burstable["status"]["qosClass"] = "Burstable"
+    assert "is Burstable (requests != limits)" in _audit(burstable, "1.37")["unpinned"][0]
+
+
+def test_a_pod_s_own_budget_is_what_a_drain_must_find_room_for():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import gpu_pods
+    assert gpu_pods("gpu-a", [POD_LEVEL_POD], "nvidia.com/gpu") == [("ml/vllm-0", 1, 8)]
