@@ -94,12 +94,14 @@ DEFAULT_MAX_NUMA_NODES = 8
 # whether an alpha or beta option, pod-level resource managers and the config drop-in directory are on. A rule reads
 # the node's minor here, never a version compared in place.
 #
-# Sources, per minor, read at its tag (kubernetes/kubernetes vX.Y.0): pkg/kubelet/cm/cpumanager/policy_options.go
+# Sources: the code as stored for the releases up to 1.34 and 1.37.0-beta.0 (kubernetes/kubernetes
+# pkg/kubelet/cm/cpumanager/policy_options.go
 # (alphaOptions, betaOptions, stableOptions; CheckPolicyOptionAvailable), pkg/kubelet/cm/topologymanager/
 # policy_options.go (the same three sets and CheckPolicyOptionAvailable), pkg/features/kube_features.go and the
 # generated test/compatibility_lifecycle/reference/versioned_feature_list.yaml (the gates' defaults per version, as
 # kubernetes/website content/en/docs/reference/command-line-tools-reference/feature-gates/<Gate>.md publishes them),
-# and the KEPs' kep.yaml milestones (kubernetes/enhancements keps/sig-node): 2625 full-pcpus-only (beta 1.23, stable
+# and, for the level each option has in 1.35 to 1.37, the KEPs' kep.yaml milestones (kubernetes/enhancements
+# keps/sig-node) with the merged promotion PRs: 2625 full-pcpus-only (beta 1.23, stable
 # 1.33), 2902 distribute-cpus-across-numa (beta 1.33), 4176 distribute-cpus-across-cores (alpha 1.30), 4540
 # strict-cpu-reservation (alpha 1.32, beta 1.33, stable 1.35: kubernetes#134388), 4800 prefer-align-cpus-by-uncorecache
 # (alpha 1.32, beta 1.34: kubernetes#132970, stable 1.36: kubernetes#137055), 3545 prefer-closest-numa-nodes (beta
@@ -142,14 +144,14 @@ KUBELET_MINORS = {
               "checkpoint": "v2", "source": "v1.34.0"},
     (1, 35): {"config_dir": _STABLE, "cpu_options": _CPU_OPTIONS_1_35, "topology_options": _TOPOLOGY_OPTIONS_1_35, "gates": _GATES_1_34,
               "checkpoint": "v2", "source": "v1.35.0"},
-    # cpumanager/state/checkpoint.go: V3 (podEntries) written when PodLevelResourceManagers is on
+    # cpumanager/state/checkpoint.go: V3 (podEntries) written when PodLevelResourceManagers is on (V2 when off)
     (1, 36): {"config_dir": _STABLE, "cpu_options": _CPU_OPTIONS_1_36, "topology_options": _TOPOLOGY_OPTIONS_1_35, "gates": _GATES_1_36,
               "checkpoint": "v3", "source": "v1.36.0"},
     # CPUManagerCheckpointV4: the V3 fields inline (checksum 0) and the authoritative ``data`` with ``dataChecksum``
     (1, 37): {"config_dir": _STABLE, "cpu_options": _CPU_OPTIONS_1_36, "topology_options": _TOPOLOGY_OPTIONS_1_35, "gates": _GATES_1_37,
               "checkpoint": "v4", "source": "v1.37.0"},
     (1, 38): {"config_dir": _STABLE, "cpu_options": _CPU_OPTIONS_1_36, "topology_options": _TOPOLOGY_OPTIONS_1_35, "gates": _GATES_1_37,
-              "checkpoint": "v4", "source": "v1.37.0 (1.38 has no tag yet)"},
+              "checkpoint": "v4", "source": "as 1.37 (no 1.38 tag yet)"},
 }
 OLDEST_MINOR, NEWEST_MINOR = min(KUBELET_MINORS), max(KUBELET_MINORS)
 # The minor a host is planned for when no version is given and none could be read (no API read, no RKE2 on the
