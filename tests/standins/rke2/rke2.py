@@ -57,8 +57,13 @@ from fractions import Fraction
 
 import yaml
 
-VERSION = "v1.33.1+rke2r1"
-KUBELET_VERSION = "v1.33.1+rke2r1"
+# The RKE2 release this stand-in runs as ($RKE2_STANDIN_VERSION, read once at start like the real binary's own): its
+# kubelet is that minor's - the policy options and feature gates it knows, the CPU Manager checkpoint it writes.
+VERSION = os.environ.get("RKE2_STANDIN_VERSION") or "v1.33.1+rke2r1"
+if not re.match(r"^v\d+\.\d+\.\d+\+rke2r\d+$", VERSION):
+    raise SystemExit("RKE2_STANDIN_VERSION must look like v1.37.2+rke2r1, got %r" % VERSION)
+KUBELET_VERSION = VERSION
+MINOR = int(VERSION.split(".")[1])
 
 DEFAULT_CONFIG = "/etc/rancher/rke2/config.yaml"
 DEFAULT_DATA_DIR = "/var/lib/rancher/rke2"
@@ -88,10 +93,70 @@ INT_FLAGS = frozenset(("healthz-port", "read-only-port", "max-pods", "port"))
 EVICTION_SIGNALS = frozenset(("memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree",
                               "containerfs.available", "containerfs.inodesFree", "allocatableMemory.available", "pid.available"))
 RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")
-CPU_OPTIONS = frozenset(("full-pcpus-only", "distribute-cpus-across-numa", "align-by-socket", "distribute-cpus-across-cores",
-                         "strict-cpu-reservation", "prefer-align-cpus-by-uncorecache"))
+# The static policy's options by the minor that made them alpha, beta and stable (cpumanager/policy_options.go
+# alphaOptions/betaOptions/stableOptions over the releases: KEPs 2625, 2902, 4176, 4540, 4800), and the Topology
+# Manager's (topologymanager/policy_options.go: KEPs 3545, 4622). 99: not yet.
+CPU_OPTION_LEVELS = {"full-pcpus-only": (22, 23, 33), "distribute-cpus-across-numa": (23, 33, 99), "align-by-socket": (25, 99, 99),
+                     "distribute-cpus-across-cores": (30, 99, 99), "strict-cpu-reservation": (32, 33, 35),
+                     "prefer-align-cpus-by-uncorecache": (32, 34, 36)}
+TOPOLOGY_OPTION_LEVELS = {"prefer-closest-numa-nodes": (26, 28, 32), "max-allowable-numa-nodes": (31, 31, 35)}
+CPU_OPTIONS = frozenset(name for name, levels in CPU_OPTION_LEVELS.items() if levels[0] <= MINOR)
+
+
+def option_level(levels, name):
+    """alpha, beta or stable: the option's level in this kubelet's minor; None when it does not know it."""
+    alpha, beta, stable = levels.get(name, (99, 99, 99))
+    return "stable" if MINOR >= stable else "beta" if MINOR >= beta else "alpha" if MINOR >= alpha else None
+
+
+def feature_gate(cfg, gate):
+    """A gate as this kubelet runs it: --feature-gates, else the minor's default (pkg/features/kube_features.go)."""
+    given = (cfg.get("feature-gates") or {}).get(gate)
+    if given is not None:
+        return str(given).strip().lower() in ("1", "t", "true")
+    defaults = {"CPUManagerPolicyAlphaOptions": False, "CPUManagerPolicyBetaOptions": True,
+                "TopologyManagerPolicyAlphaOptions": False, "TopologyManagerPolicyBetaOptions": True,
+                "PodLevelResourceManagers": MINOR >= 37}
+    return defaults.get(gate, False)
+
+
+def option_refusal(cfg, kind, name):
+    """CheckPolicyOptionAvailable of the CPU (kind "CPU") or Topology Manager, in its words, or None."""
+    level = option_level(CPU_OPTION_LEVELS if kind == "CPU" else TOPOLOGY_OPTION_LEVELS, name)
+    if level is None:
+        return "unknown %s Manager Policy option: %s" % (kind, go_quote(name))
+    gate = "%sManagerPolicy%sOptions" % ("CPU" if kind == "CPU" else "Topology", level.capitalize())
+    if level != "stable" and not feature_gate(cfg, gate):
+        return "%s Manager Policy %s-level Options not enabled, but option %s provided" % (kind, level.capitalize(), go_quote(name))
+    return None
+
+
+def cpu_checkpoint_format(cfg):
+    """The CPU Manager checkpoint this kubelet writes (cpumanager/state/checkpoint.go): v4 from 1.37, v3 in 1.36
+    with PodLevelResourceManagers on, v2 before."""
+    if MINOR >= 37:
+        return "v4"
+    return "v3" if MINOR == 36 and feature_gate(cfg, "PodLevelResourceManagers") else "v2"
 TOPOLOGY_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
 DEFAULT_MAX_NUMA_NODES = 8
+
+
+def stage_runtime(data_dir):
+    """RKE2's runtime as rancher/rke2 pkg/bootstrap/bootstrap.go ``Stage`` leaves it: the runtime image's binaries
+    (the kubelet's among them) in ``<data-dir>/data/<refDigest>/bin`` - ``releaseRefDigest``: the image's version tag
+    (``v1.37.2-rke2r1``: an image tag holds no ``+``), ``-`` and the first 12 hex digits of the reference's SHA-256 -
+    and the symlink ``<data-dir>/bin`` pointing there, rewritten at each start."""
+    tag = VERSION.replace("+", "-")
+    ref = "docker.io/rancher/rke2-runtime:%s" % tag
+    folder = os.path.join(data_dir, "data", "%s-%s" % (tag, hashlib.sha256(ref.encode()).hexdigest()[:12]), "bin")
+    with contextlib.suppress(OSError):
+        os.makedirs(folder, exist_ok=True)
+        link = os.path.join(data_dir, "bin")
+        if os.path.islink(link) or os.path.exists(link):
+            if os.path.islink(link) and os.readlink(link) == folder:
+                return
+            os.remove(link) if os.path.islink(link) else shutil.rmtree(link)
+        os.symlink(folder, link)
 
 
 def env(name, default=None):
@@ -595,6 +660,54 @@ def write_checkpoint(path, data):
     return data
 
 
+V2_FIELDS = ("policyName", "defaultCpuSet", "entries", "checksum")
+
+
+def write_cpu_checkpoint(path, data, fmt):
+    """The CPU Manager's checkpoint in the format its kubelet writes: v2 as ever; v3 with ``podEntries`` in the
+    checksum; v4 (CPUManagerCheckpoint.MarshalCheckpoint) the V3 fields inline with checksum 0 and the authoritative
+    ``data`` - the serialized fields - with ``dataChecksum`` (the stand-in's CRC of the string)."""
+    if fmt == "v2":
+        return write_checkpoint(path, data)
+    data = dict(data, podEntries=dict(data.get("podEntries") or {}))
+    if fmt == "v3":
+        return write_checkpoint(path, data)
+    body = dict((k, data[k]) for k in ("policyName", "defaultCpuSet", "entries", "podEntries") if k in data)
+    text = json.dumps(body, separators=(",", ":"))
+    out = dict(body, checksum=0, data=text, dataChecksum=zlib.crc32(text.encode("utf-8")) & 0xFFFFFFFF)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(json.dumps(out, separators=(",", ":")))
+    os.replace(tmp, path)
+    return body
+
+
+def read_cpu_checkpoint(path, verify, fmt):
+    """The CPU Manager's checkpoint as this kubelet reads it: v4 from ``data`` (its dataChecksum verified); a kubelet
+    that writes v2 reads only the V2 fields and their checksum - a V3 file's checksum covers podEntries too, so it is
+    "checkpoint is corrupted" to it (an empty checksum is accepted, as the V4 files keep inline)."""
+    try:
+        with open(path, "rb") as handle:
+            raw = json.loads(handle.read() or b"null")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return read_checkpoint(path, verify)   # its own words for a file it cannot read
+    if isinstance(raw, dict) and isinstance(raw.get("data"), str) and fmt == "v4":
+        if verify and raw.get("dataChecksum") != zlib.crc32(raw["data"].encode("utf-8")) & 0xFFFFFFFF:
+            raise CheckpointError("checkpoint is corrupted")
+        return json.loads(raw["data"])
+    if isinstance(raw, dict) and raw.get("checksum") == 0:
+        return dict((k, v) for k, v in raw.items() if k in V2_FIELDS + ("podEntries",))
+    if isinstance(raw, dict) and fmt == "v2" and "podEntries" in raw:
+        if verify and raw.get("checksum") != checksum(dict((k, v) for k, v in raw.items() if k in V2_FIELDS)):
+            raise CheckpointError("checkpoint is corrupted")
+        return dict((k, v) for k, v in raw.items() if k in V2_FIELDS)
+    return read_checkpoint(path, verify)
+
+
 def cpu_checkpoint(policy, default_cpus, entries=None):
     data = {"policyName": policy, "defaultCpuSet": default_cpus if isinstance(default_cpus, str) else format_cpulist(default_cpus)}
     if entries:
@@ -800,6 +913,9 @@ def start_kubelet(cfg, topology, kubelet_dir, options):
     max_nodes = DEFAULT_MAX_NUMA_NODES
     if policy != "none":
         for name, value in sorted(cfg["topology-manager-policy-options"].items()):
+            refused = option_refusal(cfg, "Topology", name)
+            if refused:
+                _refuse_run(refused)
             if name == "max-allowable-numa-nodes":
                 if not re.fullmatch(r"[+-]?[0-9]+", value):
                     _refuse_run("bad value for option %s: strconv.Atoi: parsing %s: invalid syntax" % (go_quote(name), go_quote(value)))
@@ -828,8 +944,9 @@ def start_kubelet(cfg, topology, kubelet_dir, options):
             cpu_manager_failed("new none policy error: None policy: cannot accept options")
     elif cpu_policy == "static":
         for name, value in sorted(cfg["cpu-manager-policy-options"].items()):
-            if name not in CPU_OPTIONS:
-                cpu_manager_failed("new static policy error: unknown CPU Manager Policy option: %s" % go_quote(name))
+            refused = option_refusal(cfg, "CPU", name)
+            if refused:
+                cpu_manager_failed("new static policy error: " + refused)
             if value not in ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"):
                 cpu_manager_failed("new static policy error: bad value for option %s: strconv.ParseBool: parsing %s: invalid syntax"
                                    % (go_quote(name), go_quote(value)))
@@ -871,7 +988,8 @@ def start_kubelet(cfg, topology, kubelet_dir, options):
     cpu_file = os.path.join(kubelet_dir, CPU_STATE)
     memory_file = os.path.join(kubelet_dir, MEMORY_STATE)
     start_cpus = all_cpus - reserved if strict else all_cpus
-    cpu_state = _start_cpu_manager(cpu_file, cpu_policy, reserved, start_cpus, strict, verify)
+    cpu_format = cpu_checkpoint_format(cfg)
+    cpu_state = _start_cpu_manager(cpu_file, cpu_policy, reserved, start_cpus, strict, verify, cpu_format)
     memory_state = _start_memory_manager(memory_file, memory_policy, topology, system_reserved, verify)
 
     capacity = {"cpu": Quantity(len(all_cpus)), "memory": Quantity(topology["memory_capacity"], "BinarySI")}
@@ -884,7 +1002,7 @@ def start_kubelet(cfg, topology, kubelet_dir, options):
         "topology_manager_policy": policy, "topology_manager_scope": cfg["topology-manager-scope"], "max_allowable_numa_nodes": max_nodes,
         "memory_manager_policy": memory_policy, "node_allocatable_reservation": {k: str(v) for k, v in allocatable.items()},
         "numa_nodes": len(topology["nodes"]), "online_cpus": format_cpulist(all_cpus), "cpu_manager_state": cpu_state,
-        "memory_manager_state": memory_state, "warnings": warnings,
+        "memory_manager_state": memory_state, "warnings": warnings, "cpu_checkpoint_format": cpu_format,
     }
 
 
@@ -915,7 +1033,7 @@ def _static_memory_reservation(cfg, topology, allocatable):
     return per_node
 
 
-def _start_cpu_manager(path, policy, reserved, all_cpus, strict, verify):
+def _start_cpu_manager(path, policy, reserved, all_cpus, strict, verify, fmt="v2"):
     def restore_failed(err):
         full = ("start cpu manager error: could not restore state from checkpoint: %s, please drain this node and delete "
                 "the CPU manager checkpoint file %s before restarting Kubelet" % (err, go_quote(path)))
@@ -928,11 +1046,11 @@ def _start_cpu_manager(path, policy, reserved, all_cpus, strict, verify):
             klog("E", "cpu_manager.go:232", "Policy start error", err=err)])
 
     try:
-        data = read_checkpoint(path, verify)
+        data = read_cpu_checkpoint(path, verify, fmt)
     except CheckpointError as exc:
         restore_failed(str(exc))
     if data is None:
-        return write_checkpoint(path, cpu_checkpoint(policy, all_cpus if policy == "static" else ""))
+        return write_cpu_checkpoint(path, cpu_checkpoint(policy, all_cpus if policy == "static" else ""), fmt)
     if data.get("policyName") != policy:
         restore_failed("configured policy %s differs from state checkpoint policy %s" % (go_quote(policy), go_quote(data.get("policyName", ""))))
     default_text = data.get("defaultCpuSet", "")
@@ -952,7 +1070,7 @@ def _start_cpu_manager(path, policy, reserved, all_cpus, strict, verify):
     if not default:
         if assigned:
             invalid("default cpuset cannot be empty")
-        return write_checkpoint(path, cpu_checkpoint(policy, all_cpus))
+        return write_cpu_checkpoint(path, cpu_checkpoint(policy, all_cpus), fmt)
     if strict:
         if reserved & default:
             invalid("some of strictly reserved cpus: %s are present in defaultCpuSet: %s"
@@ -1257,6 +1375,7 @@ class PodRuntime:
         self.memory_file = os.path.join(kubelet_dir, MEMORY_STATE)
         self.pods_dir = os.path.join(agent.state_dir, "pods")
         self.static_cpu = result["cpu_manager_policy"] == "static"
+        self.cpu_format = result.get("cpu_checkpoint_format", "v2")
         self.full_pcpus = bool(result["cpu_manager_policy_options"].get("full-pcpus-only"))
         self.strict = bool(result["cpu_manager_policy_options"].get("strict-cpu-reservation"))
         self.reserved = parse_cpulist(result["reserved_cpus"])
@@ -1306,7 +1425,7 @@ class PodRuntime:
     # -- checkpoints: the CPU and Memory Managers' state
     def _cpu_state(self):
         try:
-            data = read_checkpoint(self.cpu_file, False)
+            data = read_cpu_checkpoint(self.cpu_file, False, self.cpu_format)
         except CheckpointError:
             data = None
         base = self.topology["online"] - self.reserved if self.strict else self.topology["online"]
@@ -1318,7 +1437,7 @@ class PodRuntime:
 
     def _write_cpu_state(self, data):
         if self.static_cpu:
-            write_checkpoint(self.cpu_file, cpu_checkpoint("static", data["defaultCpuSet"], data.get("entries")))
+            write_cpu_checkpoint(self.cpu_file, cpu_checkpoint("static", data["defaultCpuSet"], data.get("entries")), self.cpu_format)
 
     def _memory_entries(self):
         try:
@@ -1882,6 +2001,7 @@ class Agent:
         for path in files:
             self.journal("info", "Loaded configuration file %s" % path)
         data_dir = str(self.config.get("data-dir") or env("RKE2_STANDIN_DATA_DIR", DEFAULT_DATA_DIR))
+        stage_runtime(data_dir)
         self.kubelet_log = os.path.join(data_dir, "agent", "logs", "kubelet.log")
         self.node_name = env("RKE2_STANDIN_NODE_NAME") or str(self.config.get("node-name") or socket.gethostname()).lower()
         # RKE2 1.32+ gives the kubelet its defaults (evictionHard, ...) in a config file, see
