@@ -14,6 +14,7 @@ import pytest
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import kubelet_checkpoints
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_runtime import runtime_version
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import kubelet_rules
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
@@ -24,6 +25,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
     plan_version,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import kubelet_versions
+from ansible_collections.maitred.rke2_numa.tests.fixtures.hwloc_dumps import HWLOC_DUMPS
 from ansible_collections.maitred.rke2_numa.tests.unit.plugins.plugin_utils.test_kubelet_state import TOPO, mem
 
 LEVELS = {None: 0, "alpha": 1, "beta": 2, "stable": 3}
@@ -279,3 +281,29 @@ def test_a_gpu_pod_guaranteed_by_its_own_budget_is_pinned_where_the_kubelet_pins
 def test_a_pod_s_own_budget_is_what_a_drain_must_find_room_for():
     from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import gpu_pods
     assert gpu_pods("gpu-a", [POD_LEVEL_POD], "nvidia.com/gpu") == [("ml/vllm-0", 1, 8)]
+
+
+# ---------------------------------------------------------------- the kubelet's configuration file
+
+@pytest.mark.parametrize("name", HWLOC_DUMPS)
+def test_the_drop_in_holds_the_plans_settings_as_the_kubelet_reads_its_file(hwloc_root, name):
+    """Every managed flag has its KubeletConfiguration field; the file's settings, read back as flags, are the plan's
+    (the same kubelet rules judge both) - real machines."""
+    import yaml
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_config import config_kubelet_args, kubelet_config, kubelet_config_text
+    assert set(kubelet_rules.MANAGED_KUBELET_FIELDS) == set(kubelet_rules.MANAGED_KUBELET_FLAGS)
+    topology = read_topology(hwloc_root(name))
+    try:
+        plan = make_plan(topology, allow_many_numa_nodes=True)
+    except PlanError:
+        pytest.skip("no plan for %s" % name)
+    config = kubelet_config(plan["kubelet_args"])
+    assert yaml.safe_load(kubelet_config_text(plan["kubelet_args"])) == config
+    assert config["apiVersion"] == "kubelet.config.k8s.io/v1beta1" and config["kind"] == "KubeletConfiguration"
+    planned = kubelet_rules.parse_kubelet_args(plan["kubelet_args"])
+    assert kubelet_rules.parse_kubelet_args(config_kubelet_args(config)) == dict(
+        (f, v) for f, v in planned.items() if f in kubelet_rules.MANAGED_KUBELET_FIELDS)
+    if "reserved-memory" in planned:
+        assert all(set(r) == {"numaNode", "limits"} and isinstance(r["numaNode"], int) for r in config["reservedMemory"])
+    if "eviction-hard" in planned:
+        assert config["evictionHard"]["memory.available"] == "500Mi", "keyed by signal, the flag's < gone"

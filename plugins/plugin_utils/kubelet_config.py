@@ -1,0 +1,100 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The plan's kubelet settings as a KubeletConfiguration drop-in, and back (controller side).
+
+The kubelet's flags for these settings are deprecated in favour of its configuration file ("This parameter should be
+set via the config file specified by the Kubelet's --config flag": cmd/kubelet/app/options/options.go), and its drop-in
+directory (--config-dir, KEP-3983: beta 1.31, GA 1.35) takes ``*.conf`` files in name order, each merged over the ones
+before as a JSON merge patch - a map key by key, a list as a whole (cmd/kubelet/app/server.go
+mergeKubeletConfigurations). RKE2 gives its kubelet ``--config-dir=<data-dir>/agent/etc/kubelet.conf.d``, rewrites
+``00-rke2-defaults.conf`` there at every start, and copies ``/etc/rancher/rke2/kubelet.conf.d`` after it (rancher/rke2#4043,
+k3s pkg/daemons/agent). A flag on the command line still wins over every file.
+
+Each managed flag has its field (kubelet_rules.MANAGED_KUBELET_FIELDS); the values are written as the kubelet's
+v1beta1 types read them: maps of strings, ``evictionHard`` keyed by signal (``memory.available: 500Mi``, the flag's
+``<`` gone), ``reservedMemory`` a list of ``{numaNode, limits}`` (MemoryReservation).
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (
+    ACCUMULATED_FLAGS,
+    MANAGED_KUBELET_FIELDS,
+    MAP_FLAGS,
+    kubelet_flag_values,
+)
+
+API_VERSION = "kubelet.config.k8s.io/v1beta1"
+KIND = "KubeletConfiguration"
+HEADER = ("# Managed by maitred.rke2_numa (its plan in file mode): the kubelet's CPU, Memory and Topology Manager\n"
+          "# settings and the reservations they need. RKE2 copies this folder into the kubelet's --config-dir after its\n"
+          "# own 00-rke2-defaults.conf; a kubelet-arg naming the same setting would win over this file.\n")
+
+
+class KubeletConfigError(ValueError):
+    """A managed value that has no KubeletConfiguration form."""
+
+
+def _reserved_memory(entries):
+    """``0:memory=1Gi,hugepages-1Gi=2Gi`` entries -> [{numaNode: 0, limits: {memory: 1Gi, ...}}] (cliflag
+    ReservedMemoryVar's syntax, the MemoryReservation list it fills), in the flag's order."""
+    out = []
+    for entry in entries:
+        node, sep, types = entry.partition(":")
+        if not sep or not node.strip().isdigit():
+            raise KubeletConfigError("reserved-memory entry %r is not numaNodeID:type=quantity[,type=quantity...]" % entry)
+        limits = {}
+        for item in filter(None, types.split(",")):
+            kind, sep, quantity = item.partition("=")
+            if not sep:
+                raise KubeletConfigError("reserved-memory entry %r: %r is not type=quantity" % (entry, item))
+            limits[kind.strip()] = quantity.strip()
+        out.append({"numaNode": int(node), "limits": limits})
+    return out
+
+
+def kubelet_config(kubelet_args, managed=None):
+    """The KubeletConfiguration of the managed flags among ``kubelet_args`` (name=value, the plan's), as a dict:
+    apiVersion, kind, then each field the args set."""
+    managed = tuple(managed or MANAGED_KUBELET_FIELDS)
+    values = kubelet_flag_values(("", str(a)) for a in kubelet_args)
+    config = {"apiVersion": API_VERSION, "kind": KIND}
+    for flag in managed:
+        if flag not in values:
+            continue
+        value, dummy = values[flag]
+        field = MANAGED_KUBELET_FIELDS[flag]
+        if flag in ACCUMULATED_FLAGS:
+            config[field] = _reserved_memory(value)
+        elif flag in MAP_FLAGS:
+            config[field] = dict((str(k).strip(), str(v).strip()) for k, v in value.items())
+        else:
+            config[field] = str(value)
+    return config
+
+
+def kubelet_config_text(kubelet_args, managed=None):
+    """The drop-in's text: the header, then the configuration as YAML (the kubelet reads YAML or JSON)."""
+    return HEADER + yaml.safe_dump(kubelet_config(kubelet_args, managed), default_flow_style=False, sort_keys=False)
+
+
+def config_kubelet_args(config):
+    """A KubeletConfiguration (dict) back to the managed flags it sets (name=value), as kubelet_rules reads flags:
+    how the file's settings are judged by the same rules as the flags'."""
+    fields = dict((field, flag) for flag, field in MANAGED_KUBELET_FIELDS.items())
+    args = []
+    for field, value in (config or {}).items():
+        flag = fields.get(field)
+        if flag is None:
+            continue
+        if flag in ACCUMULATED_FLAGS:
+            args.append("%s=%s" % (flag, ";".join("%d:%s" % (int(r["numaNode"]), ",".join("%s=%s" % kv for kv in sorted((r.get("limits") or {}).items())))
+                                                  for r in value or [])))
+        elif flag in MAP_FLAGS:
+            args.append("%s=%s" % (flag, ",".join("%s%s%s" % (k, MAP_FLAGS[flag], v) for k, v in sorted((value or {}).items()))))
+        else:
+            args.append("%s=%s" % (flag, value))
+    return args
