@@ -116,7 +116,7 @@ _CPU_OPTIONS_1_30 = {"full-pcpus-only": _BETA, "distribute-cpus-across-numa": _A
                      "distribute-cpus-across-cores": _ALPHA}
 _CPU_OPTIONS_1_32 = dict(_CPU_OPTIONS_1_30, **{"strict-cpu-reservation": _ALPHA, "prefer-align-cpus-by-uncorecache": _ALPHA})
 _CPU_OPTIONS_1_33 = dict(_CPU_OPTIONS_1_32, **{"full-pcpus-only": _STABLE, "distribute-cpus-across-numa": _BETA,
-                                              "strict-cpu-reservation": _BETA})
+                                               "strict-cpu-reservation": _BETA})
 _CPU_OPTIONS_1_34 = dict(_CPU_OPTIONS_1_33, **{"prefer-align-cpus-by-uncorecache": _BETA})
 _CPU_OPTIONS_1_35 = dict(_CPU_OPTIONS_1_34, **{"strict-cpu-reservation": _STABLE})
 _CPU_OPTIONS_1_36 = dict(_CPU_OPTIONS_1_35, **{"prefer-align-cpus-by-uncorecache": _STABLE})
@@ -201,6 +201,7 @@ def option_refusal(kind, option, minor, gates):
 def option_usable(kind, option, minor, flags=None):
     """Whether the ``kind`` Manager of ``minor`` takes ``option`` with the node's gates (default: the minor's)."""
     return option_refusal(kind, option, minor, feature_gates(flags or {}, minor)) is None
+
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # The kubelet refuses --node-labels in these namespaces (ValidateKubeletFlags) unless the key is one it

@@ -24,12 +24,10 @@ UNCORE = "cpu-manager-policy-options=prefer-align-cpus-by-uncorecache=true"
 
 @pytest.fixture
 def cluster(tmp_path):
-    fleet = gpu_fleet(tmp_path, ())
-    server = next(fleet)
-    for name, version in KUBELETS.items():
-        server.add_node(name, ready=True, labels={"gpu": "true", "kubernetes.io/hostname": name}, kubeletVersion=version)
-    yield server
-    next(fleet, None)
+    for server in gpu_fleet(tmp_path, ()):   # gpu_fleet's end (the server stopped, its log checked) after the test
+        for name, version in KUBELETS.items():
+            server.add_node(name, ready=True, labels={"gpu": "true", "kubernetes.io/hostname": name}, kubeletVersion=version)
+        yield server
 
 
 def test_the_check_plans_each_node_for_its_own_kubelet_and_says_so(cluster, tmp_path):

@@ -137,6 +137,8 @@ def cpu_checkpoint_format(cfg):
     if MINOR >= 37:
         return "v4"
     return "v3" if MINOR == 36 and feature_gate(cfg, "PodLevelResourceManagers") else "v2"
+
+
 TOPOLOGY_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
 DEFAULT_MAX_NUMA_NODES = 8
 
