@@ -29,11 +29,13 @@ def cluster(tmp_path):
     yield from gpu_fleet(tmp_path, ("gpu-a", "gpu-b"))
 
 
-def run(cluster, tmp_path, playbook, hosts, *extra, cwd=None):
-    """ansible-playbook in ``cwd`` (by default a folder of its own, not the playbooks' nor the inventory's)."""
-    inv = {"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                            "rke2_numa_kubectl": KUBECTL, "rke2_numa_kubeconfig": cluster.kubeconfig, "rke2_numa_prove": False,
-                            "rke2_numa_labels_via": "kubectl"},
+def run(cluster, tmp_path, playbook, hosts, *extra, cwd=None, group_vars=None):
+    """ansible-playbook in ``cwd`` (by default a folder of its own, not the playbooks' nor the inventory's), with the
+    cluster's kubectl (Cluster.kubectl_path) and ``group_vars`` beside the inventory's own."""
+    inv = {"gpu": {"vars": dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                                 "rke2_numa_kubectl": getattr(cluster, "kubectl_path", None) or KUBECTL,
+                                 "rke2_numa_kubeconfig": cluster.kubeconfig, "rke2_numa_prove": False,
+                                 "rke2_numa_labels_via": "kubectl"}, **(group_vars or {})),
                    "hosts": hosts}}
     path = tmp_path / "inventory.yml"
     path.write_text(yaml.safe_dump(inv))

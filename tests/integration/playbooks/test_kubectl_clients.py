@@ -11,17 +11,15 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 
 import pytest
-import yaml
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL_CLIENTS, gpu_fleet
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node, tree
-from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import PLAYBOOKS, REPO, SPEC, node_vars
+from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_first_roll import run as first_roll_run
+from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import SPEC, node_vars
 
 # The minors operators run (README's support table); scripts/kubectl_clients.py CLIENTS pins one client of each.
 MINORS = ("1.34", "1.35", "1.36", "1.37")
@@ -37,21 +35,9 @@ def client(minor):
     return KUBECTL_CLIENTS[minor]
 
 
-def run(cluster, tmp_path, kubectl, playbook, hosts, *extra):
-    inv = {"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                            "rke2_numa_kubectl": kubectl, "rke2_numa_kubeconfig": cluster.kubeconfig, "rke2_numa_prove": False,
-                            "rke2_numa_labels_via": "kubectl", "rke2_numa_backup_dir": str(tmp_path / "backup")},
-                   "hosts": hosts}}
-    path = tmp_path / "inventory.yml"
-    path.write_text(yaml.safe_dump(inv))
-    env = dict(cluster.env, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
-    cwd = tmp_path / "operator"
-    cwd.mkdir(exist_ok=True)
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(path),
-           os.path.join(PLAYBOOKS, playbook)] + list(extra)
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=str(cwd))
-    return out, out.stdout + out.stderr
+def run(cluster, tmp_path, playbook, hosts, *extra):
+    """test_first_roll's run with the cluster's client, backups in the test's folder."""
+    return first_roll_run(cluster, tmp_path, playbook, hosts, *extra, group_vars={"rke2_numa_backup_dir": str(tmp_path / "backup")})
 
 
 @pytest.mark.parametrize("minor", MINORS)
@@ -66,7 +52,7 @@ def test_each_kubectl_operators_run_checks_and_rolls_the_fleet(tmp_path, minor):
         roots = {name: make_node(tmp_path / name, **SPEC) for name in ("gpu-a", "gpu-b")}
         comply(roots["gpu-a"], make_plan(read_topology(str(roots["gpu-a"]))))
         hosts = dict((name, node_vars(root)) for name, root in roots.items())
-        out, text = run(cluster, tmp_path, kubectl, "check.yml", hosts, "-e", "rke2_numa_report_dir=report/check")
+        out, text = run(cluster, tmp_path, "check.yml", hosts, "-e", "rke2_numa_report_dir=report/check")
         assert out.returncode == 0, text[-4000:]
         assert "1 of 2 compliant; to reconfigure: gpu-b" in text, text[-3000:]
         fleet_json = json.loads((tmp_path / "operator/report/check/fleet.json").read_text())
@@ -76,7 +62,7 @@ def test_each_kubectl_operators_run_checks_and_rolls_the_fleet(tmp_path, minor):
         config = roots["gpu-a"] / "etc/rancher/rke2/config.yaml"
         config.chmod(0o644)
         calls = len(cluster.calls())
-        out, text = run(cluster, tmp_path, kubectl, "rolling.yml", {"gpu-a": hosts["gpu-a"]})
+        out, text = run(cluster, tmp_path, "rolling.yml", {"gpu-a": hosts["gpu-a"]})
         assert out.returncode == 0, text[-4000:]
         assert '"fixed in place (no drain): gpu-a",' in text, text[-3000:]
         assert stat.S_IMODE(config.stat().st_mode) == 0o600
@@ -88,7 +74,7 @@ def test_each_kubectl_operators_run_checks_and_rolls_the_fleet(tmp_path, minor):
 
         before = tree(roots["gpu-b"])
         calls = len(cluster.calls())
-        out, text = run(cluster, tmp_path, kubectl, "rolling.yml", {"gpu-b": hosts["gpu-b"]}, "--check", "--diff")
+        out, text = run(cluster, tmp_path, "rolling.yml", {"gpu-b": hosts["gpu-b"]}, "--check", "--diff")
         assert "TASK [Show the summary]" in text.split("PLAY [Summarise the roll]", 1)[-1], text[-3000:]
         assert tree(roots["gpu-b"]) == before
         assert [c for c in cluster.calls()[calls:] if c["method"] != "GET" and "accessreviews" not in c["path"]] == []

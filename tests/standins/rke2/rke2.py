@@ -649,16 +649,21 @@ def read_checkpoint(path, verify=True):
     return data
 
 
-def write_checkpoint(path, data):
+def _store(path, data):
     """Written like the kubelet's file store: temporary file, then rename; mode 0600."""
-    data = dict(data)
-    data["checksum"] = checksum(data)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = "%s.tmp.%d" % (path, os.getpid())
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(json.dumps(data, separators=(",", ":")))
     os.replace(tmp, path)
+
+
+def write_checkpoint(path, data):
+    """The checkpoint with the stand-in's checksum, stored as the kubelet stores it."""
+    data = dict(data)
+    data["checksum"] = checksum(data)
+    _store(path, data)
     return data
 
 
@@ -676,13 +681,7 @@ def write_cpu_checkpoint(path, data, fmt):
         return write_checkpoint(path, data)
     body = dict((k, data[k]) for k in ("policyName", "defaultCpuSet", "entries", "podEntries") if k in data)
     text = json.dumps(body, separators=(",", ":"))
-    out = dict(body, checksum=0, data=text, dataChecksum=zlib.crc32(text.encode("utf-8")) & 0xFFFFFFFF)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(json.dumps(out, separators=(",", ":")))
-    os.replace(tmp, path)
+    _store(path, dict(body, checksum=0, data=text, dataChecksum=zlib.crc32(text.encode("utf-8")) & 0xFFFFFFFF))
     return body
 
 
