@@ -103,3 +103,39 @@ def test_the_runtime_rke2_stages_is_the_version_the_collection_reads(tmp_path, m
     assert runtime_version(root=str(tmp_path))["version"] == "v1.36.4+rke2r1"
     standin("v1.37.2+rke2r1", monkeypatch).stage_runtime(str(tmp_path / "var/lib/rancher/rke2"))   # an upgrade
     assert runtime_version(root=str(tmp_path))["version"] == "v1.37.2+rke2r1"
+
+
+# ---------------------------------------------------------------- the kubelet's drop-ins (--config-dir)
+
+def test_the_plans_drop_in_starts_the_kubelet_with_its_policies_and_a_flag_still_wins(tmp_path, machine, monkeypatch):
+    """RKE2 copies a user config-dir into its own (20-cli-config-dir/) and drops the arg; the kubelet merges the drop-ins
+    over RKE2's defaults (evictionHard key by key) and the flags over them: the plan's drop-in alone starts a static
+    kubelet, and a cpu-manager-policy kubelet-arg beside it wins over the file."""
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_config import kubelet_config_text
+    from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+    module = standin("v1.37.2+rke2r1", monkeypatch)
+    plan = make_plan(read_topology(machine[0]))
+    users = tmp_path / "etc-rancher-rke2-kubelet.conf.d"
+    users.mkdir()
+    (users / "90-rke2-numa.conf").write_text(kubelet_config_text(plan["kubelet_args"]))
+    (users / "README").write_text("not a .conf: skipped")
+    config_dir = str(tmp_path / "agent-etc-kubelet.conf.d")
+    rest = module.extract_config_args(["config-dir=%s" % users, "max-pods=250"], config_dir)
+    assert rest == ["max-pods=250"]
+    assert sorted(os.listdir(os.path.join(config_dir, "20-cli-config-dir"))) == ["90-rke2-numa.conf", "README"]
+    args = module.kubelet_args(rest, {"config-dir": config_dir})
+    cfg = module.parse_kubelet_flags(args, "rke2")
+    assert cfg["config-files"] == [os.path.join(config_dir, "20-cli-config-dir", "90-rke2-numa.conf")]
+    assert cfg["eviction-hard"] == dict({"imagefs.available": "5%", "nodefs.available": "5%"}, **dict(
+        item.split("<") for item in kubelet_rules.parse_kubelet_args(plan["kubelet_args"])["eviction-hard"].split(",")))
+    result = module.start_kubelet(cfg, module.read_topology(machine[0]), machine[1], {})
+    assert (result["cpu_manager_policy"], result["memory_manager_policy"], result["topology_manager_policy"],
+            result["reserved_cpus"]) == ("static", "Static", "single-numa-node", plan["reserved_cpus"])
+    flagged = module.parse_kubelet_flags(module.kubelet_args(rest + ["cpu-manager-policy=none"], {"config-dir": config_dir}), "rke2")
+    assert flagged["cpu-manager-policy"] == "none", "a command-line flag wins over every drop-in"
+    (users / "90-rke2-numa.conf").write_text("cpuManagerPolicy: [static\n")
+    module.extract_config_args(["config-dir=%s" % users], config_dir)
+    with pytest.raises(module.KubeletRefusal) as refused:
+        module.parse_kubelet_flags(args, "rke2")
+    assert refused.value.err.startswith("failed to merge kubelet configs: failed to load kubelet dropin file, path: ")

@@ -368,6 +368,94 @@ def _flag_text(value):
     return str(value)
 
 
+def extract_config_args(user_args, config_dir):
+    """k3s pkg/daemons/agent/agent.go ``extractConfigArgs`` (RKE2 1.32+, rancher/rke2#4043): a user ``config=FILE``
+    kubelet-arg is copied to ``<config-dir>/10-cli-config.conf`` and ``config-dir=DIR`` to
+    ``<config-dir>/20-cli-config-dir/`` (its files and folders), and both leave the command line - the kubelet gets
+    RKE2's own ``--config-dir``, which it walks recursively. Returns the other kubelet-args."""
+    rest = []
+    for raw in user_args:
+        text = _flag_text(raw)
+        text = text[2:] if text.startswith("--") else text
+        name, sep, value = text.partition("=")
+        name = name.rstrip("+-").replace("_", "-")
+        if name not in ("config", "config-dir") or not sep:
+            rest.append(raw)
+            continue
+        with contextlib.suppress(OSError):
+            os.makedirs(config_dir, exist_ok=True)
+            if name == "config":
+                shutil.copyfile(value, os.path.join(config_dir, "10-cli-config.conf"))
+            else:
+                target = os.path.join(config_dir, "20-cli-config-dir")
+                shutil.rmtree(target, ignore_errors=True)
+                shutil.copytree(value, target)
+    return rest
+
+
+# A KubeletConfiguration field's flag (k8s.io/kubelet config/v1beta1 types.go; options.go AddKubeletConfigFlags binds
+# each flag to its field), for the ones the stand-in models.
+CONFIG_FIELDS = {"cpuManagerPolicy": "cpu-manager-policy", "cpuManagerPolicyOptions": "cpu-manager-policy-options",
+                 "topologyManagerPolicy": "topology-manager-policy", "topologyManagerScope": "topology-manager-scope",
+                 "topologyManagerPolicyOptions": "topology-manager-policy-options", "memoryManagerPolicy": "memory-manager-policy",
+                 "reservedSystemCPUs": "reserved-cpus", "kubeReserved": "kube-reserved", "systemReserved": "system-reserved",
+                 "evictionHard": "eviction-hard", "reservedMemory": "reserved-memory", "featureGates": "feature-gates",
+                 "healthzPort": "healthz-port", "healthzBindAddress": "healthz-bind-address", "readOnlyPort": "read-only-port",
+                 "maxPods": "max-pods"}
+
+
+def _merge_patch(base, patch):
+    """RFC 7386 JSON merge patch (evanphx/json-patch MergePatch): maps merge key by key, null deletes, anything else -
+    a list included - replaces."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(base) if isinstance(base, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = _merge_patch(out.get(key), value)
+    return out
+
+
+def dropin_config(config_dir):
+    """The kubelet's drop-ins (cmd/kubelet/app/server.go mergeKubeletConfigurations): every ``*.conf`` under
+    ``--config-dir``, walked as filepath.WalkDir does (lexical order, into sub-folders), each merged over the ones before
+    as a JSON merge patch. Returns (the merged fields, the files read); KubeletRefusal with the kubelet's words for a
+    file it cannot load."""
+    merged, files = {}, []
+    for top, dirs, names in os.walk(config_dir):
+        dirs.sort()
+        entries = sorted([(n, False) for n in names] + [(d, True) for d in dirs])
+        for name, is_dir in entries:
+            if is_dir or not name.endswith(".conf"):
+                continue
+            path = os.path.join(top, name)
+            try:
+                with open(path) as handle:
+                    data = yaml.safe_load(handle) or {}
+                if not isinstance(data, dict):
+                    raise ValueError("not a KubeletConfiguration")
+            except (OSError, ValueError, yaml.YAMLError) as exc:
+                err = "failed to merge kubelet configs: failed to load kubelet dropin file, path: %s, error: %s" % (path, exc)
+                raise KubeletRefusal(err, [klog("E", "run.go:72", "command failed", err=err)])
+            merged = _merge_patch(merged, data)
+            files.append(path)
+    return merged, files
+
+
+def _config_value(flag, value):
+    """A drop-in field's value as parse_kubelet_flags holds the flag's: maps of strings, reserved-memory entries."""
+    if flag == "reserved-memory":
+        return [{"numaNode": int(r.get("numaNode", 0)), "limits": dict((k, parse_quantity(str(v))) for k, v in (r.get("limits") or {}).items())}
+                for r in value or []]
+    if isinstance(value, dict):
+        return dict((str(k), str(v).lower() if isinstance(v, bool) else str(v)) for k, v in value.items())
+    if flag in INT_FLAGS:
+        return int(value)
+    return str(value)
+
+
 def kubelet_args(user_args, defaults):
     """RKE2's GetArgs: ``--name=value`` strings, sorted by name, repeated names in their order.
 
@@ -467,6 +555,17 @@ def parse_kubelet_flags(args, eviction_defaults="rke2", node_ip=""):
             cfg[name] = dict(value) if isinstance(value, dict) else value
         if ":" in str(node_ip).split(",", maxsplit=1)[0]:
             cfg["healthz-bind-address"] = "::1"
+    # the drop-ins of --config-dir over the defaults (RKE2's 00-rke2-defaults.conf sorts first), the flags over them
+    config_dir = [a.partition("=")[2] for a in args if a.startswith("--config-dir=")]
+    if config_dir and os.path.isdir(config_dir[-1]):
+        fields, files = dropin_config(config_dir[-1])
+        for field, value in fields.items():
+            flag = CONFIG_FIELDS.get(field)
+            if flag is None:
+                continue
+            value = _config_value(flag, value)
+            cfg[flag] = _merge_patch(cfg.get(flag), value) if isinstance(value, dict) else value
+        cfg["config-files"] = files
     seen = set()
     for arg in args:
         name, dummy, value = arg[2:].partition("=")
@@ -2014,7 +2113,8 @@ class Agent:
         if labels:
             flag_defaults["node-labels"] = ",".join(labels)
         self.node_ip = ",".join(str(ip) for ip in _as_list(self.config.get("node-ip") or []))
-        args = kubelet_args(_as_list(self.config.get("kubelet-arg") or []), flag_defaults)
+        user_args = extract_config_args(_as_list(self.config.get("kubelet-arg") or []), flag_defaults["config-dir"])
+        args = kubelet_args(user_args, flag_defaults)
         self.journal("info", "Running kubelet " + " ".join(args))
         self.write_status(node=self.node_name, config_files=files, kubelet_args=args, kubelet_log=self.kubelet_log, healthy=False)
         self.set_node(ready=False, register=True)
