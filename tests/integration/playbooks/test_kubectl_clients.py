@@ -17,7 +17,7 @@ import pytest
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL_CLIENTS, gpu_fleet
-from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node, tree
+from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_first_roll import run as first_roll_run
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import SPEC, node_vars
 
@@ -43,8 +43,7 @@ def run(cluster, tmp_path, playbook, hosts, *extra):
 @pytest.mark.parametrize("minor", MINORS)
 def test_each_kubectl_operators_run_checks_and_rolls_the_fleet(tmp_path, minor):
     """kubectl <minor> against a <minor> API: the check audits the pods and names the node to roll; the roll fixes a
-    node in place (its Lease taken and given back, no cordon), and a dry run over the node to roll reaches its summary
-    and writes nothing anywhere."""
+    node in place (its Lease taken and given back, no cordon)."""
     kubectl = client(minor)
     fleet = gpu_fleet(tmp_path, ("gpu-a", "gpu-b"), kubectl=kubectl, version="v%s.1+rke2r1" % minor)
     cluster = next(fleet)
@@ -71,12 +70,5 @@ def test_each_kubectl_operators_run_checks_and_rolls_the_fleet(tmp_path, minor):
         assert [w for w in writes if "/leases" in w[1]], "the roll took its Lease with this client"
         assert not [w for w in writes if "/nodes/" in w[1]], "nothing cordoned, labelled or annotated: %s" % writes
         assert cluster.node("gpu-a").get("unschedulable") in (None, False)
-
-        before = tree(roots["gpu-b"])
-        calls = len(cluster.calls())
-        out, text = run(cluster, tmp_path, "rolling.yml", {"gpu-b": hosts["gpu-b"]}, "--check", "--diff")
-        assert "TASK [Show the summary]" in text.split("PLAY [Summarise the roll]", 1)[-1], text[-3000:]
-        assert tree(roots["gpu-b"]) == before
-        assert [c for c in cluster.calls()[calls:] if c["method"] != "GET" and "accessreviews" not in c["path"]] == []
     finally:
         next(fleet, None)
