@@ -18,7 +18,8 @@ import re
 
 DEFAULT_DATA_DIR = "/var/lib/rancher/rke2"
 # releaseRefDigest of a version tag: "<tag>-<12 hex>", the tag "v1.37.2-rke2r1" (rke2-runtime's tags)
-_RUNTIME_FOLDER = re.compile(r"^(v\d+\.\d+\.\d+)-(rke2r\d+)-[0-9a-f]{12}$")
+# (a release candidate's too: v1.37.0-rc1-rke2r1, the release v1.37.0-rc1+rke2r1)
+_RUNTIME_FOLDER = re.compile(r"^(v\d+\.\d+\.\d+(?:-rc\d+)?)-(rke2r\d+)-[0-9a-f]{12}$")
 
 
 def runtime_version(data_dir=DEFAULT_DATA_DIR, root="/"):

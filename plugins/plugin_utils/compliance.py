@@ -330,7 +330,7 @@ def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", 
     if unit_reasons or (hugepages and plan["hugepages"].get("method") == "runtime"):
         actions.add("hugepages")
     if reset_reasons(plan, topology_at_next_start(topology, plan), state["kubelet_state"]["cpu_manager"],
-                     state["kubelet_state"]["memory_manager"]):
+                     state["kubelet_state"]["memory_manager"], _running_args(state)):
         actions.add("reset")
     elif config_change and not config["quiet"]:
         actions.add("restart")
@@ -368,6 +368,14 @@ CHECK_FACTS = ("rke2_numa_topology", "rke2_numa_compliance", "rke2_numa_managed_
                "rke2_numa_pod_audit")
 
 
+def _running_args(state):
+    """The kubelet-arg entries RKE2 passes on the node today ([] when its files were not read or cannot be parsed)."""
+    try:
+        return state_kubelet_args(state) if state and state.get("rke2") else []
+    except (ConfigError, ValueError, TypeError, AttributeError):
+        return []
+
+
 def check_facts(plan, check):
     """check.yml's facts of one host (CHECK_FACTS) from its plan and ``check``: {state: node_state_info's result,
     config_mode, dropin_path, labels_via, node_labels: the Node's labels from the API (None when not read),
@@ -376,7 +384,8 @@ def check_facts(plan, check):
     compliance {} and managed_by unknown (the check names it "not checked")."""
     state = check["state"]
     # the pod audit as this node's kubelet judges it: pods with their own budget by its pod-level resource managers
-    audit = finish_pod_audit(check.get("pod_audit") or {}, pod_level_resource_managers(plan))
+    # (the minor's default, the feature gates RKE2 passes it today, the plan's)
+    audit = finish_pod_audit(check.get("pod_audit") or {}, pod_level_resource_managers(plan, _running_args(state)))
     facts = {"rke2_numa_topology": state.get("topology"), "rke2_numa_pod_audit": audit}
     if unread_reason(state):
         facts.update(rke2_numa_compliance={}, rke2_numa_managed_by="unknown", rke2_numa_managed_by_evidence=[])

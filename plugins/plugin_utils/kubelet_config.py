@@ -66,6 +66,8 @@ def kubelet_config(kubelet_args, managed=None):
         if flag not in values:
             continue
         value, dummy = values[flag]
+        if flag not in MANAGED_KUBELET_FIELDS:
+            raise KubeletConfigError("%s is not a setting the plan manages (%s)" % (flag, ", ".join(MANAGED_KUBELET_FIELDS)))
         field = MANAGED_KUBELET_FIELDS[flag]
         if flag in ACCUMULATED_FLAGS:
             config[field] = _reserved_memory(value)

@@ -102,7 +102,7 @@ DEFAULT_MAX_NUMA_NODES = 8
 # kubernetes/website content/en/docs/reference/command-line-tools-reference/feature-gates/<Gate>.md publishes them),
 # and, for the level each option has in 1.35 to 1.37, the KEPs' kep.yaml milestones (kubernetes/enhancements
 # keps/sig-node) with the merged promotion PRs: 2625 full-pcpus-only (beta 1.23, stable
-# 1.33), 2902 distribute-cpus-across-numa (beta 1.33), 4176 distribute-cpus-across-cores (alpha 1.30), 4540
+# 1.33), 2902 distribute-cpus-across-numa (beta 1.33), 4176 distribute-cpus-across-cores (alpha 1.31), 4540
 # strict-cpu-reservation (alpha 1.32, beta 1.33, stable 1.35: kubernetes#134388), 4800 prefer-align-cpus-by-uncorecache
 # (alpha 1.32, beta 1.34: kubernetes#132970, stable 1.36: kubernetes#137055), 3545 prefer-closest-numa-nodes (beta
 # 1.28, stable 1.32: kubernetes#128124), 4622 max-allowable-numa-nodes (beta 1.31, stable 1.35: kubernetes#134614),
@@ -112,9 +112,10 @@ DEFAULT_MAX_NUMA_NODES = 8
 # page; two release digests say off - the node's own --feature-gates always decides, see feature_gates()).
 # 1.38 is in its release cycle (no tag yet): its entry is 1.37's until its tag says otherwise.
 _ALPHA, _BETA, _STABLE = "alpha", "beta", "stable"
-_CPU_OPTIONS_1_30 = {"full-pcpus-only": _BETA, "distribute-cpus-across-numa": _ALPHA, "align-by-socket": _ALPHA,
-                     "distribute-cpus-across-cores": _ALPHA}
-_CPU_OPTIONS_1_32 = dict(_CPU_OPTIONS_1_30, **{"strict-cpu-reservation": _ALPHA, "prefer-align-cpus-by-uncorecache": _ALPHA})
+_CPU_OPTIONS_1_30 = {"full-pcpus-only": _BETA, "distribute-cpus-across-numa": _ALPHA, "align-by-socket": _ALPHA}
+# distribute-cpus-across-cores: KEP-4176 says alpha 1.30, but v1.30.0-beta.0's cpumanager constants do not hold it: 1.31
+_CPU_OPTIONS_1_31 = dict(_CPU_OPTIONS_1_30, **{"distribute-cpus-across-cores": _ALPHA})
+_CPU_OPTIONS_1_32 = dict(_CPU_OPTIONS_1_31, **{"strict-cpu-reservation": _ALPHA, "prefer-align-cpus-by-uncorecache": _ALPHA})
 _CPU_OPTIONS_1_33 = dict(_CPU_OPTIONS_1_32, **{"full-pcpus-only": _STABLE, "distribute-cpus-across-numa": _BETA,
                                                "strict-cpu-reservation": _BETA})
 _CPU_OPTIONS_1_34 = dict(_CPU_OPTIONS_1_33, **{"prefer-align-cpus-by-uncorecache": _BETA})
@@ -134,7 +135,7 @@ _GATES_1_37 = dict(_GATES_1_36, PodLevelResourceManagers=True)
 KUBELET_MINORS = {
     (1, 30): {"config_dir": _ALPHA, "cpu_options": _CPU_OPTIONS_1_30, "topology_options": _TOPOLOGY_OPTIONS_1_30, "gates": _GATES_1_30,
               "checkpoint": "v2", "source": "v1.30.0"},
-    (1, 31): {"config_dir": _BETA, "cpu_options": _CPU_OPTIONS_1_30, "topology_options": _TOPOLOGY_OPTIONS_1_31, "gates": _GATES_1_30,
+    (1, 31): {"config_dir": _BETA, "cpu_options": _CPU_OPTIONS_1_31, "topology_options": _TOPOLOGY_OPTIONS_1_31, "gates": _GATES_1_30,
               "checkpoint": "v2", "source": "v1.31.0"},
     (1, 32): {"config_dir": _BETA, "cpu_options": _CPU_OPTIONS_1_32, "topology_options": _TOPOLOGY_OPTIONS_1_32, "gates": _GATES_1_32,
               "checkpoint": "v2", "source": "v1.32.0"},
@@ -175,14 +176,28 @@ def minor_entry(minor):
     return KUBELET_MINORS[tuple(minor)]
 
 
+def _given_gates(flags):
+    given = flags.get("feature-gates")
+    return dict((str(g).strip(), str(v).strip()) for g, v in (given if isinstance(given, dict) else _pairs(given)).items())
+
+
 def feature_gates(flags, minor):
     """{gate: on} as the node's kubelet runs them: the minor's defaults, then its --feature-gates (a map flag: the
-    kubelet reads each value with strconv.ParseBool)."""
+    kubelet reads each value with strconv.ParseBool). A gate the minor does not have stays off (gate_refusals says
+    the kubelet refuses it)."""
     gates = dict(minor_entry(minor)["gates"])
-    given = flags.get("feature-gates")
-    for gate, value in (given if isinstance(given, dict) else _pairs(given)).items():
-        gates[gate.strip()] = str(value).strip().lower() in ("1", "t", "true")
+    for gate, value in _given_gates(flags).items():
+        if gate in gates:
+            gates[gate] = value.lower() in ("1", "t", "true")
     return gates
+
+
+def gate_refusals(flags, minor):
+    """--feature-gates naming a gate of the table that this minor's kubelet does not have yet: "unrecognized feature
+    gate" (k8s.io/component-base/featuregate feature_gate.go Set). Gates the table does not track are not judged."""
+    known = set(g for entry in KUBELET_MINORS.values() for g in entry["gates"])
+    return ["unrecognized feature gate: %s" % gate for gate in sorted(_given_gates(flags))
+            if gate in known and gate not in minor_entry(minor)["gates"]]
 
 
 def option_refusal(kind, option, minor, gates):
@@ -494,7 +509,7 @@ def _topology_manager_refusals(flags, topology, minor):
     if flags.get("topology-manager-scope", "container") not in ("container", "pod"):
         errors.append('unknown scope: "%s"' % flags.get("topology-manager-scope"))
     options = _pairs(flags.get("topology-manager-policy-options"))
-    if "max-allowable-numa-nodes" in options and not option_usable("topology", "max-allowable-numa-nodes", minor, flags):
+    if policy != "none" and "max-allowable-numa-nodes" in options and not option_usable("topology", "max-allowable-numa-nodes", minor, flags):
         return errors   # refused as an option (_policy_option_refusals): the kubelet stops there
     if policy != "none":
         limit = _max_numa_nodes(options, errors)
@@ -567,16 +582,20 @@ def _parse_bool_error(value):
 
 
 def _policy_option_refusals(flags, topology, minor):
-    """The policy options the node's kubelet does not know, has behind a gate that is off (the minor's defaults and
-    the node's --feature-gates), or cannot parse (cpumanager NewStaticPolicyOptions - read by the static policy only -
-    and topologymanager NewPolicyOptions, read by NewManager whatever the policy)."""
+    """A feature gate the node's kubelet does not have, and the policy options it does not know, has behind a gate
+    that is off (the minor's defaults and the node's --feature-gates), or cannot parse (cpumanager
+    NewStaticPolicyOptions - read by the static policy only - and topologymanager NewPolicyOptions, read by NewManager
+    unless the policy is none)."""
     gates = feature_gates(flags, minor)
-    errors = []
+    errors = gate_refusals(flags, minor)
     kinds = (("cpu", "cpu-manager-policy-options"), ("topology", "topology-manager-policy-options"))
     for kind, flag in kinds:
         if kind == "cpu" and flags.get("cpu-manager-policy", "none") != "static":
             continue
+        if kind == "topology" and flags.get("topology-manager-policy", "none") == "none":
+            continue   # NewManager returns the fake manager before it reads the options
         options = _pairs(flags.get(flag))
+        accepted = {}
         for option in sorted(options):
             error = option_refusal(kind, option, minor, gates)
             if error is None and option != "max-allowable-numa-nodes":   # an integer: _max_numa_nodes reads it
@@ -584,8 +603,10 @@ def _policy_option_refusals(flags, topology, minor):
                 error = parse and "bad value for option %s: %s" % (_go_quote(option), parse)
             if error:
                 errors.append(error)
-        if kind == "cpu":
-            on = set(o for o, v in options.items() if not _parse_bool_error(v) and v.lower() in ("1", "t", "true"))
+            else:
+                accepted[option] = options[option]
+        if kind == "cpu" and not errors:   # NewStaticPolicyOptions returns at its first error, before the pairs
+            on = set(o for o, v in accepted.items() if v.lower() in ("1", "t", "true"))
             errors += ["static policy options %s and %s can not be used at the same time" % pair
                        for pair in _CPU_OPTION_CONFLICTS if set(pair) <= on]
     return errors

@@ -102,11 +102,13 @@ def plan_minor(plan):
     return tuple(int(p) for p in minor.split(".")) if minor else DEFAULT_MINOR
 
 
-def pod_level_resource_managers(plan):
+def pod_level_resource_managers(plan, running_args=()):
     """Whether the node's kubelet runs the pod-level resource managers (PodLevelResourceManagers: the default of the
-    plan's minor, then the plan's --feature-gates): its CPU Manager then counts the checkpoint's podEntries as CPUs in
-    state (policy_static.go validateState)."""
-    flags = kubelet_flag_values(("", a) for a in plan.get("kubelet_args") or [])
+    plan's minor, then the --feature-gates RKE2 passes it - ``running_args``, the node's kubelet-arg entries, which the
+    plan keeps unless it names the gate itself -, then the plan's): its CPU Manager then counts the checkpoint's
+    podEntries as CPUs in state (policy_static.go validateState)."""
+    running = [str(a).lstrip("-") for a in running_args or [] if str(a).lstrip("-").startswith("feature-gates")]
+    flags = kubelet_flag_values(("", a) for a in running + list(plan.get("kubelet_args") or []))
     given = dict((k, v) for k, (v, dummy) in flags.items())
     minor = plan_minor(plan)
     return minor in KUBELET_MINORS and feature_gates(given, minor).get("PodLevelResourceManagers", False)
@@ -123,7 +125,7 @@ def _checkpoint_format_refusal(plan, cpu_state):
     return None
 
 
-def _static_cpu_refusals(plan, online, cpu_state):
+def _static_cpu_refusals(plan, online, cpu_state, running_args=()):
     """The static policy's validateState on a checkpoint that is not empty, in its order and words."""
     reasons = []
     default = set(parse_cpulist(cpu_state["default_cpu_set"]))
@@ -145,7 +147,7 @@ def _static_cpu_refusals(plan, online, cpu_state):
                 reasons.append('pod: %s, container: %s cpuset: "%s" overlaps with default cpuset "%s"'
                                % (pod, container, format_cpulist(parse_cpulist(cpus)), format_cpulist(default)))
     in_state = default | set(parse_cpulist(cpu_state["assigned_cpus"]))
-    if pod_level_resource_managers(plan):   # the pods' CPU sets count only with the gate on
+    if pod_level_resource_managers(plan, running_args):   # the pods' CPU sets count only with the gate on
         in_state |= set(parse_cpulist(cpu_state.get("pod_cpus") or ""))
     if in_state != expected:
         reasons.append('current set of available CPUs "%s" doesn\'t match with CPUs in state "%s"'
@@ -184,8 +186,9 @@ def restart_refusals(kubelet_args, cpu_state, memory_state):
     return [r for r in found if r]
 
 
-def reset_reasons(plan, topology, cpu_state, memory_state):
-    """The kubelet's refusals of its current checkpoints under the plan, as its messages."""
+def reset_reasons(plan, topology, cpu_state, memory_state, running_args=()):
+    """The kubelet's refusals of its current checkpoints under the plan, as its messages (``running_args``: the
+    node's kubelet-arg entries today, for the feature gates the plan leaves as they are)."""
     reasons = []
     inputs = plan["reset_inputs"]
     online = set(parse_cpulist(topology["cpus_online"]))
@@ -196,7 +199,7 @@ def reset_reasons(plan, topology, cpu_state, memory_state):
         elif inputs["cpu_manager_policy"] == "static" and (cpu_state["default_cpu_set"] or cpu_state["assigned_cpus"]
                                                            or cpu_state.get("pod_cpus")):
             # (an empty static checkpoint is one the kubelet sets up afresh)
-            reasons += _static_cpu_refusals(plan, online, cpu_state)
+            reasons += _static_cpu_refusals(plan, online, cpu_state, running_args)
     if memory_state.get("exists"):
         refusal = _memory_policy_refusal(inputs["memory_manager_policy"], memory_state)
         if refusal:

@@ -184,7 +184,12 @@ def plan_version(given, node=None):
     node_version = node_minor = None
     if node and node.get("version"):
         node_version = str(node["version"])
-        node_minor = parse_version(node_version)
+        try:
+            node_minor = parse_version(node_version)
+        except PlanError:
+            raise PlanError("kubernetes-version", "the kubelet version %r read from %s is not a Kubernetes version "
+                            "(v1.37.2+rke2r1); give rke2_numa_kubernetes_version for this host"
+                            % (node_version, node.get("source") or "the node"))
     if given is not None:
         minor = parse_version(given)
         if node_minor is not None and node_minor != minor:
@@ -1049,6 +1054,13 @@ def foreign_plan_error(given, plan):
     if not isinstance(given, dict):
         given = {}
     if given.get("topology_fingerprint") == plan["topology_fingerprint"]:
+        # identical machines share a fingerprint: a plan for another kubelet is another host's all the same
+        theirs, ours = (given.get("kubernetes") or {}).get("minor"), plan["kubernetes"]["minor"]
+        if theirs != ours:
+            return ("plan-host: the rke2_numa_plan given was made for Kubernetes %s, and this host's kubelet is %s (%s): "
+                    "its kubelet rules and checkpoints are another minor's. Refusing to apply it; plan this host instead "
+                    "(drop the rke2_numa_plan extra var)." % (theirs or "an unknown minor (a plan from before plans "
+                                                              "said)", ours, plan["kubernetes"]["source"]))
         return ""
     return ("plan-host: the rke2_numa_plan given (topology fingerprint %s, online CPUs %s, reserved CPUs %s) was made for "
             "another host: this host's topology fingerprint is %s (online CPUs %s). Refusing to apply it; plan this host "

@@ -95,7 +95,8 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
         "hosts": 3, "compliant": ["gpu-a"], "not_compliant": ["gpu-b", "gpu-c"], "blocked": [], "not_checked": [], "not_readable": [], "refused": {},
         "reboot": ["gpu-b", "gpu-c"],
         "unpinned_gpu_pods": [unpinned], "topology_errors": [], "pods_not_audited": [], "managed_by_rancher": [],
-        "managed_by": dict((h, {"managed_by": "none", "evidence": []}) for h in ("gpu-a", "gpu-b", "gpu-c"))}
+        "managed_by": dict((h, {"managed_by": "none", "evidence": []}) for h in ("gpu-a", "gpu-b", "gpu-c")),
+        "kubernetes": {"1.33": ["gpu-a", "gpu-b", "gpu-c"]}}
     assert ("1 of 3 compliant; to reconfigure: gpu-b, gpu-c (2 need a reboot); blocked (fix by hand first, never rolled): none; "
             "not checked (unreachable or failed): none; "
             "GPU pods that cannot be pinned: 1; pods refused with TopologyAffinityError: 0") in out.stdout

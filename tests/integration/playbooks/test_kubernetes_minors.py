@@ -54,6 +54,7 @@ def test_the_check_plans_each_node_for_its_own_kubelet_and_says_so(cluster, tmp_
 def test_a_version_given_for_the_whole_fleet_is_refused_on_the_nodes_that_run_another(cluster, tmp_path):
     hosts = dict((name, node_vars(make_node(tmp_path / name, **SPEC))) for name in KUBELETS)
     out, text = run(cluster, tmp_path, "check.yml", hosts, "-e", "rke2_numa_report_dir=report", "-e", "rke2_numa_kubernetes_version=1.33")
+    assert out.returncode != 0, "the hosts refused fail the run at its end"
     fleet = json.loads((tmp_path / "operator/report/fleet.json").read_text())
     assert sorted(fleet["refused"]) == ["gpu-35", "gpu-37"]
     assert ("rke2_numa_kubernetes_version 1.33 is not the kubelet this node runs: v1.37.2+rke2r1 (its Node's "

@@ -51,6 +51,8 @@ OPTION_CASES = [
                         "--feature-gates=TopologyManagerPolicyBetaOptions=false"]),
     ("v1.35.1+rke2r1", ["--topology-manager-policy=single-numa-node", "--topology-manager-policy-options=max-allowable-numa-nodes=8",
                         "--feature-gates=TopologyManagerPolicyBetaOptions=false"]),
+    ("v1.30.9+rke2r1", ["--topology-manager-policy=none", "--topology-manager-policy-options=max-allowable-numa-nodes=8"]),
+    ("v1.30.9+rke2r1", ["--cpu-manager-policy-options=distribute-cpus-across-cores=true", "--feature-gates=CPUManagerPolicyAlphaOptions=true"]),
 ]
 
 
@@ -139,3 +141,22 @@ def test_the_plans_drop_in_starts_the_kubelet_with_its_policies_and_a_flag_still
     with pytest.raises(module.KubeletRefusal) as refused:
         module.parse_kubelet_flags(args, "rke2")
     assert refused.value.err.startswith("failed to merge kubelet configs: failed to load kubelet dropin file, path: ")
+
+
+def test_drop_ins_merge_in_the_order_filepath_walkdir_walks_them(tmp_path, monkeypatch):
+    """WalkDir: each folder's entries in name order, a sub-folder entered where its name sorts - 20-cli-config-dir/a.conf
+    before 50-x.conf, so 50-x.conf wins."""
+    module = standin("v1.37.2+rke2r1", monkeypatch)
+    (tmp_path / "20-cli-config-dir").mkdir()
+    (tmp_path / "20-cli-config-dir" / "a.conf").write_text("cpuManagerPolicy: none\n")
+    (tmp_path / "50-x.conf").write_text("cpuManagerPolicy: static\n")
+    (tmp_path / "00-rke2-defaults.conf").write_text("maxPods: 110\n")
+    merged, files = module.dropin_config(str(tmp_path))
+    assert [os.path.relpath(f, str(tmp_path)) for f in files] == ["00-rke2-defaults.conf", "20-cli-config-dir/a.conf", "50-x.conf"]
+    assert merged["cpuManagerPolicy"] == "static"
+
+
+def test_a_1_36_kubelet_with_the_gate_off_reads_a_v3_checkpoint(machine, monkeypatch):
+    """The 1.36 kubelet has the V3 type whatever the gate (the collection agrees: no reset)."""
+    start(standin("v1.36.4+rke2r1", monkeypatch), machine, GOOD + ["--feature-gates=PodLevelResourceManagers=true"])
+    start(standin("v1.36.4+rke2r1", monkeypatch), machine, GOOD)

@@ -97,7 +97,7 @@ RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")
 # alphaOptions/betaOptions/stableOptions over the releases: KEPs 2625, 2902, 4176, 4540, 4800), and the Topology
 # Manager's (topologymanager/policy_options.go: KEPs 3545, 4622). 99: not yet.
 CPU_OPTION_LEVELS = {"full-pcpus-only": (22, 23, 33), "distribute-cpus-across-numa": (23, 33, 99), "align-by-socket": (25, 99, 99),
-                     "distribute-cpus-across-cores": (30, 99, 99), "strict-cpu-reservation": (32, 33, 35),
+                     "distribute-cpus-across-cores": (31, 99, 99), "strict-cpu-reservation": (32, 33, 35),
                      "prefer-align-cpus-by-uncorecache": (32, 34, 36)}
 TOPOLOGY_OPTION_LEVELS = {"prefer-closest-numa-nodes": (26, 28, 32), "max-allowable-numa-nodes": (31, 31, 35)}
 CPU_OPTIONS = frozenset(name for name, levels in CPU_OPTION_LEVELS.items() if levels[0] <= MINOR)
@@ -424,23 +424,26 @@ def dropin_config(config_dir):
     as a JSON merge patch. Returns (the merged fields, the files read); KubeletRefusal with the kubelet's words for a
     file it cannot load."""
     merged, files = {}, []
-    for top, dirs, names in os.walk(config_dir):
-        dirs.sort()
-        entries = sorted([(n, False) for n in names] + [(d, True) for d in dirs])
-        for name, is_dir in entries:
-            if is_dir or not name.endswith(".conf"):
-                continue
-            path = os.path.join(top, name)
-            try:
-                with open(path) as handle:
-                    data = yaml.safe_load(handle) or {}
-                if not isinstance(data, dict):
-                    raise ValueError("not a KubeletConfiguration")
-            except (OSError, ValueError, yaml.YAMLError) as exc:
-                err = "failed to merge kubelet configs: failed to load kubelet dropin file, path: %s, error: %s" % (path, exc)
-                raise KubeletRefusal(err, [klog("E", "run.go:72", "command failed", err=err)])
-            merged = _merge_patch(merged, data)
-            files.append(path)
+
+    def walk(folder):   # filepath.WalkDir: each folder's entries in name order, a sub-folder entered where it sorts
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            if os.path.isdir(path):
+                yield from walk(path)
+            elif name.endswith(".conf"):
+                yield path
+
+    for path in walk(config_dir):
+        try:
+            with open(path) as handle:
+                data = yaml.safe_load(handle) or {}
+            if not isinstance(data, dict):
+                raise ValueError("not a KubeletConfiguration")
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            err = "failed to merge kubelet configs: failed to load kubelet dropin file, path: %s, error: %s" % (path, exc)
+            raise KubeletRefusal(err, [klog("E", "run.go:72", "command failed", err=err)])
+        merged = _merge_patch(merged, data)
+        files.append(path)
     return merged, files
 
 
@@ -801,7 +804,7 @@ def read_cpu_checkpoint(path, verify, fmt):
         return json.loads(raw["data"])
     if isinstance(raw, dict) and raw.get("checksum") == 0:
         return dict((k, v) for k, v in raw.items() if k in V2_FIELDS + ("podEntries",))
-    if isinstance(raw, dict) and fmt == "v2" and "podEntries" in raw:
+    if isinstance(raw, dict) and MINOR < 36 and "podEntries" in raw:   # before the kubelet that has the V3 type
         if verify and raw.get("checksum") != checksum(dict((k, v) for k, v in raw.items() if k in V2_FIELDS)):
             raise CheckpointError("checkpoint is corrupted")
         return dict((k, v) for k, v in raw.items() if k in V2_FIELDS)

@@ -93,6 +93,12 @@ OPTION_CASES = [
     ((1, 32), ["cpu-manager-policy-options=distribute-cpus-across-numa=true"],
      'CPU Manager Policy Alpha-level Options not enabled, but option "distribute-cpus-across-numa" provided'),
     ((1, 33), ["cpu-manager-policy-options=distribute-cpus-across-numa=true"], None),
+    # distribute-cpus-across-cores: from 1.31 (KEP-4176 said 1.30; v1.30.0-beta.0's constants lack it)
+    ((1, 30), ["cpu-manager-policy-options=distribute-cpus-across-cores=true", "feature-gates=CPUManagerPolicyAlphaOptions=true"],
+     'unknown CPU Manager Policy option: "distribute-cpus-across-cores"'),
+    # a gate the minor's kubelet does not have yet (featuregate Set)
+    ((1, 35), ["feature-gates=PodLevelResourceManagers=true"], "unrecognized feature gate: PodLevelResourceManagers"),
+    ((1, 36), ["feature-gates=PodLevelResourceManagers=true"], None),
     # every minor: an option no kubelet knows, a value ParseBool refuses, options that exclude each other
     ((1, 37), ["cpu-manager-policy-options=pin-harder=true"], 'unknown CPU Manager Policy option: "pin-harder"'),
     ((1, 37), ["cpu-manager-policy-options=full-pcpus-only=yes"],
@@ -307,3 +313,46 @@ def test_the_drop_in_holds_the_plans_settings_as_the_kubelet_reads_its_file(hwlo
         assert all(set(r) == {"numaNode", "limits"} and isinstance(r["numaNode"], int) for r in config["reservedMemory"])
     if "eviction-hard" in planned:
         assert config["evictionHard"]["memory.available"] == "500Mi", "keyed by signal, the flag's < gone"
+
+
+def test_topology_options_are_not_read_under_policy_none():
+    """topologymanager NewManager returns before NewPolicyOptions when the policy is none (the rke2 stand-in agrees)."""
+    args = ["topology-manager-policy=none", "topology-manager-policy-options=max-allowable-numa-nodes=8"]
+    assert kubelet_rules.kubelet_refusals(args, TOPO, (1, 30)) == []
+    assert kubelet_rules.kubelet_refusals(args[:1] + ["topology-manager-policy-options=max-allowable-numa-nodes=4"], TOPO, (1, 37)) == []
+
+
+def test_a_plan_given_for_another_kubelet_is_another_host_s_plan():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import foreign_plan_error
+    given = make_plan(TOPO, kubernetes_version="1.37")
+    here = make_plan(TOPO, node_version=node_kubelet("v1.33.6+rke2r1"))
+    error = foreign_plan_error(given, here)
+    assert error.startswith("plan-host: the rke2_numa_plan given was made for Kubernetes 1.37, and this host's kubelet is 1.33")
+    assert foreign_plan_error(make_plan(TOPO, kubernetes_version="1.33"), here) == ""
+
+
+def test_a_node_version_that_is_not_one_is_named_as_the_node_s():
+    err = refusal(make_plan, TOPO, node_version={"version": "unknown", "source": API_VERSION_SOURCE})
+    assert err.rule == "kubernetes-version" and "'unknown' read from its Node's status.nodeInfo.kubeletVersion" in str(err)
+    assert "rke2_numa_kubernetes_version must look like" not in str(err)
+
+
+def test_a_release_candidate_s_runtime_is_read(tmp_path):
+    data = tmp_path / "var/lib/rancher/rke2/data/v1.38.0-rc1-rke2r1-0123456789ab/bin"
+    data.mkdir(parents=True)
+    os.symlink(str(data), str(tmp_path / "var/lib/rancher/rke2/bin"))
+    assert runtime_version(root=str(tmp_path))["version"] == "v1.38.0-rc1+rke2r1"
+
+
+def test_the_gates_rke2_passes_today_count_beside_the_plan_s(tmp_path):
+    """A 1.36 node whose config.yaml turns PodLevelResourceManagers on (a kubelet-arg the plan does not manage): its
+    V3 checkpoint's pod CPU sets are in state, and its pod-level GPU pods pinned - the plan alone says neither."""
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import finish_pod_audit, pod_level_resource_managers
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import audit_pods
+    state = _read(tmp_path, V3)
+    plan = _plan("1.36")
+    running = ["--feature-gates=PodLevelResourceManagers=true", "--max-pods=250"]
+    assert reset_reasons(plan, TOPO, state, mem(exists=False)) != []
+    assert reset_reasons(plan, TOPO, state, mem(exists=False), running) == []
+    audit = audit_pods({"items": [POD_LEVEL_POD]})["gpu-a"]
+    assert finish_pod_audit(audit, pod_level_resource_managers(plan, running))["unpinned"] == []
