@@ -330,7 +330,7 @@ def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", 
     if unit_reasons or (hugepages and plan["hugepages"].get("method") == "runtime"):
         actions.add("hugepages")
     if reset_reasons(plan, topology_at_next_start(topology, plan), state["kubelet_state"]["cpu_manager"],
-                     state["kubelet_state"]["memory_manager"], _running_args(state)):
+                     state["kubelet_state"]["memory_manager"], effective):
         actions.add("reset")
     elif config_change and not config["quiet"]:
         actions.add("restart")
