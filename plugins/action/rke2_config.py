@@ -29,6 +29,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_config_file
     decode,
     effective_config,
 )
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_conf import conf_folder, conf_path, is_ours_conf
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import is_ours
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import MANAGED_KUBELET_FLAGS
@@ -92,6 +93,23 @@ class ActionModule(ActionBase):
                                                       "file_type": "any", "follow": True}, task_vars)["files"]
         return sorted((f["path"] for f in found if not f.get("isdir")), key=os.path.basename)
 
+    def _conf_state(self, mode, path, read, task_vars):
+        """File mode's kubelet drop-in folder as plan_write reads it (plugin_utils/rke2_config.py): our file's text, and
+        the folder's other ``*.conf`` files (sub-folders too, as the kubelet walks it). In flags mode only our file."""
+        conf, folder = conf_path(path), conf_folder(path)
+        real, st = self._target(conf, task_vars)
+        before = self._read(real, task_vars) if st else None
+        others = []
+        if mode == "file":
+            fst = self._module("ansible.builtin.stat", {"path": folder, "get_checksum": False}, task_vars)["stat"]
+            if fst.get("isdir"):
+                found = self._module("ansible.builtin.find", {"paths": folder, "patterns": [r"^.*\.conf$"], "use_regex": True,
+                                                              "recurse": True, "file_type": "any", "follow": False}, task_vars)["files"]
+                others = [(f["path"], read(f["path"])) for f in found
+                          if not f.get("isdir") and os.path.normpath(f["path"]) != os.path.normpath(conf)]
+        return {"mode": mode, "path": conf, "folder": folder, "before": before, "ours": is_ours_conf(before),
+                "others": others, "real": real, "stat": st}
+
     def _backup(self, real, backup_dir, task_vars):
         """A 0600 root copy of the file in the 0700 backup folder, before anything changes."""
         self._module("ansible.builtin.file", {"path": backup_dir, "state": "directory", "mode": "0700",
@@ -147,13 +165,17 @@ class ActionModule(ActionBase):
         others = []
         for other in undo.get("also_changed") or []:
             path = str(other.get("path") or "")
-            allowed = path == args["path"] or os.path.dirname(os.path.normpath(path)) == os.path.normpath(args["path"] + ".d")
+            allowed = path in (args["path"], conf_path(args["path"])) or \
+                os.path.dirname(os.path.normpath(path)) == os.path.normpath(args["path"] + ".d")
             other_real = self._target(path, task_vars)[0] if allowed else ""
-            if not allowed or str(other.get("real_path") or "") not in (path, other_real) or not other.get("backup_file"):
-                raise AnsibleActionFail("restore: %s is not RKE2's config file or one of its drop-ins, or comes without its "
-                                        "backup; nothing written" % (path or "(none)"))
-            self._undo_checked(args, str(other["backup_file"]), other.get("previous"))
-            others.append((str(other["backup_file"]), other_real, other["previous"]))
+            # a file the undone run created (file mode's drop-in) is removed; any other comes back from its backup
+            made = bool(other.get("created")) and path == conf_path(args["path"]) and not other.get("backup_file")
+            if not allowed or str(other.get("real_path") or "") not in (path, other_real) or not (other.get("backup_file") or made):
+                raise AnsibleActionFail("restore: %s is not RKE2's config file, one of its drop-ins or the kubelet drop-in of "
+                                        "file mode, or comes without its backup; nothing written" % (path or "(none)"))
+            if not made:
+                self._undo_checked(args, str(other["backup_file"]), other.get("previous"))
+            others.append(("" if made else str(other["backup_file"]), other_real, other.get("previous")))
         out = {"changed": False, "restored": "", "removed": "", "also_restored": [], "path": target, "real_path": real}
         if backup:
             out.update(changed=True, restored=real)
@@ -164,6 +186,14 @@ class ActionModule(ActionBase):
             if not self._task.check_mode:
                 self._module("ansible.builtin.file", {"path": real, "state": "absent"}, task_vars)
         for other_backup, other_real, other_previous in others:
+            if not other_backup:  # created by the undone run
+                out["also_restored"].append(other_real + " (removed)")
+                if not self._task.check_mode:
+                    done = self._module("ansible.builtin.file", {"path": other_real, "state": "absent"}, task_vars)
+                    out["changed"] = bool(done.get("changed")) or out["changed"]
+                else:
+                    out["changed"] = True
+                continue
             out["also_restored"].append(other_real)
             out["changed"] = True if self._task.check_mode else self._put_back(other_backup, other_real, other_previous, task_vars) or out["changed"]
         return out
@@ -183,9 +213,12 @@ class ActionModule(ActionBase):
         managed = tuple(args["managed_flags"])
         path = args["path"]
         rancher = self._module("maitred.rke2_numa.rancher_agent_info", {"root": args["rancher_root"], "config_path": path}, task_vars)
-        mode, unmerge, refusal = config_mode(args["mode"], rancher, args["dropin_path"])
-        if refusal:
-            raise AnsibleActionFail(refusal + ": nothing written")
+        if args["kubelet_config"] == "file":  # config.yaml is left to its owner: the drop-in carries config-dir
+            mode, unmerge = ("merge" if args["mode"] == "merge" else "dropin"), True
+        else:
+            mode, unmerge, refusal = config_mode(args["mode"], rancher, args["dropin_path"])
+            if refusal:
+                raise AnsibleActionFail(refusal + ": nothing written")
         target = path if mode == "merge" else args["dropin_path"]
         # every check and read first: a refusal writes nothing
         texts = {}
@@ -201,13 +234,19 @@ class ActionModule(ActionBase):
             dropins = self._dropins(path + ".d", task_vars)
             ours = [d for d in dropins if os.path.normpath(d) != os.path.normpath(target) and is_ours(read(d))
                     and self._target(d, task_vars)[0] == d]  # a link of ours is not removed, nor its target
+            conf = self._conf_state(args["kubelet_config"], path, read, task_vars)
             new_text, report = plan_write(path, mode, target, before, read, dropins, args["kubelet_args"], args["node_labels"],
-                                          args["node_taints"], managed, unmerge=unmerge, ours=ours)
+                                          args["node_taints"], managed, unmerge=unmerge, ours=ours, conf=conf)
             files = report.pop("files")
             unmerged = report.pop("unmerged")  # config.yaml's text: the join token never goes into the result
+            kubelet_conf = report.pop("kubelet_config")
             url = healthz_url(effective_config(files))
             others = [(path, "unmerged", unmerged)] if unmerged is not None else []
             others += [(d, "removed", None) for d in report["removed"]]
+            if kubelet_conf["change"] == "written":
+                others.append((conf["path"], "kubelet_config", kubelet_conf["text"]))
+            elif kubelet_conf["change"] == "removed":
+                others.append((conf["path"], "removed", None))
             others = [(p, change, text, self._target(p, task_vars)) for p, change, text in others]
         except ConfigError as e:
             raise AnsibleActionFail(str(e))
@@ -215,21 +254,24 @@ class ActionModule(ActionBase):
         previous = {"mode": st["mode"], "owner": st["pw_name"], "group": st["gr_name"]} if st else None
         secure = previous == SECURE
         changed = new_text is not None or (st is not None and not secure)
-        also = [{"path": p, "real_path": other_real, "change": change, "backup_file": "",
-                 "previous": {"mode": other_st["mode"], "owner": other_st["pw_name"], "group": other_st["gr_name"]}}
+        also = [{"path": p, "real_path": other_real, "change": change, "backup_file": "", "created": other_st is None,
+                 "previous": {"mode": other_st["mode"], "owner": other_st["pw_name"], "group": other_st["gr_name"]}
+                 if other_st else None}
                 for p, change, dummy, (other_real, other_st) in others]
         if (changed or others) and not self._task.check_mode:
             # every file backed up before the first write (the other files always: their backup is how they come back)
             if st and changed and (args["backup"] or also):  # with other files, how ours comes back
                 result["backup_file"] = self._backup(real, args["backup_dir"], task_vars)
             for entry in also:
-                entry["backup_file"] = self._backup(entry["real_path"], args["backup_dir"], task_vars)
+                if not entry["created"]:
+                    entry["backup_file"] = self._backup(entry["real_path"], args["backup_dir"], task_vars)
             self._transaction(real, st, new_text, changed, also, [text for dummy, dummy2, text, dummy3 in others], result, task_vars)
         diffs = []
         if new_text is not None:
             diffs.append({"before": mask(before or ""), "after": mask(new_text), "before_header": real, "after_header": real})
         for entry, (dummy, change, text, dummy2) in zip(also, others):
-            old_text = texts.get(entry["path"]) if entry["path"] in texts else self._read(entry["real_path"], task_vars)
+            old_text = conf["before"] if entry["path"] == conf["path"] else texts.get(entry["path"]) \
+                if entry["path"] in texts else self._read(entry["real_path"], task_vars)
             diffs.append({"before": mask(old_text or ""), "after": mask(text or ""), "before_header": entry["real_path"],
                           "after_header": entry["real_path"] if change == "unmerged" else "(removed)"})
         if diffs and self._task.diff:
@@ -239,7 +281,10 @@ class ActionModule(ActionBase):
                                   % (path, ", ".join(report["normalised"])))
         for warning in report["elsewhere"]:
             self._display.warning(warning)
-        result.update(changed=changed or bool(also), content_changed=new_text is not None, path=target, real_path=real,
+        result.update(changed=changed or bool(also), path=target, real_path=real,
+                      # the kubelet's settings move with file mode's drop-in: RKE2 restarts for it as for ours
+                      content_changed=new_text is not None or any(e["path"] == conf["path"] for e in also),
+                      kubelet_config=args["kubelet_config"], kubelet_config_path=conf["path"],
                       healthz_url=url,
                       created=changed and st is None,
                       previous=previous, mode=mode, report=report, also_changed=also,
@@ -266,6 +311,11 @@ class ActionModule(ActionBase):
                 if entry["change"] == "removed":
                     self._module("ansible.builtin.file", {"path": entry["real_path"], "state": "absent"}, task_vars)
                     done.append(("other", entry))
+                elif entry["created"]:  # file mode's drop-in: its folder may not exist yet (copy does not create it)
+                    self._module("ansible.builtin.file", {"path": os.path.dirname(entry["real_path"]), "state": "directory"},
+                                 task_vars)
+                    done.append(("other", entry))
+                    self._write(entry["real_path"], text, task_vars)
                 else:
                     self._module("ansible.builtin.file", {"path": entry["real_path"], "mode": "0600"}, task_vars)
                     done.append(("other", entry))
@@ -274,7 +324,10 @@ class ActionModule(ActionBase):
             put_back = []
             for kind, what in reversed(done):
                 try:
-                    if kind == "other":
+                    if kind == "other" and what["created"]:
+                        self._module("ansible.builtin.file", {"path": what["real_path"], "state": "absent"}, task_vars)
+                        put_back.append(what["real_path"] + " (removed)")
+                    elif kind == "other":
                         self._put_back(what["backup_file"], what["real_path"], what["previous"], task_vars)
                         put_back.append(what["real_path"])
                     elif result.get("backup_file"):

@@ -76,6 +76,23 @@ options:
       - Named to sort after Rancher's C(50-rancher.yaml) and the files before it, so that its C(kubelet-arg+) appends to theirs.
     type: path
     default: /etc/rancher/rke2/config.yaml.d/90-rke2-numa.yaml
+  kubelet_config:
+    description:
+      - Where the managed kubelet settings go. V(flags) - as C(kubelet-arg) entries (O(mode) says in which file).
+      - V(file) - as a KubeletConfiguration drop-in, C(kubelet.conf.d/90-rke2-numa.conf) beside O(path)
+        (C(/etc/rancher/rke2/kubelet.conf.d/90-rke2-numa.conf)) with C(cpuManagerPolicy), C(reservedSystemCPUs),
+        C(reservedMemory), C(topologyManagerPolicy) and their siblings, written in the same transaction as the RKE2 file
+        (backed up, check mode, diff). RKE2 hands that folder to the kubelet only when a C(kubelet-arg) names it
+        (C(config-dir=), which RKE2 copies into the kubelet's own drop-in folder - k3s C(extractConfigArgs)), so the
+        plan's other kubelet args and C(config-dir) go to O(dropin_path) (O(mode=auto) and O(mode=dropin); O(mode=merge)
+        is refused) and what merge mode wrote in O(path) is taken out. A managed setting still given as a
+        C(kubelet-arg) in any of RKE2's files (a drop-in, Rancher's C(50-rancher.yaml)) would win over the file, and
+        another C(*.conf) of the folder that sets one to another value would win or add to it - both refused, naming
+        the file, writing nothing.
+      - With V(flags), a drop-in of ours left in that folder by file mode is removed (backed up first).
+    type: str
+    default: flags
+    choices: [flags, file]
   rancher_root:
     description: Where M(maitred.rke2_numa.rancher_agent_info) looks for rancher-system-agent's files (C(/) on a node).
     type: path
@@ -142,6 +159,15 @@ mode:
   description: merge or dropin - the mode used (O(mode=auto) resolved).
   returned: always
   type: str
+kubelet_config:
+  description: flags or file - where the managed kubelet settings are (O(kubelet_config)).
+  returned: unless O(restore) is given
+  type: str
+kubelet_config_path:
+  description: File mode's KubeletConfiguration drop-in (written with V(file), removed with V(flags) when ours is there).
+  returned: unless O(restore) is given
+  type: str
+  sample: /etc/rancher/rke2/kubelet.conf.d/90-rke2-numa.conf
 managed_by:
   description: V(rancher) when Rancher manages the node (RV(rancher_evidence)), else V(none).
   returned: always
@@ -154,8 +180,10 @@ rancher_evidence:
 also_changed:
   description:
     - The other files this run changed with the one it manages, each with C(path), C(real_path), C(change)
-      (V(unmerged) - what merge mode wrote taken out of O(path); V(removed) - an earlier drop-in of ours),
-      C(backup_file) and C(previous) (mode, owner, group); O(restore) puts each back.
+      (V(unmerged) - what merge mode wrote taken out of O(path); V(removed) - an earlier drop-in of ours, or file mode's
+      KubeletConfiguration drop-in with O(kubelet_config=flags); V(kubelet_config) - file mode's drop-in written),
+      C(backup_file) and C(previous) (mode, owner, group; both empty for a file this run created, C(created) true);
+      O(restore) puts each back, or removes the one it created.
   returned: always
   type: list
   elements: dict
@@ -191,7 +219,7 @@ removed:
   returned: O(restore) given
   type: str
 also_restored:
-  description: With O(restore), the other files of the undone run (its RV(also_changed)) put back from their backups.
+  description: With O(restore), the other files of the undone run (its RV(also_changed)) put back from their backups (one it created, file mode's kubelet drop-in, removed - named with " (removed)").
   returned: O(restore) given
   type: list
   elements: str

@@ -18,20 +18,25 @@ v1beta1 types read them: maps of strings, ``evictionHard`` keyed by signal (``me
 
 from __future__ import annotations
 
+import os
+
 import yaml
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_conf import CONF_HEADER, merge_patch, parse_conf, walk_key
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (
     ACCUMULATED_FLAGS,
     MANAGED_KUBELET_FIELDS,
     MAP_FLAGS,
+    flag_name,
     kubelet_flag_values,
 )
 
 API_VERSION = "kubelet.config.k8s.io/v1beta1"
 KIND = "KubeletConfiguration"
-HEADER = ("# Managed by maitred.rke2_numa (its plan in file mode): the kubelet's CPU, Memory and Topology Manager\n"
-          "# settings and the reservations they need. RKE2 copies this folder into the kubelet's --config-dir after its\n"
-          "# own 00-rke2-defaults.conf; a kubelet-arg naming the same setting would win over this file.\n")
+HEADER = CONF_HEADER
+# The kubelet-arg that makes RKE2 hand our folder to the kubelet (module_utils/kubelet_conf.py): file mode owns it.
+CONFIG_DIR_FLAG = "config-dir"
+KUBELET_CONFIG_MODES = ("flags", "file")
 
 
 class KubeletConfigError(ValueError):
@@ -100,3 +105,57 @@ def config_kubelet_args(config):
         else:
             args.append("%s=%s" % (flag, value))
     return args
+
+
+def file_mode_args(kubelet_args, folder):
+    """File mode's split of the plan's kubelet args: (the kubelet-args RKE2 still passes - those with no field in the
+    file, then ``config-dir=<folder>`` - and the managed ones, which go to the drop-in)."""
+    flags = [str(a) for a in kubelet_args if flag_name(str(a)) not in MANAGED_KUBELET_FIELDS]
+    in_file = [str(a) for a in kubelet_args if flag_name(str(a)) in MANAGED_KUBELET_FIELDS]
+    return flags + ["%s=%s" % (CONFIG_DIR_FLAG, folder)], in_file
+
+
+def conf_problems(files, ours, planned):
+    """The kubelet drop-ins of our folder as they will be (``files``: [(path, fields or None when unreadable)] in the
+    kubelet's order, ours among them holding ``planned``): what keeps the kubelet from taking the plan's fields from our
+    file - another file it cannot load (the kubelet stops on it), another file that sets a managed field to another
+    value after ours, or one ours does not set (a JSON merge patch keeps it). Returns the problems, each naming the
+    file."""
+    problems, merged, where = [], {}, {}
+    for path, fields in files:
+        if fields is None:
+            problems.append("%s cannot be loaded: the kubelet would stop on it" % path)
+            continue
+        merged = merge_patch(merged, fields)
+        for field in fields:
+            where.setdefault(field, []).append(path)
+    for field in sorted(set(MANAGED_KUBELET_FIELDS.values()) & set(merged)):
+        if merged.get(field) != planned.get(field):
+            others = [p for p in where.get(field, []) if os.path.normpath(p) != os.path.normpath(ours)]
+            problems.append("%s would be %s, not the plan's %s: %s set%s it too (the kubelet merges its drop-ins in name "
+                            "order)" % (field, _show(merged.get(field)), _show(planned.get(field)), ", ".join(others),
+                                        "" if len(others) > 1 else "s"))
+    return problems
+
+
+def _show(value):
+    return "unset" if value is None else yaml.safe_dump(value, default_flow_style=True, width=1000).strip().replace("\n...", "")
+
+
+def plan_conf(path, before, others, kubelet_args):
+    """File mode's drop-in: (its new text, None when it already holds it; the problems that refuse the write, in
+    conf_problems' words). ``before``: its text (None when absent); ``others``: [(path, text)] of the folder's other
+    ``*.conf`` files (under it, in sub-folders too)."""
+    text = kubelet_config_text(kubelet_args)
+    planned = kubelet_config(kubelet_args)
+    folder = os.path.dirname(os.path.normpath(path))
+    files = []
+    for other, other_text in sorted(list(others) + [(path, None)], key=lambda f: walk_key(folder, f[0])):
+        if other == path:
+            files.append((path, planned))
+            continue
+        try:
+            files.append((other, parse_conf(other_text or "", other)))
+        except ValueError:
+            files.append((other, None))
+    return (None if text == before else text), conf_problems(files, path, planned)

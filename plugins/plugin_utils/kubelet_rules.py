@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 import struct
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_conf import FLAG_FIELDS
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
     CPU_ID_LIMIT,
     CpusetError,
@@ -311,15 +312,9 @@ MANAGED_KUBELET_FLAGS = ("cpu-manager-policy", "cpu-manager-policy-options", "to
                          "topology-manager-policy-options", "memory-manager-policy", "reserved-cpus", "kube-reserved",
                          "system-reserved", "eviction-hard", "reserved-memory")
 ACCUMULATED_FLAGS = ("reserved-memory",)
-# Each managed flag's field in the kubelet's configuration file (k8s.io/kubelet config/v1beta1 types.go
-# KubeletConfiguration; cmd/kubelet/app/options/options.go AddKubeletConfigFlags binds each flag to it): the
-# KubeletConfiguration drop-in the plan is in file mode (kubelet_config.py).
-MANAGED_KUBELET_FIELDS = {"cpu-manager-policy": "cpuManagerPolicy", "cpu-manager-policy-options": "cpuManagerPolicyOptions",
-                          "topology-manager-policy": "topologyManagerPolicy", "topology-manager-scope": "topologyManagerScope",
-                          "topology-manager-policy-options": "topologyManagerPolicyOptions",
-                          "memory-manager-policy": "memoryManagerPolicy", "reserved-cpus": "reservedSystemCPUs",
-                          "kube-reserved": "kubeReserved", "system-reserved": "systemReserved", "eviction-hard": "evictionHard",
-                          "reserved-memory": "reservedMemory"}
+# Each managed flag's field in the kubelet's configuration file: the KubeletConfiguration drop-in the plan is in file
+# mode (plugin_utils/kubelet_config.py); the table's home is module_utils/kubelet_conf.py, which reads it on the host.
+MANAGED_KUBELET_FIELDS = FLAG_FIELDS
 
 
 def kubelet_flag_values(sources):

@@ -41,8 +41,10 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_config_file
     load_config,
 )
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import DROPIN_HEADER
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_config import CONFIG_DIR_FLAG, file_mode_args, plan_conf
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (  # noqa: F401 - MANAGED_KUBELET_FLAGS: the planner's
     ACCUMULATED_FLAGS,
+    MANAGED_KUBELET_FIELDS,
     MANAGED_KUBELET_FLAGS,
     MAP_FLAGS,
     flag_name,
@@ -299,7 +301,7 @@ def kubelet_arg_sources(files):
             for flag in as_list(value, "kubelet-arg", path)]
 
 
-def rancher_conflicts(sources, wanted, managed=MANAGED_KUBELET_FLAGS):
+def rancher_conflicts(sources, wanted, managed=MANAGED_KUBELET_FLAGS, over=None):
     """Managed flags Rancher's file (config.yaml.d/50-rancher.yaml) sets to another value than the plan's: two owners of
     one setting. Rancher restarts rke2 with its own value whenever its plan changes, and a Rancher user who set it
     expects it - the node is blocked until the flag is changed or removed in Rancher (the cluster's
@@ -309,7 +311,11 @@ def rancher_conflicts(sources, wanted, managed=MANAGED_KUBELET_FLAGS):
     for name in sorted(set(managed) & set(rancher)):
         value, where = rancher[name]
         planned = wanted.get(name, (None,))[0]
-        if value != planned:
+        if value != planned and over and name in MANAGED_KUBELET_FIELDS:
+            out.append((name, "Rancher sets %s=%s (%s): a kubelet flag wins over %s, the plan's file - remove it in "
+                       "Rancher (the cluster's machineSelectorConfig or machineGlobalConfig kubelet-arg for this node's "
+                       "machines)" % (name, show_flag_value(value, name), ", ".join(sorted(set(where))), over)))
+        elif value != planned:
             out.append((name, "Rancher sets %s=%s (%s), the plan %s: change or remove it in Rancher (the cluster's "
                        "machineSelectorConfig or machineGlobalConfig kubelet-arg for this node's machines)" % (
                            name, show_flag_value(value, name), ", ".join(sorted(set(where))),
@@ -335,7 +341,7 @@ def check_effective_list(files, key, wanted, taints=False):
     return problems
 
 
-def check_effective_kubelet_args(files, planned, ours, managed=MANAGED_KUBELET_FLAGS):
+def check_effective_kubelet_args(files, planned, ours, managed=MANAGED_KUBELET_FLAGS, over=None):
     """What RKE2 will really pass must be the plan: refuse naming the file and the flag when not.
 
     ``files`` are all of RKE2's config files as they will be after our write
@@ -344,16 +350,29 @@ def check_effective_kubelet_args(files, planned, ours, managed=MANAGED_KUBELET_F
     one that differs (an extra reserved-memory that accumulates, a map flag
     that merges keys, a later file's plain ``kubelet-arg`` that replaces ours)
     is refused. Returns the warnings: managed flags another file sets whose
-    value the plan's still overrides.
+    value the plan's still overrides. ``over``: file mode's KubeletConfiguration
+    drop-in, which holds the managed settings - any of them still given as a
+    kubelet-arg would win over it (refused, naming the file), and RKE2 must hand
+    the kubelet that one folder (``config-dir``, one value).
     """
     sources = kubelet_arg_sources(files)
     effective = kubelet_flag_values(sources)
     wanted = kubelet_flag_values([(ours, a) for a in planned])
-    conflicts = rancher_conflicts(sources, wanted, managed)
+    conflicts = rancher_conflicts(sources, wanted, managed, over)
     problems, warnings = [msg for dummy, msg in conflicts], []
     for name in sorted(set(managed) & (set(effective) | set(wanted)) - set(n for n, dummy in conflicts)):
         value, where = effective.get(name, (None, []))
         others = sorted(set(w for w in where if w != ours))
+        if over and name in MANAGED_KUBELET_FIELDS and name not in wanted:
+            problems.append("%s=%s is given as a kubelet-arg in %s: a kubelet flag wins over %s, the plan's file - remove "
+                            "it there" % (name, show_flag_value(value, name), ", ".join(sorted(set(where))), over))
+            continue
+        if over and name == CONFIG_DIR_FLAG:
+            given = sorted(set(p for p, a in sources if flag_name(a) == name and a.partition("=")[2] != wanted[name][0]))
+            if given:
+                problems.append("%s names another folder in %s: RKE2 hands the kubelet one drop-in folder, and file mode's "
+                                "is %s - move those files there and remove it" % (name, ", ".join(given), wanted[name][0]))
+                continue
         if value == wanted.get(name, (None,))[0]:
             if others:
                 warnings.append("%s also set in %s; the plan's value reaches the kubelet (it keeps the last)"
@@ -377,7 +396,7 @@ def check_effective_kubelet_args(files, planned, ours, managed=MANAGED_KUBELET_F
 
 
 def plan_write(path, mode, target, before, read, dropins, kubelet_args, node_labels=(), node_taints=(),
-               managed=MANAGED_KUBELET_FLAGS, unmerge=False, ours=()):
+               managed=MANAGED_KUBELET_FLAGS, unmerge=False, ours=(), conf=None):
     """What the rke2_config action would write, and RKE2's files as they would be after it - every rule that can
     refuse, without a write. ``path``: config.yaml; ``target``: the file we manage (``path`` in merge mode, the
     drop-in in dropin mode); ``before``: its text (None when absent); ``read(p)``: the text of another of RKE2's
@@ -386,7 +405,21 @@ def plan_write(path, mode, target, before, read, dropins, kubelet_args, node_lab
     (check_effective_kubelet_args' warnings), report["unmerged"] (config.yaml's new text when ``unmerge``: the drop-in
     takes over from merge mode, None when nothing of ours was there) and report["removed"] (``ours``: drop-ins this
     collection wrote under another name, which go - one place holds the plan). Raises ConfigError (the action's
-    refusal; check.yml's "blocked")."""
+    refusal; check.yml's "blocked").
+
+    ``conf``: the kubelet's drop-in folder of file mode as it is - {"mode": flags or file, "path": our
+    KubeletConfiguration file, "folder", "before": its text (None when absent), "ours": it is ours, "others": [(path,
+    text)] of the folder's other ``*.conf`` files in the kubelet's order}. In file mode (``mode`` must be dropin) the
+    managed settings go to that file (kubelet_config.plan_conf) and RKE2's files carry the rest and ``config-dir``;
+    report["kubelet_config"] = {"mode", "path", "change" (written, removed or None), "text"}. In flags mode a file of
+    ours there is removed (its settings are the flags now)."""
+    conf_mode = (conf or {}).get("mode") or "flags"
+    in_file = []
+    if conf_mode == "file":
+        if mode != "dropin":
+            raise ConfigError("rke2_numa_kubelet_config=file leaves config.yaml to its owner (the plan's kubelet-args move to "
+                              "%s and config-dir to %s): it takes mode dropin, not %s: nothing written" % (conf["path"], target, mode))
+        kubelet_args, in_file = file_mode_args(kubelet_args, conf["folder"])
     folder = path + ".d"
     stale = sorted(d for d in ours if os.path.normpath(d) != os.path.normpath(target))
     dropins = [d for d in dropins if os.path.normpath(d) != os.path.normpath(target) and d not in stale]
@@ -413,7 +446,20 @@ def plan_write(path, mode, target, before, read, dropins, kubelet_args, node_lab
         problems += check_effective_list(files, key, wanted, taints)
     if problems:
         raise ConfigError("RKE2 would not pass the plan's labels and taints: %s: nothing written" % "; ".join(problems))
-    report["elsewhere"] = check_effective_kubelet_args(files, kubelet_args, target, managed)
+    if conf_mode == "file":
+        report["elsewhere"] = check_effective_kubelet_args(files, kubelet_args, target, tuple(managed) + (CONFIG_DIR_FLAG,),
+                                                           over=conf["path"])
+        conf_text, conf_refused = plan_conf(conf["path"], conf.get("before"), conf.get("others") or [], in_file)
+        if conf_refused:
+            raise ConfigError("the kubelet's drop-ins in %s would not hold the plan: %s: nothing written"
+                              % (conf["folder"], "; ".join(conf_refused)))
+        report["kubelet_config"] = {"mode": "file", "path": conf["path"], "text": conf_text,
+                                    "change": "written" if conf_text is not None else None}
+    else:
+        report["elsewhere"] = check_effective_kubelet_args(files, kubelet_args, target, managed)
+        gone = bool(conf and conf.get("ours"))
+        report["kubelet_config"] = {"mode": "flags", "path": (conf or {}).get("path"), "text": None,
+                                    "change": "removed" if gone else None}
     report["dropins"] = dropins
     report["removed"] = stale
     report["files"] = files

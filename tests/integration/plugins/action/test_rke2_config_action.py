@@ -378,3 +378,95 @@ def tree_of(root):
             if "/backup" not in path and not name.endswith(".yml") or name == "config.yaml":
                 out[path] = (open(path, "rb").read(), os.stat(path).st_mode)
     return out
+
+
+# ---- file mode (rke2_numa_kubelet_config=file): the managed settings as a KubeletConfiguration drop-in
+
+FULL_PLAN = ["cpu-manager-policy=static", "reserved-cpus=0,2", "topology-manager-policy=single-numa-node",
+             "kube-reserved=cpu=1,memory=1Gi", "eviction-hard=memory.available<500Mi", "reserved-memory=0:memory=1524Mi",
+             "max-pods=200"]
+
+
+def test_file_mode_writes_the_kubelet_drop_in_and_moves_the_flags_out_of_config_yaml_as_one_transaction(tmp_path, config):
+    """A node merge mode configured moves to file mode: kubelet.conf.d/90-rke2-numa.conf holds the managed settings,
+    config.yaml.d/90-rke2-numa.yaml hands RKE2 that folder (config-dir) and the unmanaged plan flag, config.yaml loses
+    only the flags merge mode wrote; check mode writes nothing; a second run changes nothing; restore puts it all back.
+    Then back to flags: nothing of file mode is left."""
+    text, dummy = __import__("ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config",
+                             fromlist=["x"]).merged_config(config.read_text(), "c", FULL_PLAN[:-1])
+    config.write_text(text)
+    os.chmod(str(config), 0o600)
+    before = config.read_text()
+    conf, dropin = tmp_path / "kubelet.conf.d" / "90-rke2-numa.conf", tmp_path / "config.yaml.d" / "90-rke2-numa.yaml"
+    args = dict(path=str(config), kubelet_config="file", kubelet_args=FULL_PLAN, dropin_path=str(dropin), rancher_root=str(tmp_path))
+    out = run(tmp_path, "--check", "--diff", **args)
+    assert out.returncode == 0 and "changed=1" in out.stdout, out.stdout + out.stderr
+    assert not conf.parent.exists() and not dropin.exists() and config.read_text() == before
+    assert "cpuManagerPolicy: static" in out.stdout  # the diff shows the drop-in to be written
+
+    out = run(tmp_path, "--diff", "-vvv", **args)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert TOKEN not in out.stdout + out.stderr
+    res = result_of(out)
+    assert res["kubelet_config"] == "file" and res["kubelet_config_path"] == str(conf) and res["content_changed"]
+    written = yaml.safe_load(conf.read_text())
+    assert written == {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+                       "cpuManagerPolicy": "static", "reservedSystemCPUs": "0,2", "topologyManagerPolicy": "single-numa-node",
+                       "kubeReserved": {"cpu": "1", "memory": "1Gi"}, "evictionHard": {"memory.available": "500Mi"},
+                       "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1524Mi"}}]}
+    assert stat.S_IMODE(os.stat(str(conf)).st_mode) == 0o600
+    assert yaml.safe_load(dropin.read_text()) == {"kubelet-arg+": ["max-pods=200", "config-dir=%s" % conf.parent]}
+    data = yaml.safe_load(config.read_text())
+    assert data["kubelet-arg"] == ["max-pods=250"] and data["token"] == TOKEN  # the user's flag stays, the token too
+    changes = dict((os.path.basename(e["path"]), (e["change"], e["created"])) for e in res["also_changed"])
+    assert changes == {"config.yaml": ("unmerged", False), "90-rke2-numa.conf": ("kubelet_config", True)}, res["also_changed"]
+
+    again = run(tmp_path, **args)
+    assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout
+
+    undo = run(tmp_path, restore=res, **args)
+    assert undo.returncode == 0, undo.stdout + undo.stderr
+    assert config.read_text() == before and not conf.exists() and not dropin.exists()
+
+    # file, then flags again (merge mode): our conf and the drop-in carrying config-dir go, config.yaml holds the plan
+    assert run(tmp_path, **args).returncode == 0 and conf.exists()
+    out = run(tmp_path, "-vvv", path=str(config), kubelet_args=FULL_PLAN, dropin_path=str(dropin), rancher_root=str(tmp_path))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert not conf.exists() and not dropin.exists()
+    assert yaml.safe_load(config.read_text())["kubelet-arg"] == ["max-pods=250"] + FULL_PLAN
+    changes = dict((os.path.basename(e["path"]), e["change"]) for e in result_of(out)["also_changed"])
+    assert changes == {"90-rke2-numa.yaml": "removed", "90-rke2-numa.conf": "removed"}
+
+
+@pytest.mark.parametrize("where, text, message", [
+    ("config.yaml.d/50-rancher.yaml", "kubelet-arg:\n  - cpu-manager-policy=none\n",
+     "Rancher sets cpu-manager-policy=none"),
+    ("config.yaml.d/60-site.yaml", "kubelet-arg+:\n  - reserved-cpus=1\n",
+     "reserved-cpus=1 is given as a kubelet-arg in"),
+    ("config.yaml.d/60-site.yaml", "kubelet-arg+:\n  - config-dir=/etc/kubelet-site\n",
+     "config-dir names another folder in"),
+    ("kubelet.conf.d/95-site.conf", "cpuManagerPolicy: none\n",
+     "cpuManagerPolicy would be none, not the plan's static"),
+    ("kubelet.conf.d/sub/10-site.conf", "memoryManagerPolicy: Static\n",
+     "memoryManagerPolicy would be Static, not the plan's unset"),
+    ("kubelet.conf.d/95-broken.conf", "cpuManagerPolicy: [unclosed\n",
+     "95-broken.conf cannot be loaded: the kubelet would stop on it"),
+])
+def test_file_mode_refuses_what_would_win_over_its_file_and_writes_nothing(tmp_path, config, where, text, message):
+    """A managed setting still given as a kubelet-arg (flags win over every file), another config-dir, or another kubelet
+    drop-in that would change or add a managed field: refused naming the file, nothing written."""
+    (tmp_path / os.path.dirname(where)).mkdir(parents=True)
+    (tmp_path / where).write_text(text)
+    before = tree_of(tmp_path)
+    out = run(tmp_path, path=str(config), kubelet_config="file", kubelet_args=FULL_PLAN, rancher_root=str(tmp_path),
+              dropin_path=str(tmp_path / "config.yaml.d" / "90-rke2-numa.yaml"))
+    assert out.returncode != 0 and message in out.stdout and "nothing written" in out.stdout, out.stdout
+    assert os.path.basename(where) in out.stdout
+    assert tree_of(tmp_path) == before and not (tmp_path / "kubelet.conf.d" / "90-rke2-numa.conf").exists()
+
+
+def test_file_mode_with_an_explicit_merge_is_refused(tmp_path, config):
+    before = tree_of(tmp_path)
+    out = run(tmp_path, path=str(config), kubelet_config="file", mode="merge", rancher_root=str(tmp_path))
+    assert out.returncode != 0 and "it takes mode dropin, not merge" in out.stdout, out.stdout
+    assert tree_of(tmp_path) == before
