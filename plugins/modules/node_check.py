@@ -71,8 +71,8 @@ options:
     default: true
   check:
     description:
-      - What the decision reads beside the node - C(config_mode), C(dropin_path), C(labels_via) (the common role's
-        variables), C(node_labels) (the Node's labels from the API, null when not read), C(rancher_machine) (its
+      - What the decision reads beside the node - C(config_mode), C(kubelet_config) (flags or file), C(dropin_path),
+        C(labels_via) (the common role's variables), C(node_labels) (the Node's labels from the API, null when not read), C(rancher_machine) (its
         C(rke.cattle.io/machine) label, null when not read or not there), C(pod_audit) (its entry of the pod audit, V({})
         when the pods were not audited), C(kubelet_version) (its Node's C(status.nodeInfo.kubeletVersion), null when not
         read - the plan is then for the RKE2 runtime the read finds on the host).

@@ -119,6 +119,18 @@ rke2:
   type: dict
   sample: {files: [{path: /etc/rancher/rke2/config.yaml, exists: true, mode: "0600", owner: root, group: root, link: null,
                     values: {kubelet-arg: [max-pods=250]}, shared: [], ours: false, error: null}]}
+kubelet_conf:
+  description:
+    - The kubelet drop-in folder of C(rke2_numa_kubelet_config=file) beside O(config_path) (C(kubelet.conf.d)) -
+      C(folder), C(path) (our C(90-rke2-numa.conf)) and C(files), each C(*.conf) in the kubelet's order (sub-folders
+      too) with C(path), C(exists), C(mode), C(owner), C(group), C(values) (only the managed settings' fields and
+      C(featureGates)), C(ours) (the file starts with this collection's header) and C(error) (the kubelet's words when
+      it could not load it).
+  returned: success
+  type: dict
+  sample: {folder: /etc/rancher/rke2/kubelet.conf.d, path: /etc/rancher/rke2/kubelet.conf.d/90-rke2-numa.conf,
+           files: [{path: /etc/rancher/rke2/kubelet.conf.d/90-rke2-numa.conf, exists: true, mode: "0600", owner: root,
+                    group: root, values: {cpuManagerPolicy: static}, ours: true, error: null}]}
 rke2_runtime:
   description:
     - The RKE2 the node runs, read under O(rancher_root) as M(maitred.rke2_numa.topology_info) reads it (its
@@ -150,6 +162,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_files impor
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.host_access import denied, denied_reason, user_name
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.hugepages_unit import read_unit
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_checkpoints import CPU_STATE, MEMORY_STATE, read_checkpoints
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_conf import conf_folder, read_conf_folder
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rancher import AGENT_VAR_DIRS, read_rancher
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_config_file import (
     HAS_YAML,
@@ -251,7 +264,7 @@ def main():
     access = {"user": user_name(), "denied": denied(
         files=[p["config_path"], p["nfd_features_file"]]
         + [os.path.join(p["kubelet_dir"], name) for name in (CPU_STATE, MEMORY_STATE)],
-        folders=[p["config_path"] + ".d", p["kubelet_dir"]]
+        folders=[p["config_path"] + ".d", conf_folder(p["config_path"]), p["kubelet_dir"]]
         + [os.path.join(p["rancher_root"], var, "interlock") for var in AGENT_VAR_DIRS])}
     if access["denied"]:
         module.fail_json(msg="not checked: " + denied_reason(access["denied"], access["user"]), access=access, topology=topology)
@@ -270,6 +283,7 @@ def main():
         boot = {"method": None, "error": str(e)}
     module.exit_json(changed=False, topology=topology, access=access, kubelet_state=read_checkpoints(p["kubelet_dir"]), boot=boot,
                      rke2={"files": [read_rke2_file(f) for f in config_files(p["config_path"])]},
+                     kubelet_conf=read_conf_folder(p["config_path"]),
                      hugepages_unit=read_unit(p["units_root"]), rancher=read_rancher(p["rancher_root"], p["config_path"]),
                      rke2_runtime=runtime_version(root=p["rancher_root"]),
                      nfd_features=read_feature_file(p["nfd_features_file"]) if p["nfd_features_file"] else None)

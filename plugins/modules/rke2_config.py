@@ -219,7 +219,9 @@ removed:
   returned: O(restore) given
   type: str
 also_restored:
-  description: With O(restore), the other files of the undone run (its RV(also_changed)) put back from their backups (one it created, file mode's kubelet drop-in, removed - named with " (removed)").
+  description:
+    - With O(restore), the other files of the undone run (its RV(also_changed)) put back from their backups; one it
+      created (file mode's kubelet drop-in) removed, named with C( (removed)).
   returned: O(restore) given
   type: list
   elements: str

@@ -15,10 +15,12 @@ state read in one module call; none is re-implemented.
 from __future__ import annotations
 
 import json
+import os
 
 import yaml
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.host_access import denied_reason
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_conf import conf_path
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_plan import plan_from_inputs
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rancher import rancher_signs
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import (
@@ -28,6 +30,11 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args impo
     running_ownership,
     split_cmdline,
     validate_args,
+)
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_config import (
+    file_mode_args,
+    kubelet_config as config_of,
+    kubelet_config_text,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import (
     pod_level_resource_managers,
@@ -102,7 +109,29 @@ def _effective(files):
     return dict((k, config.get(k)) for k in ("kubelet-arg", "node-label", "node-taint"))
 
 
-def config_decision(plan, state, setting="auto", dropin_path=None):
+def _conf_state(state, kubelet_config, plan):
+    """plan_write's ``conf`` from node_state_info's ``kubelet_conf`` (values, not texts): our file's text stands for
+    what it holds - the planned text when its fields are the plan's, else a text that differs; a file the kubelet
+    could not load, a text it cannot load either."""
+    found = state.get("kubelet_conf") or {}
+    path = found.get("path") or conf_path(state["rke2"]["files"][0]["path"])
+    folder = found.get("folder") or os.path.dirname(path)
+    files = [f for f in found.get("files") or [] if f.get("exists")]
+    ours = [f for f in files if os.path.normpath(f["path"]) == os.path.normpath(path)]
+    before = None
+    if ours:
+        in_file = file_mode_args(plan["kubelet_args"], folder)[1]
+        planned = dict((k, v) for k, v in config_of(in_file).items() if k not in ("apiVersion", "kind"))
+        same = kubelet_config == "file" and not ours[0].get("error") and ours[0].get("ours") and \
+            json.loads(json.dumps(ours[0].get("values") or {})) == planned
+        before = kubelet_config_text(in_file) if same else "# (not the plan's)\n"
+    others = [(f["path"], "{" if f.get("error") else state_text(f.get("values") or {})) for f in files
+              if os.path.normpath(f["path"]) != os.path.normpath(path)]
+    return {"mode": kubelet_config, "path": path, "folder": folder, "before": before,
+            "ours": bool(ours and ours[0].get("ours")), "others": others}
+
+
+def config_decision(plan, state, setting="auto", dropin_path=None, kubelet_config="flags"):
     """What the rke2_config action would do on this node's files, decided with its rules (rancher.config_mode, then
     rke2_config.plan_write: the parse, the merge or the drop-in with the move out of merge mode, the drop-in's folder,
     what RKE2 would pass after the write), run on the keys node_state_info read. Returns {"mode", "blocked" (why the
@@ -112,7 +141,10 @@ def config_decision(plan, state, setting="auto", dropin_path=None):
     files = state["rke2"]["files"]
     by_path = dict((f["path"], f) for f in files)
     path = files[0]["path"]
-    mode, unmerge, refusal = rancher.config_mode(setting, state.get("rancher"), dropin_path)
+    if kubelet_config == "file":  # the rke2_config action's choice: config.yaml left to its owner
+        mode, unmerge, refusal = ("merge" if setting == "merge" else "dropin"), True, None
+    else:
+        mode, unmerge, refusal = rancher.config_mode(setting, state.get("rancher"), dropin_path)
     target = path if mode == "merge" else dropin_path
     out = {"mode": mode, "blocked": [], "change": False, "reasons": [], "quiet": True}
     if refusal:
@@ -145,8 +177,9 @@ def config_decision(plan, state, setting="auto", dropin_path=None):
     dropins = [f["path"] for f in files[1:] if f["exists"]]
     ours = [f["path"] for f in files[1:] if f["exists"] and f.get("ours") and f["path"] != target]
     try:
+        conf = _conf_state(state, kubelet_config, plan)
         new_text, report = plan_write(path, mode, target, before, read, dropins, plan["kubelet_args"], plan["node_labels"],
-                                      plan["node_taints"], unmerge=unmerge, ours=ours)
+                                      plan["node_taints"], unmerge=unmerge, ours=ours, conf=conf)
     except ConfigError as e:
         out["blocked"] = [_refusal(e)]
         return out
@@ -159,9 +192,19 @@ def config_decision(plan, state, setting="auto", dropin_path=None):
         reasons.append("%s does not exist yet" % target)
     elif new_text is not None and (mode == "merge" or json.loads(json.dumps(current["values"] or {})) != yaml.safe_load(new_text)):
         reasons.append("%s does not hold the plan's kubelet args, labels and taints" % target)
-    if report["unmerged"] is not None:
+    if report["unmerged"] is not None and kubelet_config == "file":
+        reasons.append("%s still holds kubelet-args merge mode wrote: with rke2_numa_kubelet_config=file they move to %s"
+                       % (path, conf["path"]))
+    elif report["unmerged"] is not None:
         reasons.append("%s still holds what merge mode wrote, which moves to %s: Rancher manages the node, and its "
                        "50-rancher.yaml, read after config.yaml, would replace it" % (path, target))
+    moved = report["kubelet_config"]["change"]
+    if moved == "written":
+        reasons.append("%s %s" % (conf["path"], "does not hold the plan's kubelet settings" if conf["before"] is not None
+                                  else "does not exist yet (rke2_numa_kubelet_config=file)"))
+    elif moved == "removed":
+        reasons.append("%s is left from rke2_numa_kubelet_config=file: with flags the plan's settings are kubelet-args, "
+                       "and it goes" % conf["path"])
     for old in report["removed"]:
         reasons.append("%s is an earlier drop-in of ours; %s replaces it" % (old, target))
     if current and current["exists"]:
@@ -169,7 +212,8 @@ def config_decision(plan, state, setting="auto", dropin_path=None):
         if actual != SECURE:
             reasons.append("%s is %s %s:%s, not 0600 root:root (it holds the join token)"
                            % (target, actual["mode"], actual["owner"], actual["group"]))
-    out.update(change=bool(reasons), reasons=reasons, quiet=_effective(report["files"]) == now)
+    # the kubelet's settings change with file mode's drop-in too: RKE2 must restart for it
+    out.update(change=bool(reasons), reasons=reasons, quiet=_effective(report["files"]) == now and moved is None)
     return out
 
 
@@ -274,7 +318,8 @@ def rewritten_warning(plan, state):
     return [REWRITTEN % target["path"]]
 
 
-def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", node_labels=None, rancher_machine=None):
+def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", node_labels=None, rancher_machine=None,
+           kubelet_config="flags"):
     """{"compliant", "runs_plan", "reasons", "findings", "actions", "blocked", "plan_fingerprint", "warnings", "config_mode",
     "managed_by", "managed_by_evidence"} for one node (``rancher_machine``: the Node's rke.cattle.io/machine label, when
     the Node was read - evidence of Rancher beside the host's; the config mode is decided from the host's only).
@@ -297,7 +342,7 @@ def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", 
                 reasons.append(text)
                 findings.append({"check": check, "text": text})
     # What the apply chain would refuse: a roll must not take the node out for it (blocked, not a plan of actions).
-    config = config_decision(plan, state, config_mode, dropin_path)
+    config = config_decision(plan, state, config_mode, dropin_path, kubelet_config)
     blocked = (["boot configuration: %s" % state["boot"]["error"]] if state["boot"].get("error") else []) + config["blocked"]
     files_change, reboot, boot_reasons = boot_findings(plan, state)
     found("boot", boot_reasons)
@@ -391,7 +436,7 @@ def check_facts(plan, check):
         facts.update(rke2_numa_compliance={}, rke2_numa_managed_by="unknown", rke2_numa_managed_by_evidence=[])
         return facts
     compliance = assess(plan, state, check.get("config_mode") or "auto", check.get("dropin_path"), check.get("labels_via") or "nfd",
-                        check.get("node_labels"), check.get("rancher_machine"))
+                        check.get("node_labels"), check.get("rancher_machine"), check.get("kubelet_config") or "flags")
     facts.update(rke2_numa_compliance=compliance, rke2_numa_managed_by=compliance["managed_by"],
                  rke2_numa_managed_by_evidence=compliance["managed_by_evidence"])
     return facts

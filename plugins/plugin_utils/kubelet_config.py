@@ -92,6 +92,7 @@ def config_kubelet_args(config):
     """A KubeletConfiguration (dict) back to the managed flags it sets (name=value), as kubelet_rules reads flags:
     how the file's settings are judged by the same rules as the flags'."""
     fields = dict((field, flag) for flag, field in MANAGED_KUBELET_FIELDS.items())
+    fields["featureGates"] = "feature-gates"  # read beside them by the rules (gates of policy options, pod-level)
     args = []
     for field, value in (config or {}).items():
         flag = fields.get(field)
@@ -101,7 +102,8 @@ def config_kubelet_args(config):
             args.append("%s=%s" % (flag, ";".join("%d:%s" % (int(r["numaNode"]), ",".join("%s=%s" % kv for kv in sorted((r.get("limits") or {}).items())))
                                                   for r in value or [])))
         elif flag in MAP_FLAGS:
-            args.append("%s=%s" % (flag, ",".join("%s%s%s" % (k, MAP_FLAGS[flag], v) for k, v in sorted((value or {}).items()))))
+            args.append("%s=%s" % (flag, ",".join("%s%s%s" % (k, MAP_FLAGS[flag], str(v).lower() if isinstance(v, bool) else v)
+                                                  for k, v in sorted((value or {}).items()))))
         else:
             args.append("%s=%s" % (flag, value))
     return args
@@ -159,3 +161,21 @@ def plan_conf(path, before, others, kubelet_args):
         except ValueError:
             files.append((other, None))
     return (None if text == before else text), conf_problems(files, path, planned)
+
+
+def running_config_args(kubelet_args, conf):
+    """The kubelet's managed settings on a node as flags (``--name=value``): those of the drop-in folder file mode uses
+    (node_state_info's ``kubelet_conf``: its ``*.conf`` merged in the kubelet's order) when a ``config-dir`` kubelet-arg
+    hands RKE2 that folder, then ``kubelet_args`` (the flags RKE2 passes, which win over every file). Another folder
+    named by config-dir was not read: its files are not counted."""
+    names = [a.lstrip("-").partition("=") for a in kubelet_args]
+    folders = [value for name, dummy, value in names if name.replace("_", "-") == CONFIG_DIR_FLAG]
+    if not conf or not folders or os.path.normpath(folders[-1]) != os.path.normpath(conf.get("folder") or ""):
+        return list(kubelet_args)
+    merged = {}
+    for f in conf.get("files") or []:
+        if f.get("exists") and not f.get("error"):
+            merged = merge_patch(merged, f.get("values") or {})
+    flags = set(flag_name(a.lstrip("-")) for a in kubelet_args)
+    # a flag replaces the file's value (the kubelet parses its flags over the merged configuration)
+    return ["--" + a for a in config_kubelet_args(merged) if flag_name(a) not in flags] + list(kubelet_args)

@@ -41,7 +41,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_config_file
     load_config,
 )
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import DROPIN_HEADER
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_config import CONFIG_DIR_FLAG, file_mode_args, plan_conf
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_config import CONFIG_DIR_FLAG, file_mode_args, plan_conf, running_config_args
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import (  # noqa: F401 - MANAGED_KUBELET_FLAGS: the planner's
     ACCUMULATED_FLAGS,
     MANAGED_KUBELET_FIELDS,
@@ -313,8 +313,8 @@ def rancher_conflicts(sources, wanted, managed=MANAGED_KUBELET_FLAGS, over=None)
         planned = wanted.get(name, (None,))[0]
         if value != planned and over and name in MANAGED_KUBELET_FIELDS:
             out.append((name, "Rancher sets %s=%s (%s): a kubelet flag wins over %s, the plan's file - remove it in "
-                       "Rancher (the cluster's machineSelectorConfig or machineGlobalConfig kubelet-arg for this node's "
-                       "machines)" % (name, show_flag_value(value, name), ", ".join(sorted(set(where))), over)))
+                        "Rancher (the cluster's machineSelectorConfig or machineGlobalConfig kubelet-arg for this node's "
+                        "machines)" % (name, show_flag_value(value, name), ", ".join(sorted(set(where))), over)))
         elif value != planned:
             out.append((name, "Rancher sets %s=%s (%s), the plan %s: change or remove it in Rancher (the cluster's "
                        "machineSelectorConfig or machineGlobalConfig kubelet-arg for this node's machines)" % (
@@ -544,6 +544,8 @@ def state_files(state):
 
 
 def state_kubelet_args(state):
-    """The kubelet flags RKE2 passes (``--name=value``, effective over config.yaml and its drop-ins) on that node."""
+    """The kubelet's settings on that node as flags (``--name=value``): those RKE2 passes (effective over config.yaml
+    and its drop-ins), after those of file mode's KubeletConfiguration drop-ins when a config-dir kubelet-arg hands
+    RKE2 their folder (kubelet_config.running_config_args)."""
     value = effective_config(state_files(state)).get("kubelet-arg", [])
-    return ["--" + str(a) for a in ([value] if isinstance(value, str) else value)]
+    return running_config_args(["--" + str(a) for a in ([value] if isinstance(value, str) else value)], state.get("kubelet_conf"))
