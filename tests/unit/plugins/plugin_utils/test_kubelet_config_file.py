@@ -21,11 +21,9 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance impor
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_config import (
     file_mode_args,
     kubelet_config,
-    kubelet_config_text,
     running_config_args,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import PlanError, make_plan
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import dropin_config
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import check_config
 from ansible_collections.maitred.rke2_numa.tests.fixtures.hwloc_dumps import HWLOC_DUMPS
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply
@@ -80,22 +78,10 @@ def test_the_host_reads_the_folder_as_the_kubelet_walks_it(tmp_path):
     assert read["files"][0]["values"] == {"topologyManagerPolicy": "best-effort"} and not read["files"][0]["ours"]
 
 
-def file_mode(root, plan):
-    """What the rke2_config action writes in file mode, on a node copy."""
-    rke2 = root / "etc/rancher/rke2"
-    flags, in_file = file_mode_args(plan["kubelet_args"], str(rke2 / "kubelet.conf.d"))
-    for path, text in ((rke2 / "config.yaml.d" / "90-rke2-numa.yaml", dropin_config(flags, plan["node_labels"], plan["node_taints"])),
-                       (rke2 / "kubelet.conf.d" / "90-rke2-numa.conf", kubelet_config_text(in_file))):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        path.chmod(0o600)
-    return rke2
-
-
 def test_a_node_in_file_mode_is_compliant_in_file_mode_and_moves_back_with_flags(node):
     root, plan, state = node
-    comply(root, plan, config=False)
-    rke2 = file_mode(root, plan)
+    comply(root, plan, config="file")
+    rke2 = root / "etc/rancher/rke2"
     dropin = str(rke2 / "config.yaml.d" / "90-rke2-numa.yaml")
     result = assess(plan, state(), "auto", dropin, kubelet_config="file")
     assert result["compliant"] and result["config_mode"] == "dropin", result["reasons"]
