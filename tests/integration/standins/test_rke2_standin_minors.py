@@ -160,3 +160,17 @@ def test_a_1_36_kubelet_with_the_gate_off_reads_a_v3_checkpoint(machine, monkeyp
     """The 1.36 kubelet has the V3 type whatever the gate (the collection agrees: no reset)."""
     start(standin("v1.36.4+rke2r1", monkeypatch), machine, GOOD + ["--feature-gates=PodLevelResourceManagers=true"])
     start(standin("v1.36.4+rke2r1", monkeypatch), machine, GOOD)
+
+
+def test_a_failure_tied_to_a_setting_follows_it_into_the_kubelet_s_file(tmp_path, monkeypatch):
+    """RKE2_STANDIN_FAIL_AFTER_START_FLAG names a setting the failing kubelet runs with: set by the plan's drop-in
+    (file mode) as well as by a flag."""
+    module = standin("v1.37.2+rke2r1", monkeypatch)
+    folder = tmp_path / "kubelet.conf.d"
+    folder.mkdir()
+    (folder / "90-rke2-numa.conf").write_text("systemReserved:\n  memory: 2Gi\n")
+    cfg = module.parse_kubelet_flags(module.kubelet_args([], {"config-dir": str(folder)}), "rke2")
+    assert module.runs_with(cfg, [], "--system-reserved=memory=2Gi")
+    assert not module.runs_with(cfg, [], "--system-reserved=memory=1Gi")
+    flags = ["--system-reserved=memory=1Gi"]
+    assert module.runs_with(module.parse_kubelet_flags(flags, "rke2"), flags, "--system-reserved=memory=1Gi")

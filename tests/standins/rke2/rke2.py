@@ -536,6 +536,15 @@ def _parse_reserved_memory(value):
     return out
 
 
+def runs_with(cfg, args, flag):
+    """Whether the kubelet runs with the setting ``flag`` (``--name=value``) - on its command line, or from its
+    configuration files (a KubeletConfiguration drop-in sets it as well as the flag does)."""
+    if flag in args:
+        return True
+    name = flag[2:].partition("=")[0].replace("_", "-")
+    return name in cfg and cfg[name] == parse_kubelet_flags([flag]).get(name)
+
+
 def parse_kubelet_flags(args, eviction_defaults="rke2", node_ip=""):
     """Apply ``--name=value`` flags over the configuration RKE2 gives the kubelet.
 
@@ -2145,7 +2154,7 @@ class Agent:
                 except (OSError, ValueError) as exc:
                     _refuse_run("failed to get machine info: %s" % exc)
                 result = start_kubelet(cfg, topology, kubelet_dir, self.options)
-                if self.fail_after_start and (not self.fail_after_start_flag or self.fail_after_start_flag in args):
+                if self.fail_after_start and (not self.fail_after_start_flag or runs_with(cfg, args, self.fail_after_start_flag)):
                     err = "Failed to start ContainerManager: " + self.fail_after_start
                     raise KubeletRefusal(err, [klog("E", "kubelet.go:1649", "Failed to start ContainerManager",
                                                     err=self.fail_after_start)])
