@@ -363,6 +363,49 @@ def request(cluster, method, path, body):
     return response.status, data
 
 
+def create_pod_level(cluster, name, cpu="4", memory="256Mi"):
+    """A Guaranteed pod by its own budget (spec.resources), its container without requests - the pod-level probe."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+           "spec": {"nodeName": "n1", "restartPolicy": "Never",
+                    "resources": {"requests": {"cpu": cpu, "memory": memory}, "limits": {"cpu": cpu, "memory": memory}},
+                    "containers": [{"name": "probe", "image": "registry.example/probe:1", "command": ["sh", "-c", SCRIPT]}]}}
+    path = str(cluster.tmp / (name + ".json"))
+    with open(path, "w") as handle:
+        json.dump(pod, handle)
+    out = cluster.kubectl("create", "--validate=false", "-f", path, "-o", "json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@needs_kubectl
+@pytest.mark.parametrize("version, pinned", [("v1.37.2+rke2r1", True), ("v1.35.3+rke2r1", False)])
+def test_a_pod_with_its_own_budget_is_pinned_where_the_pod_level_managers_run(cluster, version, pinned):
+    """KEP-5526: on 1.37 (PodLevelResourceManagers on) the pod's budget is one NUMA-aligned set of whole CPUs - the
+    pod's entry in the checkpoint, its container on it (the pod's shared pool); on 1.35 the pod is Guaranteed by its
+    budget but the CPU and Memory Managers skip it: the shared pool, every memory node."""
+    cluster.start_agent(RKE2_STANDIN_VERSION=version)
+    created = create_pod_level(cluster, "pod-level")
+    assert created["status"]["qosClass"] == "Guaranteed", "the budget alone decides the QoS class"
+    pod = cluster.finished("pod-level")
+    assert pod["status"]["phase"] == "Succeeded", pod["status"]
+    log = cluster.log("pod-level")
+    cpus, uid = rke2.parse_cpulist(log["cpus"]), pod["metadata"]["uid"]
+    state = rke2.read_cpu_checkpoint(os.path.join(cluster.kubelet_dir, "cpu_manager_state"), True, "v4" if pinned else "v2")
+    if pinned:
+        assert len(cpus) == 4 and cpus <= node_cpus(cluster.root, 0) and not cpus & {0, 112}, log
+        assert state["podEntries"] == {uid: {"cpuSet": log["cpus"]}} and state["entries"] == {uid: {"probe": log["cpus"]}}
+        assert log["mems"] == "0"
+        assert not cpus & rke2.parse_cpulist(state["defaultCpuSet"])
+    else:
+        assert len(cpus) > 100 and log["mems"] == "0-1", log
+        assert not state.get("podEntries") and not state.get("entries")
+    # the next admission frees what the finished pod held (removeStaleState), its pod entry with it
+    cluster.create("after", cpu="2", gpu=None)
+    cluster.finished("after")
+    state = rke2.read_cpu_checkpoint(os.path.join(cluster.kubelet_dir, "cpu_manager_state"), True, "v4" if pinned else "v2")
+    assert uid not in (state.get("podEntries") or {}) and uid not in (state.get("entries") or {})
+
+
 # ---------------------------------------------------------------- pieces
 
 @pytest.mark.parametrize("resources, qos", [
@@ -377,6 +420,22 @@ def test_qos_class_as_the_api_server_computes_it(resources, qos):
     spec = {"containers": [{"name": "c", "resources": resources}]}
     assert kubeapi.pod_qos(spec) == qos
     assert rke2.pod_qos(spec) == qos
+
+
+@pytest.mark.parametrize("budget, qos", [
+    ({"limits": {"cpu": "4", "memory": "1Gi"}}, "Guaranteed"),
+    ({"requests": {"cpu": "2", "memory": "1Gi"}, "limits": {"cpu": "4", "memory": "1Gi"}}, "Burstable"),
+    ({"limits": {"cpu": "4"}}, "Burstable"),
+])
+def test_a_pod_s_own_budget_alone_decides_its_qos_class(budget, qos, monkeypatch):
+    """ComputePodQOS with pod-level resources: the containers' (a sidecar without requests here) do not count - from
+    1.34, where PodLevelResources is on; a 1.33 kubelet reads the containers' only."""
+    spec = {"resources": budget, "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}, {"name": "sidecar"}]}
+    assert kubeapi.pod_qos(spec) == qos
+    monkeypatch.setattr(rke2, "MINOR", 34)
+    assert rke2.pod_qos(spec) == qos
+    monkeypatch.setattr(rke2, "MINOR", 33)
+    assert rke2.pod_qos(spec) == "BestEffort"
 
 
 # ---------------------------------------------------------------- Node Feature Discovery on the node

@@ -683,7 +683,25 @@ def _is_extended(name):
 
 
 def pod_qos(spec):
-    """GetPodQOS (pkg/apis/core/helper/qos): cpu and memory only; requests default to limits."""
+    """GetPodQOS (pkg/apis/core/helper/qos ComputePodQOS): cpu and memory only; requests default to limits. A pod with
+    its own budget (``spec.resources``, PodLevelResources: beta and on from 1.34) is judged by it alone: Guaranteed when
+    it limits cpu and memory and requests what it limits."""
+    pod_level = spec.get("resources") if isinstance(spec.get("resources"), dict) else None
+    if pod_level and (pod_level.get("requests") or pod_level.get("limits")):
+        limits = {}
+        for name, raw in (pod_level.get("limits") or {}).items():
+            with contextlib.suppress(ValueError):
+                if name in ("cpu", "memory") and parse_quantity(raw).value > 0:
+                    limits[name] = parse_quantity(raw).value
+        requests = dict(limits)
+        for name, raw in (pod_level.get("requests") or {}).items():
+            with contextlib.suppress(ValueError):
+                if name in ("cpu", "memory") and parse_quantity(raw).value > 0:
+                    requests[name] = parse_quantity(raw).value
+        if not requests and not limits:
+            return "BestEffort"
+        guaranteed = set(limits) >= {"cpu", "memory"} and all(limits.get(k) == v for k, v in requests.items())
+        return "Guaranteed" if guaranteed and len(requests) == len(limits) else "Burstable"
     requests, limits, guaranteed = {}, {}, True
     for container in list(spec.get("initContainers") or []) + list(spec.get("containers") or []):
         resources = (container or {}).get("resources") or {}

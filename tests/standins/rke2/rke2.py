@@ -1196,6 +1196,9 @@ def _start_cpu_manager(path, policy, reserved, all_cpus, strict, verify, fmt="v2
     known = set(default)
     for dummy, dummy2, cpus in assigned:
         known |= cpus
+    for entry in (data.get("podEntries") or {}).values():   # the pods' own sets (a kubelet with the V3 type reads them)
+        with contextlib.suppress(ValueError, AttributeError):
+            known |= parse_cpulist((entry or {}).get("cpuSet") or "")
     if known != set(all_cpus):
         invalid("current set of available CPUs %s doesn't match with CPUs in state %s" % (go_quote(format_cpulist(all_cpus)), go_quote(format_cpulist(known))))
     return data
@@ -1435,8 +1438,29 @@ def container_resources(container):
     return requests, limits
 
 
+def pod_resources(spec):
+    """A pod's own budget (``spec.resources``, KEP-2837 PodLevelResources: beta and on by default from 1.34) as exact
+    (requests, limits) of cpu and memory - the only resources it may name -, requests defaulting to limits (the API
+    server's defaulting); None when the pod has none or this kubelet's minor does not read it."""
+    pod_level = spec.get("resources") if isinstance(spec.get("resources"), dict) else None
+    if MINOR < 34 or not pod_level or not (pod_level.get("requests") or pod_level.get("limits")):
+        return None
+    limits = {str(k): _quantity(v) for k, v in (pod_level.get("limits") or {}).items() if str(k) in ("cpu", "memory")}
+    requests = dict(limits)
+    requests.update({str(k): _quantity(v) for k, v in (pod_level.get("requests") or {}).items() if str(k) in ("cpu", "memory")})
+    return dict((k, v) for k, v in requests.items() if v > 0), dict((k, v) for k, v in limits.items() if v > 0)
+
+
 def pod_qos(spec):
-    """GetPodQOS: only cpu and memory count; Guaranteed when every container limits both and requests equal limits."""
+    """GetPodQOS (pkg/apis/core/v1/helper/qos ComputePodQOS): only cpu and memory count; Guaranteed when every container
+    limits both and requests equal limits - or, for a pod with its own budget, when that budget does (it alone decides)."""
+    own = pod_resources(spec)
+    if own is not None:
+        requests, limits = own
+        if not requests and not limits:
+            return "BestEffort"
+        guaranteed = set(limits) >= {"cpu", "memory"} and all(limits.get(k) == v for k, v in requests.items())
+        return "Guaranteed" if guaranteed and len(requests) == len(limits) else "Burstable"
     requests, limits, guaranteed = {}, {}, True
     for container in (spec.get("initContainers") or []) + (spec.get("containers") or []):
         creq, clim = container_resources(container)
@@ -1455,7 +1479,8 @@ def pod_qos(spec):
 
 
 def pod_requests(spec):
-    """What the scheduler's Fits counts: max(sum of the app containers, any init container), per resource."""
+    """What the scheduler's Fits counts: max(sum of the app containers, any init container), per resource; a pod's own
+    budget replaces them for cpu and memory (component-helpers resource.PodRequests)."""
     total = {}
     for container in spec.get("containers") or []:
         for name, value in container_resources(container)[0].items():
@@ -1463,6 +1488,9 @@ def pod_requests(spec):
     for container in spec.get("initContainers") or []:
         for name, value in container_resources(container)[0].items():
             total[name] = max(total.get(name, 0), value)
+    own = pod_resources(spec)
+    if own is not None:
+        total.update(own[0])
     return total
 
 
@@ -1507,6 +1535,8 @@ class PodRuntime:
         self.cpuset_delegated = env("RKE2_STANDIN_CPUSET_DELEGATED", "true").lower() not in ("0", "false", "no")
         self.procs = {}
         self.capacity, self.allocatable = self._node_resources(reservation)
+        # KEP-5526: the CPU, Memory and Topology Managers serve a pod's own budget (alpha 1.36, on from 1.37)
+        self.pod_level_managers = feature_gate(cfg, "PodLevelResourceManagers")
 
     # -- the Node's capacity and allocatable (the kubelet's node status)
     def _node_resources(self, reservation):
@@ -1549,7 +1579,10 @@ class PodRuntime:
 
     def _write_cpu_state(self, data):
         if self.static_cpu:
-            write_cpu_checkpoint(self.cpu_file, cpu_checkpoint("static", data["defaultCpuSet"], data.get("entries")), self.cpu_format)
+            body = cpu_checkpoint("static", data["defaultCpuSet"], data.get("entries"))
+            if data.get("podEntries"):
+                body["podEntries"] = data["podEntries"]
+            write_cpu_checkpoint(self.cpu_file, body, self.cpu_format)
 
     def _memory_entries(self):
         try:
@@ -1567,13 +1600,17 @@ class PodRuntime:
         """removeStaleState: the pods' exclusive CPUs and memory go back; their checkpoint entries go."""
         uids = set(uids)
         cpu = self._cpu_state()
+        pods = cpu.get("podEntries") or {}
         held = [parse_cpulist(text) for uid in uids for text in (cpu["entries"].get(uid) or {}).values()]
-        if any(uid in cpu["entries"] for uid in uids):
+        held += [parse_cpulist((pods.get(uid) or {}).get("cpuSet") or "") for uid in uids]
+        if any(uid in cpu["entries"] or uid in pods for uid in uids):
             default = parse_cpulist(cpu["defaultCpuSet"])
             for cpus in held:
                 default |= cpus
             cpu["defaultCpuSet"] = format_cpulist(default)
             cpu["entries"] = {k: v for k, v in cpu["entries"].items() if k not in uids}
+            if pods:
+                cpu["podEntries"] = {k: v for k, v in pods.items() if k not in uids}
             self._write_cpu_state(cpu)
         entries = self._memory_entries()
         if any(uid in entries for uid in uids):
@@ -1786,14 +1823,21 @@ class PodRuntime:
                         for d in c.get("devices") or []}
         state = {"cpu": self._cpu_state(), "memory": self._memory_entries(), "devices": set(used_devices)}
         containers = [c for c in spec.get("containers") or [] if isinstance(c, dict)]
-        units = [containers] if self.scope == "pod" else [[c] for c in containers]
-        placed, numa_used = {}, []
-        for unit in units:
-            needs = [self._needs(c, qos) for c in unit]
-            numa = self._hint(needs, state)
-            numa_used.append(numa)
-            for container, need in zip(unit, needs):
-                placed[str(container.get("name") or "")] = self._allocate(uid, container, need, numa, state)
+        own = pod_resources(spec)
+        if own is not None and self.pod_level_managers and qos == "Guaranteed":
+            placed, numa = self._allocate_pod(uid, containers, own[0], state)
+            numa_used = [numa]
+        else:
+            # without the pod-level managers a pod with its own budget gets nothing exclusive (policy_static.go:
+            # "CPU Manager allocation skipped, pod is using pod-level resources which are not supported")
+            units = [containers] if self.scope == "pod" else [[c] for c in containers]
+            placed, numa_used = {}, []
+            for unit in units:
+                needs = [self._needs(c, "Burstable" if own is not None else qos) for c in unit]
+                numa = self._hint(needs, state)
+                numa_used.append(numa)
+                for container, need in zip(unit, needs):
+                    placed[str(container.get("name") or "")] = self._allocate(uid, container, need, numa, state)
         if any(c.get("exclusive") for c in placed.values()):
             self._write_cpu_state(state["cpu"])
         if any(c.get("memory") for c in placed.values()):
@@ -1897,6 +1941,52 @@ class PodRuntime:
             entry["devices"] = self._take_devices(need["gpus"], numa, state)
         return entry
 
+    def _allocate_pod(self, uid, containers, budget, state):
+        """KEP-5526 (PodLevelResourceManagers), a Guaranteed pod with its own budget: one Topology Manager hint for the
+        pod, its whole CPUs taken as the pod's set (``podEntries``: {uid: {"cpuSet"}}) and its memory from that NUMA
+        node; a container that is Guaranteed on its own (whole CPUs, requests equal to limits for cpu and memory) gets an
+        exclusive slice of the pod's set, every other container the rest - the pod's shared pool -, each written to
+        ``entries`` ("the manager pre-computes and writes the specific assignment for every container to the state
+        file"). The pod's memory blocks are recorded with its first container in the shared pool (the stand-in's
+        memory checkpoint has no pod entries). Returns (placed, the NUMA node)."""
+        cpu = budget.get("cpu", 0)
+        need = {"cpus": int(cpu) if self.static_cpu and cpu.denominator == 1 and cpu > 0 else 0,
+                "memory": {"memory": int(budget["memory"])} if self.static_memory and budget.get("memory") else {},
+                "gpus": sum(self._needs(c, "Burstable")["gpus"] for c in containers)}
+        numa = self._hint([need], state)
+        pool = parse_cpulist(self._take_cpus(uid, None, need["cpus"], numa, state)) if need["cpus"] else frozenset()
+        placed, shared = {}, []
+        for container in containers:
+            name = str(container.get("name") or "")
+            requests, limits = container_resources(container)
+            own_cpu = requests.get("cpu", 0)
+            alone = (pool and own_cpu > 0 and own_cpu.denominator == 1 and requests.get("cpu") == limits.get("cpu")
+                     and limits.get("memory") and requests.get("memory") == limits.get("memory"))
+            entry = {"cpus": "", "mems": "", "exclusive": bool(pool), "devices": [], "memory": []}
+            if alone:
+                taken = [c for core in self._whole_cores(pool) for c in sorted(core)][:int(own_cpu)]
+                taken += [c for c in sorted(pool) if c not in taken][:int(own_cpu) - len(taken)]
+                pool = pool - frozenset(taken)
+                entry["cpus"] = format_cpulist(taken)
+                state["cpu"]["entries"].setdefault(uid, {})[name] = entry["cpus"]
+            else:
+                shared.append(name)
+            gpus = self._needs(container, "Burstable")["gpus"]
+            if gpus:
+                entry["devices"] = self._take_devices(gpus, numa, state)
+            placed[name] = entry
+        for name in shared:
+            placed[name]["cpus"] = format_cpulist(pool)
+            if pool:
+                state["cpu"]["entries"].setdefault(uid, {})[name] = format_cpulist(pool)
+        if need["memory"]:
+            holder = (shared or list(placed))[0]
+            placed[holder]["memory"] = self._take_memory(uid, holder, need["memory"], numa, state)
+        mems = sorted({n for entry in placed.values() for block in entry["memory"] for n in block["numaAffinity"]})
+        for entry in placed.values():
+            entry["mems"] = format_cpulist(mems or sorted(n for n, node in self.topology["nodes"].items() if node["memory"] > 0))
+        return placed, numa
+
     def _take_cpus(self, uid, name, count, numa, state):
         if self.full_pcpus:
             if count % self.threads:
@@ -1925,7 +2015,10 @@ class PodRuntime:
                 break
         chosen = frozenset(taken)
         state["cpu"]["defaultCpuSet"] = format_cpulist(parse_cpulist(state["cpu"]["defaultCpuSet"]) - chosen)
-        state["cpu"]["entries"].setdefault(uid, {})[name] = format_cpulist(chosen)
+        if name is None:  # the pod's own set (pod-level resource managers)
+            state["cpu"].setdefault("podEntries", {})[uid] = {"cpuSet": format_cpulist(chosen)}
+        else:
+            state["cpu"]["entries"].setdefault(uid, {})[name] = format_cpulist(chosen)
         return format_cpulist(chosen)
 
     def _take_memory(self, uid, name, wanted, numa, state):
