@@ -34,6 +34,7 @@ import re
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import CpusetError, format_cpulist, parse_cpulist
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import cpus_per_core, parse_kubelet_args
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import pod_level_resource_managers
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import shortfall
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import (
     QuantityError,
@@ -156,13 +157,33 @@ def probe_tolerations(taints):
     return out
 
 
+def pod_level_shape(plan, topology, memory):
+    """The pod-level probe's shape, where the node's kubelet runs the pod-level resource managers (KEP-5526:
+    PodLevelResourceManagers, on from 1.37 - kubelet_state.pod_level_resource_managers) and pins CPUs: a pod Guaranteed
+    by its own budget (``spec.resources``: a whole core and ``memory``), its container without requests - what the
+    kubelet gives such a pod (one NUMA-aligned set of the budget's CPUs, its container on it) is what the audit assumes
+    (finish_pod_audit). No GPU: extended resources stay per container, and the node's GPU probes prove those. None
+    where the node's kubelet would not pin such a pod."""
+    if not (pod_level_resource_managers(plan) and probe_expectations(plan)["exclusive_cpus"]):
+        return None
+    try:
+        memory_bytes = parse_bytes(memory, "rke2_numa_probe_memory")
+    except QuantityError as e:
+        raise ProveError(str(e))
+    return {"name": "pod-level", "cpu": max(cpus_per_core(topology), 1), "memory": memory_bytes, "gpus": 0, "hugepages": 0,
+            "pod_level": True}
+
+
 def probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory, use_pod_shapes=True, whole_nodes=False):
     """The probe pods for one node: [{name, namespace, shape, requests, manifest}] (the
-    arguments are the prove role's variables, whose defaults live there; ``whole_nodes``: see probe_shapes)."""
+    arguments are the prove role's variables, whose defaults live there; ``whole_nodes``: see probe_shapes), and on a
+    node whose kubelet runs the pod-level resource managers one pod-level probe (pod_level_shape)."""
     hugepage_resource = (plan.get("hugepages") or {}).get("resource")
     probes = []
     base = _probe_base(node_name)
     shapes = probe_shapes(plan, topology, memory, use_pod_shapes, whole_nodes)
+    pod_level = pod_level_shape(plan, topology, memory)
+    shapes = shapes + [pod_level] if pod_level and shapes else shapes
     hold = PROBE_HOLD if whole_nodes and sum(1 for shape in shapes if "numa_node" in shape) > 1 else 0
     for i, shape in enumerate(shapes):
         if shape["hugepages"] and not hugepage_resource:
@@ -194,6 +215,8 @@ def probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory
                 }],
             },
         }
+        if shape.get("pod_level"):   # the pod's own budget; its container asks for nothing (the pod's shared pool)
+            manifest["spec"]["resources"] = manifest["spec"]["containers"][0].pop("resources")
         probes.append({"name": name, "namespace": namespace, "shape": shape, "requests": requests, "manifest": manifest})
     return probes
 
@@ -408,7 +431,11 @@ def _judge_output(result, probe, pod, found, plan, topology, cpu_entries, gpu_re
     node = None
     if expect["exclusive_cpus"]:
         reserved = set(parse_cpulist(plan["reserved_cpus"]))
-        if len(cpus) != shape["cpu"]:
+        if len(cpus) != shape["cpu"] and shape.get("pod_level"):
+            reasons.append("the probe runs on %d CPUs (%s) for its pod's own budget of %d: the kubelet did not pin a pod "
+                           "Guaranteed by spec.resources (PodLevelResourceManagers) - the audit would take such GPU pods "
+                           "for pinned" % (len(cpus), format_cpulist(cpus), shape["cpu"]))
+        elif len(cpus) != shape["cpu"]:
             reasons.append("the probe runs on %d CPUs (%s) for a request of %d: not exclusive CPUs (the shared pool)"
                            % (len(cpus), format_cpulist(cpus), shape["cpu"]))
         if cpus & reserved:

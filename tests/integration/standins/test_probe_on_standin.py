@@ -14,6 +14,7 @@ import json
 
 import pytest
 
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import probe_pods, prove_report
@@ -165,3 +166,24 @@ def test_whole_node_probes_run_together_use_every_gpu_numa_node(cluster):
     assert [(n["node"], n["verdict"]) for n in report["numa_nodes"]] == [(0, "proven"), (1, "proven")]
     for result in report["results"]:
         assert len(result["gpus"]) == len([d for d in topology["pci_devices"] if d["kind"] == "gpu" and d["numa_node"] == result["numa_node"]])
+
+
+@needs_kubectl
+def test_a_1_37_node_proves_a_pod_with_its_own_budget_pinned(cluster):
+    """On a 1.37 kubelet (PodLevelResourceManagers on) the pod-level probe - Guaranteed by spec.resources, its container
+    without requests - gets one whole core of one NUMA node and that node's memory: proven beside the GPU probes."""
+    report, dummy = prove_on(cluster, {"kubernetes_version": "1.37"}, RKE2_STANDIN_VERSION="v1.37.2+rke2r1")
+    assert report["ok"], report["reasons"]
+    result = [r for r in report["results"] if r["shape"] == "pod-level"][0]
+    assert result["verdict"] == "proven" and result["numa_node"] is not None, result
+    assert len(parse_cpulist(result["cpus"])) == 2 and result["mems"] == str(result["numa_node"]), "one whole core, its node's memory"
+
+
+@needs_kubectl
+def test_the_pod_level_probe_fails_where_the_kubelet_does_not_pin_such_pods(cluster):
+    """A plan made for 1.37 on a kubelet that runs 1.36 (the gate off by default): the pod's budget is not pinned - the
+    probe runs on the shared pool, and the report says so instead of trusting the audit's assumption."""
+    report, dummy = prove_on(cluster, {"kubernetes_version": "1.37"}, RKE2_STANDIN_VERSION="v1.36.4+rke2r1")
+    result = [r for r in report["results"] if r["shape"] == "pod-level"][0]
+    assert result["verdict"] == "failed" and "the kubelet did not pin a pod Guaranteed by spec.resources" in result["summary"], result
+    assert all(r["verdict"] == "proven" for r in report["results"] if r["shape"] != "pod-level"), report["results"]

@@ -565,3 +565,37 @@ def test_mig_instances_of_one_gpu_are_not_counted_by_nvidia_smi(machine):
         plan, topology, {})
     (result,) = report["results"]
     assert result["verdict"] == "proven" and result["gpus"] == [gpu["address"]] and result["gpu_source"] == "nvidia-smi", result["summary"]
+
+
+# ---- the pod-level probe (KEP-5526): a pod Guaranteed by its own budget, where the node's kubelet pins such pods
+
+def test_a_1_37_node_gets_one_pod_level_probe_a_1_35_node_none(machine):
+    topology, dummy = machine
+    plan37 = make_plan(topology, hugepages_per_node=4, kubernetes_version="1.37")
+    probes = probes_for(plan37, topology)
+    assert [p["shape"]["name"] for p in probes] == ["numa0", "numa1", "pod-level"]
+    spec = probes[-1]["manifest"]["spec"]
+    assert spec["resources"] == {"requests": {"cpu": "2", "memory": "256Mi"}, "limits": {"cpu": "2", "memory": "256Mi"}}
+    assert "resources" not in spec["containers"][0], "its container asks for nothing: it runs on the pod's budget"
+    assert probes[-1]["name"] == "rke2-numa-probe-%s-2" % NODE
+    plan35 = make_plan(topology, hugepages_per_node=4, kubernetes_version="1.35")
+    assert [p["shape"]["name"] for p in probes_for(plan35, topology)] == ["numa0", "numa1"]
+    # 1.36 runs the managers only with the gate
+    plan36 = make_plan(topology, hugepages_per_node=4, kubernetes_version="1.36",
+                       extra_kubelet_args=["feature-gates=PodLevelResourceManagers=true"])
+    assert [p["shape"]["name"] for p in probes_for(plan36, topology)][-1] == "pod-level"
+
+
+def test_the_pod_level_probe_is_judged_by_the_rule_the_audit_assumes(machine):
+    """Proven on one whole core of one NUMA node with that node's memory (what the 1.37 kubelet gives the pod's
+    budget); failed on the shared pool, saying the kubelet did not pin a pod Guaranteed by spec.resources."""
+    topology, dummy = machine
+    plan = make_plan(topology, hugepages_per_node=4, kubernetes_version="1.37")
+    probe = probes_for(plan, topology)[-1]
+    pinned = prove_report([probe], {probe["name"]: pod(probe)}, {probe["name"]: log(isolated_core(topology, plan, 0), "0")},
+                          plan, topology, {})
+    assert pinned["ok"] and pinned["results"][0]["verdict"] == "proven", pinned
+    shared = prove_report([probe], {probe["name"]: pod(probe)}, {probe["name"]: log(topology["cpus_online"], "0-1")},
+                          plan, topology, {})
+    assert not shared["ok"]
+    assert "for its pod's own budget of 2: the kubelet did not pin a pod Guaranteed by spec.resources" in shared["reasons"][0]
