@@ -160,6 +160,18 @@ OLDEST_MINOR, NEWEST_MINOR = min(KUBELET_MINORS), max(KUBELET_MINORS)
 # host - a gathered sysfs tree, the demo's sample machines): the oldest RKE2 still supported upstream, whose flags
 # every newer kubelet of the table accepts.
 DEFAULT_MINOR = (1, 33)
+
+
+def minor_text(minor):
+    """(1, 37) -> "1.37": how a plan, a report and fleet.json write a minor."""
+    return "%d.%d" % tuple(minor)
+
+
+def minor_of(text):
+    """"1.37" (minor_text's form, as a plan holds it) -> (1, 37)."""
+    return tuple(int(p) for p in str(text).split("."))
+
+
 # The kubelet's gate names for the option levels (cpumanager and topologymanager CheckPolicyOptionAvailable)
 _LEVEL_GATES = {"cpu": {_ALPHA: "CPUManagerPolicyAlphaOptions", _BETA: "CPUManagerPolicyBetaOptions"},
                 "topology": {_ALPHA: "TopologyManagerPolicyAlphaOptions", _BETA: "TopologyManagerPolicyBetaOptions"}}

@@ -23,6 +23,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules im
     KUBELET_MINORS,
     feature_gates,
     kubelet_flag_values,
+    minor_of,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource, parse_bytes
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer
@@ -99,7 +100,7 @@ def strict_cpu_reservation(plan):
 def plan_minor(plan):
     """The Kubernetes minor a plan was made for ((1, 37); a plan from before plans said: the default)."""
     minor = (plan.get("kubernetes") or {}).get("minor")
-    return tuple(int(p) for p in minor.split(".")) if minor else DEFAULT_MINOR
+    return minor_of(minor) if minor else DEFAULT_MINOR
 
 
 def pod_level_resource_managers(plan, running_args=()):

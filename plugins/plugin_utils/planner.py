@@ -154,10 +154,6 @@ def parse_version(value):
     return int(m.group(1)), int(m.group(2))
 
 
-def _minor_text(minor):
-    return "%d.%d" % tuple(minor)
-
-
 API_VERSION_SOURCE = "its Node's status.nodeInfo.kubeletVersion"
 
 
@@ -200,18 +196,18 @@ def plan_version(given, node=None):
     elif node_minor is not None:
         minor, version, source = node_minor, node_version, node.get("source") or "read from the node"
     else:
-        minor, version = kubelet_rules.DEFAULT_MINOR, _minor_text(kubelet_rules.DEFAULT_MINOR)
+        minor, version = kubelet_rules.DEFAULT_MINOR, kubelet_rules.minor_text(kubelet_rules.DEFAULT_MINOR)
         source = ("no kubelet version known (no API read of its Node, no RKE2 runtime on the host): the oldest "
                   "supported minor, whose flags every newer kubelet accepts")
     if minor < kubelet_rules.OLDEST_MINOR:
         raise PlanError("kubernetes-version", "Kubernetes %s (%s) is older than the oldest kubelet whose rules this "
-                        "collection knows (%s)" % (_minor_text(minor), source, _minor_text(kubelet_rules.OLDEST_MINOR)))
+                        "collection knows (%s)" % (kubelet_rules.minor_text(minor), source, kubelet_rules.minor_text(kubelet_rules.OLDEST_MINOR)))
     if minor > kubelet_rules.NEWEST_MINOR:
         raise PlanError("kubernetes-version", "Kubernetes %s (%s) is newer than the newest kubelet whose rules this "
                         "collection knows (%s): its flags, feature gates and checkpoints are not modelled, so no plan "
                         "is made for it; use a release of maitred.rke2_numa that knows %s"
-                        % (_minor_text(minor), source, _minor_text(kubelet_rules.NEWEST_MINOR), _minor_text(minor)))
-    return {"version": version, "minor": _minor_text(minor), "source": source}
+                        % (kubelet_rules.minor_text(minor), source, kubelet_rules.minor_text(kubelet_rules.NEWEST_MINOR), kubelet_rules.minor_text(minor)))
+    return {"version": version, "minor": kubelet_rules.minor_text(minor), "source": source}
 
 
 def _memory_map(value, name):
@@ -692,7 +688,7 @@ def topology_manager_args(policy, scope, node_count, kubernetes):
                             "topology-manager-policy-options=max-allowable-numa-nodes is set, which the kubelet of "
                             "Kubernetes %s does not have (from %s), and %s is %s"
                             % (node_count, DEFAULT_MAX_NUMA_NODES, DEFAULT_MAX_NUMA_NODES, kubernetes["minor"],
-                               _minor_text(kubelet_rules.first_minor_with("topology", "max-allowable-numa-nodes")),
+                               kubelet_rules.minor_text(kubelet_rules.first_minor_with("topology", "max-allowable-numa-nodes")),
                                "kubernetes_version" if kubernetes["source"] == "kubernetes_version" else "its kubelet",
                                kubernetes["minor"]))
         args.append("topology-manager-policy-options=max-allowable-numa-nodes=%d" % node_count)

@@ -28,6 +28,7 @@ import jinja2
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.collection_files import collection_file
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import CHECKS
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import minor_of
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.topology_table import cpus_cell, plural, size
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import parse_cpulist
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import human
@@ -255,7 +256,7 @@ def kubernetes_minors(entries):
         minor = ((entry.get("plan") or {}).get("kubernetes") or {}).get("minor")
         if minor:
             minors.setdefault(str(minor), []).append(str(entry["host"]))
-    return dict(sorted(minors.items(), key=lambda kv: tuple(int(p) for p in kv[0].split("."))))
+    return dict(sorted(minors.items(), key=lambda kv: minor_of(kv[0])))
 
 
 def check_fleet_line(fleet):
