@@ -112,7 +112,7 @@ rke2:
   description:
     - C(files) - RKE2's config files in the order RKE2 reads them, each with C(path), C(exists), C(mode), C(owner),
       C(group), C(link) (the target of a symlink), C(values) (only C(kubelet-arg), C(node-label), C(node-taint),
-      C(node-ip) and their C(+) forms), C(shared) (those of these keys whose value shares a YAML node with another
+      C(node-ip), C(data-dir) and their C(+) forms), C(shared) (those of these keys whose value shares a YAML node with another
       place of the file - an anchor and its alias - which the merge cannot edit in place), C(ours) (the file starts
       with the header of this collection's drop-in) and C(error).
   returned: always
@@ -133,7 +133,8 @@ kubelet_conf:
                     group: root, values: {cpuManagerPolicy: static}, ours: true, error: null}]}
 rke2_runtime:
   description:
-    - The RKE2 the node runs, read under O(rancher_root) as M(maitred.rke2_numa.topology_info) reads it (its
+    - The RKE2 the node runs, read under O(rancher_root) in the C(data-dir) RKE2's files set (else
+      C(/var/lib/rancher/rke2)) as M(maitred.rke2_numa.topology_info) reads it (its
       RV(maitred.rke2_numa.topology_info#module:rke2_runtime)) - C(version), C(path), C(link), C(error).
     - The plan is made for this kubelet's minor when C(rke2_numa_kubernetes_version) is not given and the check did not
       read the node's C(status.nodeInfo.kubeletVersion) from the API.
@@ -173,11 +174,21 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_config_file
     shared_keys,
 )
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import is_ours
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_runtime import runtime_version
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_runtime import DEFAULT_DATA_DIR, runtime_version
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import TopologyError, read_topology
 
-# The only RKE2 config keys that leave the host (with their "+" forms: k3s configfilearg appends them).
-RKE2_KEYS = ("kubelet-arg", "node-label", "node-taint", "node-ip")
+# The only RKE2 config keys that leave the host (with their "+" forms: k3s configfilearg appends them); data-dir: where
+# the RKE2 runtime the kubelet runs from is (rke2_runtime).
+RKE2_KEYS = ("kubelet-arg", "node-label", "node-taint", "node-ip", "data-dir")
+
+
+def data_dir(files):
+    """RKE2's data-dir as its files set it (a plain key: the last file that sets it wins), else its default."""
+    value = None
+    for f in files:
+        if f["exists"] and not f["error"] and isinstance(f["values"].get("data-dir"), str) and f["values"]["data-dir"].strip():
+            value = f["values"]["data-dir"].strip()
+    return value or DEFAULT_DATA_DIR
 
 
 def _owner(uid, gid):
@@ -281,11 +292,12 @@ def main():
         boot["error"] = None
     except (CmdlineError, IOError, OSError) as e:
         boot = {"method": None, "error": str(e)}
+    files = [read_rke2_file(f) for f in config_files(p["config_path"])]
     module.exit_json(changed=False, topology=topology, access=access, kubelet_state=read_checkpoints(p["kubelet_dir"]), boot=boot,
-                     rke2={"files": [read_rke2_file(f) for f in config_files(p["config_path"])]},
+                     rke2={"files": files},
                      kubelet_conf=read_conf_folder(p["config_path"]),
                      hugepages_unit=read_unit(p["units_root"]), rancher=read_rancher(p["rancher_root"], p["config_path"]),
-                     rke2_runtime=runtime_version(root=p["rancher_root"]),
+                     rke2_runtime=runtime_version(data_dir(files), root=p["rancher_root"]),
                      nfd_features=read_feature_file(p["nfd_features_file"]) if p["nfd_features_file"] else None)
 
 

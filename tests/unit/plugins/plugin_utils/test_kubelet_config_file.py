@@ -113,3 +113,17 @@ def test_a_merged_node_moving_to_file_mode_is_told_why_and_a_rancher_flag_blocks
     blocked = assess(plan, state(), "auto", dropin, kubelet_config="file")
     assert blocked["actions"] == [] and len(blocked["blocked"]) == 1, blocked
     assert "Rancher sets cpu-manager-policy=none" in blocked["blocked"][0] and str(conf) in blocked["blocked"][0]
+
+
+def test_the_runtime_is_read_in_the_data_dir_rke2_s_files_set(node):
+    """RKE2 extracts its runtime under its data-dir (config.yaml's data-dir, a drop-in's after it): the node read looks
+    there, not only in /var/lib/rancher/rke2 (a node with its data on another disk read as having no RKE2)."""
+    root, dummy, state = node
+    data = root / "srv/rke2/data"
+    (data / "v1.37.2-rke2r1-0123456789ab/bin").mkdir(parents=True)
+    os.symlink("/srv/rke2/data/v1.37.2-rke2r1-0123456789ab/bin", str(root / "srv/rke2/bin"))
+    assert state()["rke2_runtime"]["version"] is None
+    config = root / "etc/rancher/rke2/config.yaml"
+    config.write_text(config.read_text() + "data-dir: /srv/rke2\n")
+    found = state()["rke2_runtime"]
+    assert found["version"] == "v1.37.2+rke2r1" and found["path"] == "/srv/rke2/bin", found
