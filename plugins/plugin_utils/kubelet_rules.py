@@ -198,8 +198,18 @@ def feature_gates(flags, minor):
     """{gate: on} as the node's kubelet runs them: the minor's defaults, then its --feature-gates (a map flag: the
     kubelet reads each value with strconv.ParseBool). A gate the minor does not have stays off (gate_refusals says
     the kubelet refuses it)."""
-    gates = dict(minor_entry(minor)["gates"])
-    for gate, value in _given_gates(flags).items():
+    defaults = minor_entry(minor)["gates"]
+    given = _given_gates(flags)
+    gates = dict(defaults)
+    # AllAlpha and AllBeta set every alpha (beta) gate not named itself (k8s.io/component-base/featuregate
+    # feature_gate.go setUnsetAlphaGates/setUnsetBetaGates); each gate of the table is alpha exactly while it is off by
+    # default and beta while it is on (test_kubelet_minors checks the table against the gates' stages)
+    for special, on_by_default in (("AllAlpha", False), ("AllBeta", True)):
+        if special in given:
+            for gate, default in defaults.items():
+                if default == on_by_default and gate not in given:
+                    gates[gate] = given[special].lower() in ("1", "t", "true")
+    for gate, value in given.items():
         if gate in gates:
             gates[gate] = value.lower() in ("1", "t", "true")
     return gates

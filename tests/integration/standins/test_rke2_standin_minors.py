@@ -53,6 +53,11 @@ OPTION_CASES = [
                         "--feature-gates=TopologyManagerPolicyBetaOptions=false"]),
     ("v1.30.9+rke2r1", ["--topology-manager-policy=none", "--topology-manager-policy-options=max-allowable-numa-nodes=8"]),
     ("v1.30.9+rke2r1", ["--cpu-manager-policy-options=distribute-cpus-across-cores=true", "--feature-gates=CPUManagerPolicyAlphaOptions=true"]),
+    # AllAlpha / AllBeta set every gate of their stage that is not named itself
+    ("v1.33.6+rke2r1", ["--cpu-manager-policy-options=prefer-align-cpus-by-uncorecache=true", "--feature-gates=AllAlpha=true"]),
+    ("v1.35.1+rke2r1", ["--cpu-manager-policy-options=prefer-align-cpus-by-uncorecache=true", "--feature-gates=AllBeta=false"]),
+    ("v1.35.1+rke2r1", ["--cpu-manager-policy-options=prefer-align-cpus-by-uncorecache=true",
+                        "--feature-gates=AllBeta=false,CPUManagerPolicyBetaOptions=true"]),
 ]
 
 

@@ -114,10 +114,16 @@ def feature_gate(cfg, gate):
     given = (cfg.get("feature-gates") or {}).get(gate)
     if given is not None:
         return str(given).strip().lower() in ("1", "t", "true")
-    defaults = {"CPUManagerPolicyAlphaOptions": False, "CPUManagerPolicyBetaOptions": True,
-                "TopologyManagerPolicyAlphaOptions": False, "TopologyManagerPolicyBetaOptions": True,
-                "PodLevelResourceManagers": MINOR >= 37}
-    return defaults.get(gate, False)
+    # each gate's stage in this minor (pkg/features/kube_features.go): alpha gates are off by default, beta ones on
+    stages = {"CPUManagerPolicyAlphaOptions": "alpha", "CPUManagerPolicyBetaOptions": "beta",
+              "TopologyManagerPolicyAlphaOptions": "alpha", "TopologyManagerPolicyBetaOptions": "beta",
+              "PodLevelResourceManagers": "beta" if MINOR >= 37 else "alpha"}
+    stage = stages.get(gate, "alpha")
+    # AllAlpha / AllBeta: every gate of that stage not named itself (featuregate setUnsetAlphaGates/setUnsetBetaGates)
+    every = (cfg.get("feature-gates") or {}).get("AllAlpha" if stage == "alpha" else "AllBeta")
+    if every is not None:
+        return str(every).strip().lower() in ("1", "t", "true")
+    return stage == "beta"
 
 
 def option_refusal(cfg, kind, name):

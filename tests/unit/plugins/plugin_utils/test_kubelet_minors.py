@@ -356,3 +356,39 @@ def test_the_gates_rke2_passes_today_count_beside_the_plan_s(tmp_path):
     assert reset_reasons(plan, TOPO, state, mem(exists=False), running) == []
     audit = audit_pods({"items": [POD_LEVEL_POD]})["gpu-a"]
     assert finish_pod_audit(audit, pod_level_resource_managers(plan, running))["unpinned"] == []
+
+
+def test_all_alpha_and_all_beta_set_the_gates_of_their_stage_not_named_themselves():
+    """--feature-gates=AllAlpha=true enables every alpha gate (featuregate setUnsetAlphaGates): an alpha option of 1.33
+    is taken; AllBeta=false turns the beta gates off - a beta option of 1.35 is refused - unless its gate is named."""
+    option = "cpu-manager-policy-options=prefer-align-cpus-by-uncorecache=true"
+    topology = {"cpus_online": "0-15", "cores": [[c, c + 8] for c in range(8)],
+                "numa_nodes": [{"id": 0, "memory_kb": 8 * 1024 * 1024}, {"id": 1, "memory_kb": 8 * 1024 * 1024}]}
+    base = ["cpu-manager-policy=static", "reserved-cpus=0,8", option]
+    assert kubelet_rules.kubelet_refusals(base, topology, (1, 33))
+    assert kubelet_rules.kubelet_refusals(base + ["feature-gates=AllAlpha=true"], topology, (1, 33)) == []
+    assert kubelet_rules.kubelet_refusals(base + ["feature-gates=AllAlpha=true,CPUManagerPolicyAlphaOptions=false"], topology, (1, 33))
+    assert kubelet_rules.kubelet_refusals(base, topology, (1, 35)) == []
+    assert kubelet_rules.kubelet_refusals(base + ["feature-gates=AllBeta=false"], topology, (1, 35)) == [
+        'CPU Manager Policy Beta-level Options not enabled, but option "prefer-align-cpus-by-uncorecache" provided']
+    assert kubelet_rules.kubelet_refusals(base + ["feature-gates=AllBeta=false,CPUManagerPolicyBetaOptions=true"], topology, (1, 35)) == []
+    assert kubelet_rules.feature_gates({"feature-gates": "AllBeta=true"}, (1, 36))["PodLevelResourceManagers"] is False
+    assert kubelet_rules.feature_gates({"feature-gates": "AllAlpha=true"}, (1, 36))["PodLevelResourceManagers"] is True
+
+
+def _stage(gate, minor):
+    """Each tracked gate's pre-release stage by minor (pkg/features/kube_features.go at each release tag; KEP-2837
+    PodLevelResources alpha 1.32, beta 1.34; KEP-5526 PodLevelResourceManagers alpha 1.36, beta 1.37)."""
+    if gate.endswith("AlphaOptions"):
+        return "alpha"
+    if gate.endswith("BetaOptions"):
+        return "beta"
+    first_beta = {"PodLevelResources": (1, 34), "PodLevelResourceManagers": (1, 37)}[gate]
+    return "beta" if minor >= first_beta else "alpha"
+
+
+def test_each_tracked_gate_is_off_by_default_exactly_while_it_is_alpha():
+    """What feature_gates' AllAlpha/AllBeta reading rests on: the table's defaults are the gates' stages."""
+    for minor, entry in kubelet_rules.KUBELET_MINORS.items():
+        for gate, default in entry["gates"].items():
+            assert default == (_stage(gate, minor) == "beta"), (minor, gate)
