@@ -273,7 +273,7 @@ class ActionModule(ActionBase):
             old_text = conf["before"] if entry["path"] == conf["path"] else texts.get(entry["path"]) \
                 if entry["path"] in texts else self._read(entry["real_path"], task_vars)
             diffs.append({"before": mask(old_text or ""), "after": mask(text or ""), "before_header": entry["real_path"],
-                          "after_header": entry["real_path"] if change == "unmerged" else "(removed)"})
+                          "after_header": "(removed)" if change == "removed" else entry["real_path"]})
         if diffs and self._task.diff:
             result["diff"] = diffs if len(diffs) > 1 else diffs[0]
         if report.get("normalised"):

@@ -402,7 +402,8 @@ def test_file_mode_writes_the_kubelet_drop_in_and_moves_the_flags_out_of_config_
     out = run(tmp_path, "--check", "--diff", **args)
     assert out.returncode == 0 and "changed=1" in out.stdout, out.stdout + out.stderr
     assert not conf.parent.exists() and not dropin.exists() and config.read_text() == before
-    assert "cpuManagerPolicy: static" in out.stdout  # the diff shows the drop-in to be written
+    assert "cpuManagerPolicy: static" in out.stdout  # the diff shows the drop-in to be written, under its name
+    assert "+++ after: %s" % conf in out.stdout, out.stdout
 
     out = run(tmp_path, "--diff", "-vvv", **args)
     assert out.returncode == 0, out.stdout + out.stderr
