@@ -471,3 +471,17 @@ def test_file_mode_with_an_explicit_merge_is_refused(tmp_path, config):
     out = run(tmp_path, path=str(config), kubelet_config="file", mode="merge", rancher_root=str(tmp_path))
     assert out.returncode != 0 and "it takes mode dropin, not merge" in out.stdout, out.stdout
     assert tree_of(tmp_path) == before
+
+
+def test_file_mode_on_a_fresh_node_leaves_config_yaml_byte_for_byte(tmp_path):
+    config = tmp_path / "config.yaml"
+    text = "# by hand\nserver: https://10.0.0.1:9345\ntoken: %s\nkubelet-arg:\n  - max-pods=250\n" % TOKEN
+    config.write_text(text)
+    os.chmod(str(config), 0o600)
+    before = os.stat(str(config))
+    out = run(tmp_path, path=str(config), kubelet_config="file", kubelet_args=FULL_PLAN, rancher_root=str(tmp_path),
+              dropin_path=str(tmp_path / "config.yaml.d" / "90-rke2-numa.yaml"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert config.read_text() == text and os.stat(str(config)).st_mtime_ns == before.st_mtime_ns
+    assert (tmp_path / "kubelet.conf.d" / "90-rke2-numa.conf").exists()
+    assert [e["path"] for e in result_of(out)["also_changed"]] == [str(tmp_path / "kubelet.conf.d" / "90-rke2-numa.conf")]
