@@ -247,7 +247,9 @@ class ActionModule(ActionBase):
                 others.append((conf["path"], "kubelet_config", kubelet_conf["text"]))
             elif kubelet_conf["change"] == "removed":
                 others.append((conf["path"], "removed", None))
-            others = [(p, change, text, self._target(p, task_vars)) for p, change, text in others]
+            # file mode's drop-in was looked at by _conf_state already
+            others = [(p, change, text, (conf["real"], conf["stat"]) if p == conf["path"] else self._target(p, task_vars))
+                      for p, change, text in others]
         except ConfigError as e:
             raise AnsibleActionFail(str(e))
 

@@ -33,10 +33,8 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules im
 
 API_VERSION = "kubelet.config.k8s.io/v1beta1"
 KIND = "KubeletConfiguration"
-HEADER = CONF_HEADER
 # The kubelet-arg that makes RKE2 hand our folder to the kubelet (module_utils/kubelet_conf.py): file mode owns it.
 CONFIG_DIR_FLAG = "config-dir"
-KUBELET_CONFIG_MODES = ("flags", "file")
 
 
 class KubeletConfigError(ValueError):
@@ -85,7 +83,7 @@ def kubelet_config(kubelet_args, managed=None):
 
 def kubelet_config_text(kubelet_args, managed=None):
     """The drop-in's text: the header, then the configuration as YAML (the kubelet reads YAML or JSON)."""
-    return HEADER + yaml.safe_dump(kubelet_config(kubelet_args, managed), default_flow_style=False, sort_keys=False)
+    return CONF_HEADER + yaml.safe_dump(kubelet_config(kubelet_args, managed), default_flow_style=False, sort_keys=False)
 
 
 def config_kubelet_args(config):
@@ -168,8 +166,7 @@ def running_config_args(kubelet_args, conf):
     (node_state_info's ``kubelet_conf``: its ``*.conf`` merged in the kubelet's order) when a ``config-dir`` kubelet-arg
     hands RKE2 that folder, then ``kubelet_args`` (the flags RKE2 passes, which win over every file). Another folder
     named by config-dir was not read: its files are not counted."""
-    names = [a.lstrip("-").partition("=") for a in kubelet_args]
-    folders = [value for name, dummy, value in names if name.replace("_", "-") == CONFIG_DIR_FLAG]
+    folders = [a.partition("=")[2] for a in kubelet_args if flag_name(a) == CONFIG_DIR_FLAG]
     if not conf or not folders or os.path.normpath(folders[-1]) != os.path.normpath(conf.get("folder") or ""):
         return list(kubelet_args)
     merged = {}
