@@ -14,6 +14,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import a
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import KURED_LOCK_ANNOTATION, kured_settings
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import SERVER_ROLE_LABELS
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.run_command import run_command
 
 ARGUMENT_SPEC = argument_spec(access_proof_doc.DOCUMENTATION)
 
@@ -25,11 +26,7 @@ class ActionModule(ControllerAction):
     ARGUMENT_SPEC = ARGUMENT_SPEC
 
     def _kubectl(self, args, task_vars, argv, stdin=None):
-        command = {"argv": [args["kubectl"], "--kubeconfig", args["kubeconfig"]] + list(argv)}
-        if stdin is not None:
-            command["stdin"] = stdin
-            command["stdin_add_newline"] = False
-        ran = self._execute_module(module_name="ansible.builtin.command", module_args=command, task_vars=task_vars)
+        ran = run_command(self, task_vars, [args["kubectl"], "--kubeconfig", args["kubeconfig"]] + list(argv), stdin, stdin_add_newline=False)
         if "rc" not in ran:
             return 127, "", str(ran.get("msg") or "kubectl did not run")
         return ran["rc"], ran.get("stdout", ""), ran.get("stderr", "")

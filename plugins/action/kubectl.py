@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, maitred.rke2_numa contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""kubectl: one kubectl call, checked and declared on the controller, run through ansible.builtin.command."""
+"""kubectl: one kubectl call, checked and declared on the controller, run where the task runs as ansible.builtin.command
+runs it (plugin_utils/run_command.py: on the controller itself, without a module process)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.maitred.rke2_numa.plugins.modules import kubectl as kubectl_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubectl import KubectlArgError, call_argv, call_requests, call_result
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.run_command import run_command
 
 ARGUMENT_SPEC = argument_spec(kubectl_doc.DOCUMENTATION)
 
@@ -36,10 +38,7 @@ class ActionModule(ActionBase):
         except KubectlArgError as e:
             result.update(failed=True, msg="kubectl %s refused, nothing was run: %s" % (args["verb"], e))
             return result
-        command = {"argv": argv}
-        if args.get("stdin"):
-            command["stdin"] = args["stdin"]
-        ran = self._execute_module(module_name="ansible.builtin.command", module_args=command, task_vars=task_vars)
+        ran = run_command(self, task_vars, argv, args.get("stdin") or None)
         result["requests"] = requests
         if ran.get("skipped"):   # check mode, as ansible.builtin.command has it
             result.update(skipped=True, changed=False, msg=ran.get("msg") or "skipped in check mode")

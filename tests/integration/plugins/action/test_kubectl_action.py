@@ -1,0 +1,117 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The kubectl action where kubectl runs on the controller (plugin_utils/run_command.py): the answer is the one
+ansible.builtin.command gives (a real module run is the reference), kubectl runs as the user running Ansible whatever
+the play's become, reads run in check mode only where the task says check_mode=false."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import run_command as rc
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, Cluster, needs_kubectl
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+BIN = os.path.dirname(sys.executable)
+
+
+def module_answer(tmp_path, argv, stdin=None, stdin_add_newline=True):
+    """What ansible.builtin.command itself returns (ansible -m, a local connection; the json callback)."""
+    args = {"argv": argv}
+    if stdin is not None:
+        args.update(stdin=stdin, stdin_add_newline=stdin_add_newline)
+    out = subprocess.run([os.path.join(BIN, "ansible"), "localhost", "-i", "localhost,", "-c", "local", "-m", "ansible.builtin.command",
+                          "-a", json.dumps(args), "-e", "ansible_python_interpreter=" + sys.executable],
+                         capture_output=True, text=True, env=dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+                                                                  ANSIBLE_STDOUT_CALLBACK="json"), check=False, cwd=str(tmp_path))
+    return json.loads(out.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+
+
+KEYS = ("rc", "stdout", "stderr", "stdout_lines", "stderr_lines", "failed", "msg")
+
+
+@pytest.mark.parametrize("argv, stdin, newline", [
+    (["/bin/sh", "-c", "printf 'a\\nb\\n\\n'; printf 'oops\\n' >&2"], None, True),
+    (["/bin/sh", "-c", "cat; exit 3"], "line one\nline two", True),
+    (["/bin/sh", "-c", "od -c | head -3"], "no newline added", False),
+    (["/bin/echo", "~", "$HOME/x", "${NOT_SET_ANYWHERE}", "~nosuchuser/y"], None, True),
+    (["/nonexistent/kubectl", "get", "nodes"], None, True),
+])
+def test_a_command_run_here_answers_as_ansible_builtin_command(tmp_path, argv, stdin, newline):
+    module = module_answer(tmp_path, argv, stdin, newline)
+    here = rc.run_here(argv, {}, stdin, newline)
+    assert {k: here.get(k) for k in KEYS} == {k: module.get(k) for k in KEYS}
+
+
+def play(cluster, tmp_path, tasks, *extra, **play_vars):
+    """A play on localhost (a local connection) with become, to this same user unless told; sudo is /bin/false, so a
+    command ansible-core wraps in become fails."""
+    book = [{"hosts": "localhost", "gather_facts": False, "become": True,
+             "vars": dict({"ansible_connection": "local", "ansible_become_exe": "/bin/false", "ansible_become_user": getpass.getuser(),
+                           "ansible_python_interpreter": sys.executable,
+                           "rke2_numa_kubectl": KUBECTL, "rke2_numa_kubeconfig": cluster.kubeconfig}, **play_vars),
+             "tasks": tasks}]
+    path = tmp_path / "play.yml"
+    path.write_text(yaml.safe_dump(book))
+    env = dict(cluster.env, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_STDOUT_CALLBACK="json")
+    out = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", str(path)] + list(extra), env=env,
+                         capture_output=True, text=True, check=False)
+    assert out.stdout.startswith("{"), out.stdout + out.stderr
+    return [t["hosts"]["localhost"] for t in json.loads(out.stdout)["plays"][0]["tasks"]]
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    server = Cluster(tmp_path)
+    server.add_node("gpu-a", ready=True, labels={"gpu": "true"})
+    yield server
+    assert server.stop() == 0
+
+
+def kubectl_task(**args):
+    return {"maitred.rke2_numa.kubectl": args, "delegate_to": "localhost", "ignore_errors": True}
+
+
+@needs_kubectl
+def test_kubectl_on_the_controller_runs_here_and_answers_as_the_module_did(cluster, tmp_path):
+    """No module process (a become to the same user is one ansible-core skips); a read, a write from stdin, a program
+    that is not there."""
+    ns = json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "made-here"}})
+    got, made, seen, missing = play(cluster, tmp_path, [
+        kubectl_task(verb="get", kind="node", names=["gpu-a"], output="json"),
+        kubectl_task(verb="create", raw="/api/v1/namespaces", stdin=ns),
+        dict(kubectl_task(verb="get", kind="namespace", names=["made-here"], output="json"), check_mode=False),
+        kubectl_task(kubectl="/nonexistent/kubectl", verb="get", kind="node", names=["gpu-a"])])
+    assert not got.get("failed"), got
+    assert got["object"]["metadata"]["name"] == "gpu-a" and got["rc"] == 0 and got["requests"]
+    assert not made.get("failed") and made["changed"], made.get("msg")
+    assert seen["object"]["metadata"]["name"] == "made-here"
+    assert missing["failed"] and missing["rc"] == 2 and missing["msg"], missing
+
+
+@needs_kubectl
+def test_in_check_mode_kubectl_on_the_controller_runs_only_where_the_task_says_check_mode_false(cluster, tmp_path):
+    ns = json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "never-made"}})
+    made, read = play(cluster, tmp_path, [kubectl_task(verb="create", raw="/api/v1/namespaces", stdin=ns),
+                                          dict(kubectl_task(verb="get", kind="node", names=["gpu-a"], output="json"), check_mode=False)],
+                      "--check")
+    assert made.get("skipped") and not made.get("changed"), made.get("msg")
+    assert read["object"]["metadata"]["name"] == "gpu-a"
+    assert cluster.kubectl("get", "namespace", "never-made").returncode != 0
+
+
+@needs_kubectl
+def test_a_become_to_another_user_on_the_controller_still_goes_through_the_module_and_its_become(cluster, tmp_path):
+    """sudo (here /bin/false) is what runs kubectl as another user; the direct path never bypasses it."""
+    got, = play(cluster, tmp_path, [kubectl_task(verb="get", kind="node", names=["gpu-a"], output="json")], ansible_become_user="nobody")
+    assert got.get("failed") and "object" not in got, got
+    assert [c for c in cluster.calls() if "/nodes/gpu-a" in c["path"]] == []
