@@ -33,6 +33,7 @@ import hashlib
 import re
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import CpusetError, format_cpulist, parse_cpulist
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import dra
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import cpus_per_core, parse_kubelet_args
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import pod_level_resource_managers
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import shortfall
@@ -756,3 +757,91 @@ def audit_pods(pod_list, node_names=None, gpu_resource="nvidia.com/gpu"):
                 "%s container %s requests %s but cpu %s: the CPU Manager pins only whole CPUs, it runs on the shared pool"
                 % (ident, container, gpu_resource, value))
     return audit
+
+
+# ---------------------------------------------------------------- DRA GPUs (plugin_utils/dra.py)
+
+def _kubelet_pins_cpus(pod):
+    """Whether a static CPU Manager gives the pod exclusive CPUs: Guaranteed, with whole CPUs (its containers', or its
+    own pod-level budget)."""
+    if (pod.get("status") or {}).get("qosClass") != "Guaranteed":
+        return False
+    budget = pod_level_resources(pod)
+    if budget:
+        try:
+            return parse_cpu(budget["requests"].get("cpu", budget["limits"].get("cpu"))).denominator == 1
+        except (QuantityError, TypeError):
+            return False
+    return not _fractional_cpus(pod)
+
+
+def dra_audit(pod_list, dra_list, node_names=None):
+    """Per node name: {dra_pods: [...], dra_claims: [...]} from ``kubectl get pods -A`` and ``kubectl get
+    resourceslices,resourceclaims -A`` (one reply holds both kinds). dra_pods: each running pod holding a GPU through
+    a ResourceClaim, with its GPUs (device, driver, NUMA node from the slice, claim), whether the kubelet would pin its
+    CPUs (``kubelet_cpus``: Guaranteed with whole CPUs) and the claim attribute that aligns them with CPUs from DRA
+    (``aligned_by``: a dra.cpu device in one constrained claim; None) - finish_dra_audit judges it with the node's
+    CPU Manager policy and checkpoint. dra_claims: each claim of those pods that asks for a GPU with CPUs or NICs
+    without a constraint that keeps them on one NUMA node (dra.claim_alignment)."""
+    items = kube_items(dra_list)
+    slices = [i for i in items if i.get("kind") == "ResourceSlice"]
+    claims = dict((("%s/%s" % ((c.get("metadata") or {}).get("namespace"), (c.get("metadata") or {}).get("name"))), c)
+                  for c in items if c.get("kind") == "ResourceClaim")
+    pods = kube_items(pod_list)
+    if node_names is None:
+        node_names = sorted(set((p.get("spec") or {}).get("nodeName") for p in pods) - {None, ""})
+    out = dict((name, {"dra_pods": [], "dra_claims": []}) for name in node_names)
+    devices = {}
+    for pod in pods:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node not in out or (pod.get("status") or {}).get("phase") in TERMINAL:
+            continue
+        if node not in devices:
+            devices[node] = dict(((d["driver"], d["pool"], d["device"]), d) for d in dra.node_devices(slices, node))
+        meta = pod.get("metadata") or {}
+        namespace = meta.get("namespace")
+        gpus, aligned = [], []
+        for entry, name in sorted(dra.pod_claims(pod).items()):
+            claim = claims.get("%s/%s" % (namespace, name))
+            if claim is None:
+                continue
+            seen = dra.claim_alignment(claim, devices[node])
+            gpus += [dict(device=d["device"], driver=d["driver"], numa_node=d["numa_node"], claim=seen["claim"]) for d in seen["gpus"]]
+            if seen["gpus"] and any(d["kind"] == dra.CPU for d in seen["others"]) and seen["aligned_by"]:
+                aligned.append(seen["aligned_by"])
+            if seen["finding"] and seen["finding"] not in out[node]["dra_claims"]:
+                out[node]["dra_claims"].append(seen["finding"])
+        if gpus:
+            out[node]["dra_pods"].append({"pod": "%s/%s" % (namespace, meta.get("name")), "uid": meta.get("uid"), "gpus": gpus,
+                                          "kubelet_cpus": _kubelet_pins_cpus(pod), "aligned_by": aligned[0] if aligned else None})
+    return out
+
+
+def finish_dra_audit(audit, cpu_static, cpu_entries, topology):
+    """A node's DRA entries as its kubelet judges them: [finding] for each pod whose GPU came from a ResourceClaim
+    while the kubelet pins its CPUs (``cpu_static``: the node's CPU Manager policy is static, and the pod is one it
+    pins): the Topology Manager takes no hint from DRA, so the GPU may sit on another NUMA node than the CPUs. Where
+    the pod's CPUs are in the node's checkpoint (``cpu_entries`` {pod uid: {container: cpus}}), the finding says on
+    which NUMA nodes (``topology``) they and the GPUs landed."""
+    findings = []
+    node_of = _node_of_cpus(topology) if topology else {}
+    for entry in audit or []:
+        if entry.get("aligned_by") or not (cpu_static and entry.get("kubelet_cpus")):
+            continue
+        gpus = "; ".join("%s %s from ResourceClaim %s on NUMA node %s"
+                         % (g["driver"], g["device"], g["claim"], g["numa_node"] if g["numa_node"] is not None else "unknown")
+                         for g in entry["gpus"])
+        cpus = sorted(set(c for cpus in ((cpu_entries or {}).get(entry.get("uid")) or {}).values() for c in parse_cpulist(cpus)))
+        where = ""
+        if cpus:
+            nodes = sorted(set(node_of[c] for c in cpus if c in node_of))
+            gpu_nodes = sorted(set(g["numa_node"] for g in entry["gpus"] if g["numa_node"] is not None))
+            where = "; its CPUs %s are on NUMA node %s" % (format_cpulist(cpus), ",".join(str(n) for n in nodes) or "unknown")
+            if gpu_nodes and nodes and not set(gpu_nodes) <= set(nodes):
+                where += " - not its GPU's"
+            elif gpu_nodes and nodes:
+                where += " - its GPU's now, by chance"
+        findings.append("%s holds %s while the kubelet pins its CPUs: the Topology Manager does not align DRA devices, this pod's "
+                        "GPU may sit on another NUMA node than its CPUs%s (align them in one claim: a dra.cpu request with a "
+                        "matchAttribute %s constraint)" % (entry["pod"], gpus, where, dra.NUMA_NODE))
+    return findings
