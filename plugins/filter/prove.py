@@ -8,7 +8,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import (
-    ProveError, audit_error, audit_pods, gpu_holders, kube_items, probe_pods, prove_report)
+    ProveError, audit_error, audit_pods, dra_audit, gpu_holders, kube_items, probe_pods, prove_report)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import prove_fleet, render_prove_markdown
 
 
@@ -35,9 +35,16 @@ def rke2_numa_gpu_holders(pod_list, gpu_resource="nvidia.com/gpu"):
     return gpu_holders(kube_items(pod_list), gpu_resource)
 
 
-def rke2_numa_pod_audit(pod_list, node_names=None, gpu_resource="nvidia.com/gpu"):
-    """{node: {unpinned, topology_errors}}: GPU pods that cannot be pinned, pods refused by the Topology Manager."""
-    return audit_pods(pod_list, node_names, gpu_resource)
+def rke2_numa_pod_audit(pod_list, node_names=None, gpu_resource="nvidia.com/gpu", dra=False):
+    """{node: {unpinned, topology_errors}}: GPU pods that cannot be pinned, pods refused by the Topology Manager; with
+    ``dra`` (the reply holds the cluster's ResourceSlices and ResourceClaims too: ``kubectl get
+    nodes,pods,resourceslices,resourceclaims -A -o json``) each node's DRA devices and the pods holding a GPU by DRA
+    (plugin_utils/prove.py dra_audit)."""
+    audit = audit_pods(pod_list, node_names, gpu_resource)
+    if dra:
+        for node, entry in dra_audit(pod_list, pod_list, node_names, gpu_resource).items():
+            audit.setdefault(node, {"unpinned": [], "topology_errors": []}).update(entry)
+    return audit
 
 
 def rke2_numa_pod_audit_error(result, kubectl, kubectl_host):

@@ -43,7 +43,8 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state im
     topology_at_next_start,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, label_changes, nfd_features, numa_labels, owned_label
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import finish_pod_audit
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import dra
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import finish_dra_audit, finish_pod_audit
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rancher
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
     SECURE,
@@ -421,6 +422,24 @@ def _running_args(state):
         return []
 
 
+def finish_dra(audit, plan, state):
+    """A node's pod audit with its DRA part judged (when the check read DRA: dra_devices there): ``dra`` - what it
+    serves by DRA, matched with its sysfs (dra.inventory: gpu_path, counts, devices, findings); ``dra_unaligned`` - the
+    pods holding a DRA GPU whose CPUs its kubelet pins (the checkpoint's policy, else the plan's: static), with where
+    both landed (prove.finish_dra_audit); ``dra_claims`` as read."""
+    if not isinstance(audit, dict) or "dra_devices" not in audit:
+        return audit
+    out = dict(audit)
+    topology = state.get("topology") or {}
+    cpu_state = (state.get("kubelet_state") or {}).get("cpu_manager") or {}
+    policy = cpu_state.get("policy") or ((plan or {}).get("reset_inputs") or {}).get("cpu_manager_policy")
+    out["dra"] = dra.inventory(out.pop("dra_devices"), topology.get("pci_devices"), out.pop("plugin_gpus", 0))
+    out["dra_unaligned"] = finish_dra_audit(out.pop("dra_pods", []), policy == "static", cpu_state.get("entries") or {},
+                                            topology if topology.get("numa_nodes") else None)
+    out.setdefault("dra_claims", [])
+    return out
+
+
 def check_facts(plan, check):
     """check.yml's facts of one host (CHECK_FACTS) from its plan and ``check``: {state: node_state_info's result,
     config_mode, dropin_path, labels_via, node_labels: the Node's labels from the API (None when not read),
@@ -431,7 +450,7 @@ def check_facts(plan, check):
     # the pod audit as this node's kubelet judges it: pods with their own budget by its pod-level resource managers
     # (the minor's default, the feature gates RKE2 passes it today, the plan's)
     audit = finish_pod_audit(check.get("pod_audit") or {}, pod_level_resource_managers(plan, _running_args(state)))
-    facts = {"rke2_numa_topology": state.get("topology"), "rke2_numa_pod_audit": audit}
+    facts = {"rke2_numa_topology": state.get("topology"), "rke2_numa_pod_audit": finish_dra(audit, plan, state)}
     if unread_reason(state):
         facts.update(rke2_numa_compliance={}, rke2_numa_managed_by="unknown", rke2_numa_managed_by_evidence=[])
         return facts

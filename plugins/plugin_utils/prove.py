@@ -727,7 +727,7 @@ def audit_pods(pod_list, node_names=None, gpu_resource="nvidia.com/gpu"):
     with the verdict of a kubelet
     whose pod-level resource managers are on and off (pod_level_verdicts) - the node's plan decides which holds
     (finish_pod_audit)."""
-    pods = kube_items(pod_list)
+    pods = [p for p in kube_items(pod_list) if p.get("kind", "Pod") == "Pod"]   # not the Nodes, slices, claims of one read
     if node_names is None:
         node_names = sorted(set((pod.get("spec") or {}).get("nodeName") for pod in pods) - {None, ""})
     audit = dict((name, {"unpinned": [], "topology_errors": []}) for name in node_names)
@@ -775,46 +775,66 @@ def _kubelet_pins_cpus(pod):
     return not _fractional_cpus(pod)
 
 
-def dra_audit(pod_list, dra_list, node_names=None):
-    """Per node name: {dra_pods: [...], dra_claims: [...]} from ``kubectl get pods -A`` and ``kubectl get
-    resourceslices,resourceclaims -A`` (one reply holds both kinds). dra_pods: each running pod holding a GPU through
-    a ResourceClaim, with its GPUs (device, driver, NUMA node from the slice, claim), whether the kubelet would pin its
-    CPUs (``kubelet_cpus``: Guaranteed with whole CPUs) and the claim attribute that aligns them with CPUs from DRA
-    (``aligned_by``: a dra.cpu device in one constrained claim; None) - finish_dra_audit judges it with the node's
-    CPU Manager policy and checkpoint. dra_claims: each claim of those pods that asks for a GPU with CPUs or NICs
-    without a constraint that keeps them on one NUMA node (dra.claim_alignment)."""
+def dra_audit(pod_list, dra_list, node_names=None, gpu_resource="nvidia.com/gpu"):
+    """Per node name: {dra_devices, plugin_gpus, dra_pods, dra_claims} from ``kubectl get nodes,pods -A`` and ``kubectl
+    get resourceslices,resourceclaims -A`` (one reply holds both kinds). dra_devices: what the node publishes in its
+    ResourceSlices (dra.node_devices, without the raw attributes); plugin_gpus: its Node's allocatable ``gpu_resource``
+    (the device plugin's). dra_pods: each running pod holding a GPU through a ResourceClaim, with its GPUs (device,
+    driver, NUMA node from the slice, claim), whether the kubelet would pin its CPUs (``kubelet_cpus``: Guaranteed with
+    whole CPUs) and the claim attribute that aligns them with CPUs from DRA (``aligned_by``: a dra.cpu device in one
+    constrained claim; None) - finish_dra_audit judges it with the node's CPU Manager policy and checkpoint.
+    dra_claims: each claim of those pods that asks for a GPU with CPUs or NICs without a constraint that keeps them on
+    one NUMA node (dra.claim_alignment)."""
     items = kube_items(dra_list)
     slices = [i for i in items if i.get("kind") == "ResourceSlice"]
     claims = dict((("%s/%s" % ((c.get("metadata") or {}).get("namespace"), (c.get("metadata") or {}).get("name"))), c)
                   for c in items if c.get("kind") == "ResourceClaim")
-    pods = kube_items(pod_list)
+    objects = kube_items(pod_list)
+    pods = [p for p in objects if p.get("kind", "Pod") == "Pod"]
+    allocatable = dict(((n.get("metadata") or {}).get("name"), ((n.get("status") or {}).get("allocatable") or {}).get(gpu_resource))
+                       for n in objects if n.get("kind") == "Node")
     if node_names is None:
-        node_names = sorted(set((p.get("spec") or {}).get("nodeName") for p in pods) - {None, ""})
-    out = dict((name, {"dra_pods": [], "dra_claims": []}) for name in node_names)
-    devices = {}
+        node_names = sorted((set((p.get("spec") or {}).get("nodeName") for p in pods) | set(allocatable)
+                             | set((s.get("spec") or {}).get("nodeName") for s in slices)) - {None, ""})
+    out = {}
+    for name in node_names:
+        devices = dra.node_devices(slices, name)
+        out[name] = {"dra_devices": [dict((k, v) for k, v in d.items() if k != "attributes") for d in devices],
+                     "plugin_gpus": _count(allocatable.get(name)), "dra_pods": [], "dra_claims": [],
+                     "_by_id": dict(((d["driver"], d["pool"], d["device"]), d) for d in devices)}
     for pod in pods:
         node = (pod.get("spec") or {}).get("nodeName")
-        if node not in out or (pod.get("status") or {}).get("phase") in TERMINAL:
-            continue
-        if node not in devices:
-            devices[node] = dict(((d["driver"], d["pool"], d["device"]), d) for d in dra.node_devices(slices, node))
-        meta = pod.get("metadata") or {}
-        namespace = meta.get("namespace")
-        gpus, aligned = [], []
-        for entry, name in sorted(dra.pod_claims(pod).items()):
-            claim = claims.get("%s/%s" % (namespace, name))
-            if claim is None:
-                continue
-            seen = dra.claim_alignment(claim, devices[node])
-            gpus += [dict(device=d["device"], driver=d["driver"], numa_node=d["numa_node"], claim=seen["claim"]) for d in seen["gpus"]]
-            if seen["gpus"] and any(d["kind"] == dra.CPU for d in seen["others"]) and seen["aligned_by"]:
-                aligned.append(seen["aligned_by"])
-            if seen["finding"] and seen["finding"] not in out[node]["dra_claims"]:
-                out[node]["dra_claims"].append(seen["finding"])
-        if gpus:
-            out[node]["dra_pods"].append({"pod": "%s/%s" % (namespace, meta.get("name")), "uid": meta.get("uid"), "gpus": gpus,
-                                          "kubelet_cpus": _kubelet_pins_cpus(pod), "aligned_by": aligned[0] if aligned else None})
+        if node in out and (pod.get("status") or {}).get("phase") not in TERMINAL:
+            _audit_dra_pod(pod, claims, out[node])
+    for entry in out.values():
+        entry.pop("_by_id")
     return out
+
+
+def _count(value):
+    try:
+        return int(str(value)) if value is not None else 0
+    except ValueError:
+        return 0
+
+
+def _audit_dra_pod(pod, claims, entry):
+    meta = pod.get("metadata") or {}
+    namespace = meta.get("namespace")
+    gpus, aligned = [], []
+    for dummy, name in sorted(dra.pod_claims(pod).items()):
+        claim = claims.get("%s/%s" % (namespace, name))
+        if claim is None:
+            continue
+        seen = dra.claim_alignment(claim, entry["_by_id"])
+        gpus += [dict(device=d["device"], driver=d["driver"], numa_node=d["numa_node"], claim=seen["claim"]) for d in seen["gpus"]]
+        if seen["gpus"] and any(d["kind"] == dra.CPU for d in seen["others"]) and seen["aligned_by"]:
+            aligned.append(seen["aligned_by"])
+        if seen["finding"] and seen["finding"] not in entry["dra_claims"]:
+            entry["dra_claims"].append(seen["finding"])
+    if gpus:
+        entry["dra_pods"].append({"pod": "%s/%s" % (namespace, meta.get("name")), "uid": meta.get("uid"), "gpus": gpus,
+                                  "kubelet_cpus": _kubelet_pins_cpus(pod), "aligned_by": aligned[0] if aligned else None})
 
 
 def finish_dra_audit(audit, cpu_static, cpu_entries, topology):

@@ -61,10 +61,16 @@ CLUSTER, PROBE, KURED, LEASE, EVICT = "cluster", "probe", "kured", "lease", "evi
 DRAIN_NAMESPACES_MAX = 100
 LEASE_DEFAULT = (IDENTITY_NAMESPACE, "rke2-numa-roll")   # the roll's Lease (plugin_utils/roll_lease.py), namespace/name
 CHECK, ROLLING, LABELS, PROVE = "check", "rolling", "labels", "prove"
+DRA_GROUP = "resource.k8s.io"
 
 
-class Rule(collections.namedtuple("Rule", "scope group resource uses why")):
-    """A right: ``uses`` pairs each verb with the playbooks whose calls need it."""
+class Rule(collections.namedtuple("Rule", "scope group resource uses why optional")):
+    """A right: ``uses`` pairs each verb with the playbooks whose calls need it; ``optional``: a run without it goes on
+    without what it reads (said once), never refused - a right added in a release that an identity access.yml made
+    before does not hold."""
+
+    def __new__(cls, scope, group, resource, uses, why, optional=False):
+        return super(Rule, cls).__new__(cls, scope, group, resource, uses, why, optional)
 
     @property
     def verbs(self):
@@ -96,6 +102,11 @@ RULES = (
          "take, renew and give back the roll's Lease (one roll at a time), and see which roll holds it"),
     Rule(LEASE, "", "namespaces", (("get", _READERS),),
          "kubectl get --ignore-not-found looks up the Lease's namespace when there is no Lease yet (its own namespace only)"),
+    # Dynamic Resource Allocation (resource.k8s.io/v1): the check's one read of both kinds (plugin_utils/dra.py)
+    Rule(CLUSTER, DRA_GROUP, "resourceslices", (("list", _ALL),),
+         "see which GPUs, NICs and CPUs each node serves by DRA, and on which NUMA node", optional=True),
+    Rule(CLUSTER, DRA_GROUP, "resourceclaims", (("list", _ALL),),
+         "see the devices each pod holds by DRA, and whether its claim keeps them on one NUMA node", optional=True),
 )
 LEASE_NAMED_VERBS = ("get", "update")
 
@@ -105,6 +116,7 @@ _RESOURCES = {"node": ("", "nodes"), "nodes": ("", "nodes"), "no": ("", "nodes")
               "daemonset": ("apps", "daemonsets"), "daemonsets": ("apps", "daemonsets"), "ds": ("apps", "daemonsets"),
               "selfsubjectaccessreview": ("authorization.k8s.io", "selfsubjectaccessreviews"),
               "lease": ("coordination.k8s.io", "leases"), "leases": ("coordination.k8s.io", "leases"),
+              "resourceslices": (DRA_GROUP, "resourceslices"), "resourceclaims": (DRA_GROUP, "resourceclaims"),
               "selfsubjectaccessreviews": ("authorization.k8s.io", "selfsubjectaccessreviews")}
 # access.yml's, with the admin kubeconfig (the identity's bootstrap; the identity holds none of them): the identity's
 # objects - its namespaces, ServiceAccount, roles and bindings, the admission policies and the enrolment ConfigMap -
@@ -516,7 +528,8 @@ def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=
     without probes, ``prove`` false, needs no probe rights; labels.yml without ``kubectl`` labels gets no Node by name:
     it lists them, and patches one only to remove what an earlier run wrote with kubectl; the evictions cluster-wide,
     or in each of ``evict``, the drain namespaces).
-    kured's lock is not required: without it the roll still refuses a node while kured holds its lock."""
+    kured's lock is not required: without it the roll still refuses a node while kured holds its lock; nor is an
+    ``optional`` rule's right (the DRA reads: the check goes on without them)."""
     out = []
     kured = kured_target(kured_setting)
     evict = drain_namespaces(evict)
@@ -530,7 +543,7 @@ def needed(playbook, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, prove=
             for where in (evict or [None]) if rule.scope == EVICT else [_rule_namespace(rule, probe_namespace, kured, lease_target(lease))]:
                 out.append({"verb": verb, "group": rule.group, "resource": resource, "subresource": sub, "scope": rule.scope,
                             "namespace": where, "name": _rule_name(rule, verb, kured, lease_target(lease)), "why": rule.why,
-                            "required": rule.scope != KURED})
+                            "required": rule.scope != KURED and not rule.optional})
     return out
 
 

@@ -145,10 +145,19 @@ def host_warnings(entry):
                  + list(compliance.get("warnings") or [])
                  + ["NOT PINNED: %s" % p for p in pods.get("unpinned") or []]
                  + ["REFUSED: %s" % p for p in pods.get("topology_errors") or []]
+                 + dra_lines(pods)
                  + ([pods["error"]] if pods.get("error") else [])):
         if isinstance(text, str) and text not in found:
             found.append(text)
     return found
+
+
+def dra_lines(pods):
+    """The pod audit's DRA findings (compliance.finish_dra), each with its label: a DRA GPU pod whose CPUs the kubelet
+    pins, a claim that does not keep its GPU with its CPUs or NICs, a device whose slice disagrees with sysfs."""
+    return (["NOT ALIGNED (DRA): %s" % p for p in pods.get("dra_unaligned") or []]
+            + ["DRA CLAIM: %s" % c for c in pods.get("dra_claims") or []]
+            + ["DRA: %s" % f for f in (pods.get("dra") or {}).get("findings") or []])
 
 
 def managed_text(compliance):
@@ -209,6 +218,7 @@ def check_lines(entries):
         lines += ["%s: WARNING: %s" % (host, w) for w in compliance.get("warnings") or []]
         lines += ["%s: NOT PINNED: %s" % (host, p) for p in pods.get("unpinned") or []]
         lines += ["%s: REFUSED: %s" % (host, p) for p in pods.get("topology_errors") or []]
+        lines += ["%s: %s" % (host, line) for line in dra_lines(pods)]
     # the pod audit's error is the cluster's, not the host's: said once, with the hosts it concerns
     errors = {}
     for entry in entries:
@@ -242,6 +252,12 @@ def check_fleet(entries):
         "unpinned_gpu_pods": [pod for e in checked for pod in (e.get("pods") or {}).get("unpinned") or []],
         "topology_errors": [pod for e in checked for pod in (e.get("pods") or {}).get("topology_errors") or []],
         "pods_not_audited": hosts(lambda c, p: "error" in p),
+        # Dynamic Resource Allocation: how each host with DRA GPUs serves them (dra or both), the pods and claims that
+        # do not keep a DRA GPU with their CPUs
+        "dra_gpus": dict((str(e["host"]), (e.get("pods") or {})["dra"]["gpu_path"]) for e in checked
+                         if ((e.get("pods") or {}).get("dra") or {}).get("gpu_path") in ("dra", "both")),
+        "dra_unaligned_gpu_pods": [pod for e in checked for pod in (e.get("pods") or {}).get("dra_unaligned") or []],
+        "dra_unaligned_claims": [c for e in checked for c in (e.get("pods") or {}).get("dra_claims") or []],
         "managed_by_rancher": hosts(lambda c, p: c.get("managed_by") == "rancher"),
         "managed_by": dict((str(e["host"]), {"managed_by": e["compliance"].get("managed_by") or "none",
                                              "evidence": e["compliance"].get("managed_by_evidence") or []}) for e in checked),
@@ -277,6 +293,9 @@ def check_fleet_line(fleet):
         line += "; pods not audited on: " + ", ".join(fleet["pods_not_audited"])
     if fleet.get("managed_by_rancher"):
         line += "; managed by Rancher (the plan in the drop-in): " + ", ".join(fleet["managed_by_rancher"])
+    if fleet.get("dra_gpus"):   # DRA GPUs: the Topology Manager does not align them; the claim must
+        line += "; GPUs by DRA on: %s (DRA GPU pods the kubelet does not align: %d, claims without a NUMA constraint: %d)" % (
+            ", ".join(sorted(fleet["dra_gpus"])), len(fleet.get("dra_unaligned_gpu_pods") or []), len(fleet.get("dra_unaligned_claims") or []))
     if len(fleet.get("kubernetes") or {}) > 1:   # a fleet in the middle of an upgrade: each node planned for its kubelet
         line += "; planned for their own kubelet: " + "; ".join(
             "%s (%s)" % (minor, ", ".join(hosts)) for minor, hosts in fleet["kubernetes"].items())

@@ -45,13 +45,14 @@ def fleet(tmp_path_factory):
     hosts = {name: {"rke2_numa_sysfs_root": str(root), "rke2_numa_boot_root": str(root),
                     "rke2_numa_kubelet_dir": str(root / "var/lib/kubelet"),
                     "rke2_numa_config_path": str(root / "etc/rancher/rke2/config.yaml")} for name, root in nodes.items()}
-    # The cluster's pods, as `kubectl get nodes,pods -A -o json` lists them: a Burstable GPU pod on gpu-b.
+    # The cluster's pods, as `kubectl get nodes,pods,resourceslices,resourceclaims -A -o json` lists them: a Burstable GPU
+    # pod on gpu-b (no DRA device anywhere).
     (base / "pods.json").write_text(json.dumps({"items": [
         {"metadata": {"namespace": "ml", "name": "vllm-0"}, "spec": {"nodeName": "gpu-b", "containers": [
             {"name": "vllm", "resources": {"requests": {"cpu": "4"}, "limits": {"nvidia.com/gpu": "1"}}}]},
          "status": {"phase": "Running", "qosClass": "Burstable"}}]}))
     kubectl = base / "kubectl"
-    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\n%scase "$*" in *"get nodes,pods --all-namespaces -o json") cat %s ;; %s *) exit 1 ;; esac\n'
+    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\n%scase "$*" in *"get nodes,pods,resourceslices,resourceclaims --all-namespaces -o json") cat %s ;; %s *) exit 1 ;; esac\n'
                        % (base / "kubectl.calls", ACCESS_ANSWERS, base / "pods.json", NO_LEASE))
     kubectl.chmod(0o755)
     inv = {"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
@@ -59,6 +60,12 @@ def fleet(tmp_path_factory):
     path = base / "inventory.yml"
     path.write_text(yaml.safe_dump(inv))
     return str(path), nodes, plan
+
+
+# A node without DRA devices, from a read that included the cluster's ResourceSlices and ResourceClaims.
+NO_DRA = {"dra": {"devices": [], "counts": {"gpu": 0, "nic": 0, "cpu": 0}, "gpu_path": "none", "findings": []}, "dra_unaligned": [], "dra_claims": []}
+# The check's one read of the cluster: Nodes, pods and DRA.
+ONE_READ = "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods,resourceslices,resourceclaims --all-namespaces -o json"
 
 
 def play(inventory, *extra, **kwargs):
@@ -81,11 +88,11 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
     assert {name: tree(root) for name, root in nodes.items()} == before
     reports = {name: json.loads((tmp_path / (name + ".json")).read_text()) for name in nodes}
     assert reports["gpu-a"] == {"host": "gpu-a", "compliant": True, "runs_plan": True, "reasons": [], "findings": [], "actions": [], "blocked": [],
-                                "plan_fingerprint": plan["fingerprint"], "warnings": [], "pods": {"unpinned": [], "topology_errors": []},
+                                "plan_fingerprint": plan["fingerprint"], "warnings": [], "pods": dict(NO_DRA, unpinned=[], topology_errors=[]),
                                 "config_mode": "merge", "managed_by": "none", "managed_by_evidence": []}
     unpinned = ("ml/vllm-0 requests nvidia.com/gpu but is Burstable (requests != limits): no exclusive CPUs, no NUMA-local memory, "
                 "and the GPU is not aligned with its CPUs")
-    assert reports["gpu-b"]["pods"] == {"unpinned": [unpinned], "topology_errors": []}
+    assert reports["gpu-b"]["pods"] == dict(NO_DRA, unpinned=[unpinned], topology_errors=[])
     assert "NOT PINNED: " + unpinned in out.stdout
     assert reports["gpu-b"]["actions"] == ["drain", "boot_params", "reboot", "rke2_config", "reset", "verify", "uncordon", "label"]
     assert reports["gpu-c"]["actions"] == ["drain", "reboot", "verify", "uncordon", "label"]
@@ -96,12 +103,12 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
         "reboot": ["gpu-b", "gpu-c"],
         "unpinned_gpu_pods": [unpinned], "topology_errors": [], "pods_not_audited": [], "managed_by_rancher": [],
         "managed_by": dict((h, {"managed_by": "none", "evidence": []}) for h in ("gpu-a", "gpu-b", "gpu-c")),
-        "kubernetes": {"1.33": ["gpu-a", "gpu-b", "gpu-c"]}}
+        "kubernetes": {"1.33": ["gpu-a", "gpu-b", "gpu-c"]}, "dra_gpus": {}, "dra_unaligned_gpu_pods": [], "dra_unaligned_claims": []}
     assert ("1 of 3 compliant; to reconfigure: gpu-b, gpu-c (2 need a reboot); blocked (fix by hand first, never rolled): none; "
             "not checked (unreachable or failed): none; "
             "GPU pods that cannot be pinned: 1; pods refused with TopologyAffinityError: 0") in out.stdout
     with open(os.path.join(os.path.dirname(inventory), "kubectl.calls")) as calls:
-        assert "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json\n" in calls.readlines()
+        assert "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods,resourceslices,resourceclaims --all-namespaces -o json\n" in calls.readlines()
     # the fleet report beside the JSON (its page is tested in a browser by test_report_browser)
     page, summary = (tmp_path / "index.html").read_text(), (tmp_path / "summary.md").read_text()
     assert "3 hosts: 1 compliant, 2 NOT compliant, 0 blocked, 0 not checked; warnings on 1 host (check.yml)" in page
@@ -252,7 +259,7 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
     assert [open(b).read() for b in glob.glob(str(tmp_path / "backup" / "*~"))] == [text]
     # fixing in place writes the nodes' files: the roll takes the Lease first (one roll at a time), and gives it back
     lines = calls.read_text().splitlines()
-    assert lines[:5] == [ASKED, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json", LEASE_READ, LEASE_READ,
+    assert lines[:5] == [ASKED, ONE_READ, LEASE_READ, LEASE_READ,
                          "--kubeconfig /etc/rancher/rke2/rke2.yaml create --namespace rke2-numa-system --validate=false -o json -f -"], lines
     # the give-back reads the Lease, then the Nodes (what another run of the roll has out: counted after the Lease)
     assert lines[5:] == [LEASE_READ, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes -o json"], lines
@@ -264,7 +271,7 @@ def test_rolling_over_a_compliant_fleet_changes_nothing_and_makes_one_kubectl_re
     assert out.returncode == 0, out.stdout + out.stderr
     assert "changed=1" not in out.stdout
     # the pod audit's read returns the Nodes too: the pick play finds its markers there
-    assert calls.read_text().splitlines() == [ASKED, "--kubeconfig /etc/rancher/rke2/rke2.yaml get nodes,pods --all-namespaces -o json", LEASE_READ], \
+    assert calls.read_text().splitlines() == [ASKED, ONE_READ, LEASE_READ], \
         "one question (what may this kubeconfig do), the Lease's read (a roll in progress?), one read, no change"
     assert {name: tree(root) for name, root in nodes.items()} == before
     assert "skipping: no hosts matched" in out.stdout

@@ -99,6 +99,8 @@ PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "a
 RBAC_GROUP = "rbac.authorization.k8s.io"
 COORDINATION_GROUP = "coordination.k8s.io"
 ADMISSION_GROUP = "admissionregistration.k8s.io"
+DRA_GROUP = "resource.k8s.io"   # Dynamic Resource Allocation
+DRA_V1_SINCE = 34   # resource.k8s.io/v1 served (GA, on by default) from Kubernetes 1.34 (KEP-4381 kep.yaml: stable v1.34)
 
 
 # ---------------------------------------------------------------- errors: Status objects
@@ -874,6 +876,8 @@ def spec_pod_status(pod, created, kubelet=True):
     if pod.get("message"):
         status["message"] = pod["message"]
     status["qosClass"] = pod_qos(spec)
+    if pod.get("resourceClaimStatuses"):   # the resourceclaim controller's: the claim it made from each template
+        status["resourceClaimStatuses"] = copy.deepcopy(pod["resourceClaimStatuses"])
     if pod.get("startTime") or pod.get("admitted"):
         status["startTime"] = pod.get("startTime") or pod["admitted"]
     if pod.get("reason") and not started:
@@ -1051,6 +1055,12 @@ KINDS = [
          categories=["api-extensions"], stored=True),
     Kind(ADMISSION_GROUP, "v1", "validatingadmissionpolicybindings", "validatingadmissionpolicybinding", "ValidatingAdmissionPolicyBinding",
          False, STORED_VERBS, categories=["api-extensions"], stored=True),
+    # resource.k8s.io/v1 (staging/src/k8s.io/api/resource/v1/types.go, v1.34): stored; a claim's status is the
+    # scheduler's (its allocation) and the kubelet's (reservedFor), written beside the API here
+    Kind(DRA_GROUP, "v1", "deviceclasses", "deviceclass", "DeviceClass", False, STORED_VERBS, stored=True),
+    Kind(DRA_GROUP, "v1", "resourceslices", "resourceslice", "ResourceSlice", False, STORED_VERBS, stored=True),
+    Kind(DRA_GROUP, "v1", "resourceclaims", "resourceclaim", "ResourceClaim", True, STORED_VERBS, stored=True),
+    Kind(DRA_GROUP, "v1", "resourceclaimtemplates", "resourceclaimtemplate", "ResourceClaimTemplate", True, STORED_VERBS, stored=True),
     Kind("authentication.k8s.io", "v1", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview", False, ["create"]),
     Kind("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", False, ["create"]),
     Kind("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "selfsubjectrulesreview", "SelfSubjectRulesReview", False, ["create"]),
@@ -1074,7 +1084,7 @@ SUBRESOURCES = {
                   "version": "v1", "kind": "TokenRequest", "verbs": ["create"]}],
 }
 GROUPS = [(ADMISSION_GROUP, "v1"), ("apps", "v1"), ("authentication.k8s.io", "v1"), ("authorization.k8s.io", "v1"), (COORDINATION_GROUP, "v1"),
-          ("policy", "v1"), (RBAC_GROUP, "v1")]
+          ("policy", "v1"), (RBAC_GROUP, "v1"), (DRA_GROUP, "v1")]
 
 
 def resource_list(group, version):
@@ -2193,6 +2203,10 @@ OBJECT_FIELDS = {
     "configmaps": ("data",),
     "validatingadmissionpolicies": ("spec",),
     "validatingadmissionpolicybindings": ("spec",),
+    "deviceclasses": ("spec",),
+    "resourceslices": ("spec",),
+    "resourceclaims": ("spec",),
+    "resourceclaimtemplates": ("spec",),
 }
 _CONFIGMAP_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 
@@ -2504,6 +2518,13 @@ def admit_object(kind, namespace, name, body, old):
                                "'[-._a-zA-Z0-9]+')" % _q(key), "FieldValueInvalid"))
         if data:
             record["data"] = data
+    elif kind.group == DRA_GROUP:
+        spec = body.get("spec")
+        if not isinstance(spec, dict):
+            raise _cannot_decode(kind, "json: cannot unmarshal %s into Go struct field %s.spec" % (type(spec).__name__, kind.kind))
+        record["spec"] = copy.deepcopy(spec)
+        if old is not None and old.get("status"):   # the status is the scheduler's and the kubelet's, never the client's
+            record["status"] = copy.deepcopy(old["status"])
     elif kind.plural in ("validatingadmissionpolicies", "validatingadmissionpolicybindings"):
         spec = body.get("spec")
         if not isinstance(spec, dict):
@@ -2787,8 +2808,10 @@ class Api:
         self.started = _iso()  # the bootstrap policy's creationTimestamp
 
     def groups(self):
-        """The API groups served: admissionregistration.k8s.io only with ValidatingAdmissionPolicy at work."""
-        return [gv for gv in GROUPS if self.policies or gv[0] != ADMISSION_GROUP]
+        """The API groups served: admissionregistration.k8s.io only with ValidatingAdmissionPolicy at work,
+        resource.k8s.io/v1 from Kubernetes 1.34 (a 1.33 server serves DRA only as beta, off by default)."""
+        minor = int(re.match(r"v\d+\.(\d+)", self.version).group(1))
+        return [gv for gv in GROUPS if (self.policies or gv[0] != ADMISSION_GROUP) and (gv[0] != DRA_GROUP or minor >= DRA_V1_SINCE)]
 
     def admit(self, request, operation, kind, namespace, name, obj, old, resource=None):
         """ValidatingAdmissionPolicy: every binding whose policy matches the request denies it when a validation is

@@ -260,4 +260,14 @@ def test_a_pod_with_its_own_whole_cpu_budget_is_pinned_and_a_claim_not_found_hol
     assert prove._kubelet_pins_cpus(p)
     ghost = gpu_pod("ghost", [("devs", "no-such-claim", None)])
     audit = prove.dra_audit(reply(ghost), fleet_dra())
-    assert audit == {NODE: {"dra_pods": [], "dra_claims": []}}
+    assert audit[NODE]["dra_pods"] == [] and audit[NODE]["dra_claims"] == []
+
+
+def test_the_dra_audit_carries_each_node_s_devices_and_its_device_plugin_gpus_from_the_same_reads():
+    nodes_and_pods = reply({"kind": "Node", "metadata": {"name": NODE}, "status": {"allocatable": {"nvidia.com/gpu": "4"}}},
+                           {"kind": "Node", "metadata": {"name": "cpu-only"}, "status": {"allocatable": {}}})
+    audit = prove.dra_audit(nodes_and_pods, fleet_dra())
+    assert sorted(audit) == ["cpu-only", NODE]
+    assert audit[NODE]["plugin_gpus"] == 4 and audit["cpu-only"]["plugin_gpus"] == 0 and audit["cpu-only"]["dra_devices"] == []
+    assert [d["device"] for d in audit[NODE]["dra_devices"]] == ["gpu-0", "gpu-1", "pci-0000-3c-00-0", "cpudevnuma000", "cpudevnuma001"]
+    assert all("attributes" not in d for d in audit[NODE]["dra_devices"])

@@ -217,8 +217,9 @@ def test_the_reviews_ask_for_everything_first_then_each_right_the_playbook_needs
     assert {"verb": "patch", "group": "apps", "resource": "daemonsets", "namespace": "kube-system", "name": "kured"} in attrs
     assert {"verb": "create", "group": "", "resource": "pods", "namespace": "rke2-numa-probe"} in attrs
     check = [i["spec"]["resourceAttributes"] for i in rbac.access_reviews("check")["items"][1:]]
-    assert sorted((a["verb"], a["resource"]) for a in check) == [("get", "leases"), ("get", "namespaces"), ("list", "nodes"), ("list", "pods")], \
-        "check.yml only reads (the roll's Lease: is a roll in progress? and its namespace, which kubectl reads when there is none)"
+    assert sorted((a["verb"], a["resource"]) for a in check) == [("get", "leases"), ("get", "namespaces"), ("list", "nodes"), ("list", "pods"),
+                                                                 ("list", "resourceclaims"), ("list", "resourceslices")], \
+        "check.yml only reads (the roll's Lease: is a roll in progress? and its namespace, which kubectl reads when there is none; DRA)"
     assert [a for a in check if a["resource"] == "namespaces"] == [
         {"verb": "get", "group": "", "resource": "namespaces", "namespace": "rke2-numa-system", "name": "rke2-numa-system"}]
     lease = [a for a in check if a["resource"] == "leases"]
@@ -234,6 +235,10 @@ def test_findings_name_the_missing_right_and_what_needs_it():
     assert found["missing"] == [] and found["optional_missing"] == [
         "may not patch daemonsets kured (API group apps) in namespace kube-system (needed to hold and give back kured's reboot lock "
         "(its DaemonSet only))"]
+    found = rbac.access_findings(_answers("rolling", refused=[("list", "resourceslices")]), "rolling")
+    assert found["missing"] == [] and found["optional_missing"] == [
+        "may not list resourceslices (API group resource.k8s.io) cluster-wide (needed to see which GPUs, NICs and CPUs each node serves "
+        "by DRA, and on which NUMA node)"], "an identity made before the DRA reads still rolls"
     assert rbac.access_findings(_answers("prove", everything=True), "prove")["everything"] is True
     assert rbac.access_findings({"kind": "Status"}, "prove")["unreadable"] is True
     assert rbac.access_findings(_answers("check"), "rolling")["unreadable"] is True, "answers to another question"
@@ -314,7 +319,8 @@ def test_kubectl_objects_reads_one_a_list_or_several_documents():
 
 def test_labels_through_nfd_read_and_remove_kubectls_labels_and_a_roll_without_probes_asks_for_no_probe_right():
     assert sorted((n["verb"], n["resource"]) for n in rbac.needed("labels", labels_via="nfd")) == [
-        ("get", "leases"), ("get", "namespaces"), ("list", "nodes"), ("list", "pods"), ("patch", "nodes")], "the Lease: a roll in progress"
+        ("get", "leases"), ("get", "namespaces"), ("list", "nodes"), ("list", "pods"), ("list", "resourceclaims"), ("list", "resourceslices"),
+        ("patch", "nodes")], "the Lease: a roll in progress"
     assert ("patch", "nodes") in [(n["verb"], n["resource"]) for n in rbac.needed("labels")]
     assert not [n for n in rbac.needed("rolling", prove=False) if n["namespace"] == rbac.PROBE_NAMESPACE]
     assert [n for n in rbac.needed("rolling", labels_via="nfd") if (n["verb"], n["resource"]) == ("patch", "nodes")], "the cordon"

@@ -289,7 +289,8 @@ def test_the_check_fleet_summary_sorts_the_hosts_and_totals_the_pod_audit():
     fleet = report.check_fleet(entries)
     assert fleet == {"hosts": 4, "compliant": ["a"], "not_compliant": ["b", "c"], "blocked": ["c"], "not_checked": ["d"], "not_readable": [], "refused": {},
                      "reboot": ["b"], "unpinned_gpu_pods": ["ml/x", "ml/y"], "topology_errors": ["ml/z"], "pods_not_audited": ["c"],
-                     "managed_by_rancher": [], "managed_by": dict((h, {"managed_by": "none", "evidence": []}) for h in "abc"), "kubernetes": {}}
+                     "managed_by_rancher": [], "managed_by": dict((h, {"managed_by": "none", "evidence": []}) for h in "abc"), "kubernetes": {},
+                     "dra_gpus": {}, "dra_unaligned_gpu_pods": [], "dra_unaligned_claims": []}
     assert report.check_fleet_line(fleet) == (
         "1 of 4 compliant; to reconfigure: b (1 need a reboot); blocked (fix by hand first, never rolled): c; "
         "not checked (unreachable or failed): d; GPU pods that cannot be pinned: 2; pods refused with TopologyAffinityError: 1"
@@ -298,6 +299,21 @@ def test_the_check_fleet_summary_sorts_the_hosts_and_totals_the_pod_audit():
     assert report.check_fleet_line(quiet) == (
         "1 of 1 compliant; to reconfigure: none (0 need a reboot); blocked (fix by hand first, never rolled): none; "
         "not checked (unreachable or failed): none; GPU pods that cannot be pinned: 0; pods refused with TopologyAffinityError: 0")
+
+
+def test_dra_findings_are_in_the_host_s_lines_its_warnings_fleet_json_and_the_last_line():
+    pods = {"unpinned": [], "topology_errors": [], "dra_unaligned": ["ml/vllm holds gpu.nvidia.com gpu-1 ..."],
+            "dra_claims": ["ResourceClaim ml/c asks for a GPU ..."], "dra": {"gpu_path": "dra", "findings": ["gpu.nvidia.com n/gpu-0: ..."]}}
+    entries = [{"host": "g", "compliance": {"compliant": True, "plan_fingerprint": "f"}, "pods": pods},
+               {"host": "p", "compliance": {"compliant": True, "plan_fingerprint": "f"}, "pods": {"dra": {"gpu_path": "device-plugin", "findings": []}}}]
+    assert report.check_lines(entries)[1:4] == ["g: NOT ALIGNED (DRA): ml/vllm holds gpu.nvidia.com gpu-1 ...",
+                                                "g: DRA CLAIM: ResourceClaim ml/c asks for a GPU ...", "g: DRA: gpu.nvidia.com n/gpu-0: ..."]
+    assert report.host_warnings(entries[0]) == ["NOT ALIGNED (DRA): ml/vllm holds gpu.nvidia.com gpu-1 ...",
+                                                "DRA CLAIM: ResourceClaim ml/c asks for a GPU ...", "DRA: gpu.nvidia.com n/gpu-0: ..."]
+    fleet = report.check_fleet(entries)
+    assert fleet["dra_gpus"] == {"g": "dra"} and len(fleet["dra_unaligned_gpu_pods"]) == 1 and len(fleet["dra_unaligned_claims"]) == 1
+    assert report.check_fleet_line(fleet).endswith(
+        "; GPUs by DRA on: g (DRA GPU pods the kubelet does not align: 1, claims without a NUMA constraint: 1)")
 
 
 def test_a_node_rancher_manages_is_named_so_in_its_line_fleet_json_and_the_page():
