@@ -2564,6 +2564,176 @@ def success_status(kind, name, uid):
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 
+# ---------------------------------------------------------------- Dynamic Resource Allocation: the scheduler's allocator
+
+# kube-scheduler's DynamicResources plugin, Filter: a claim no device set on the node satisfies
+# (pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go)
+DRA_UNSCHEDULABLE = "cannot allocate all claims"
+DRA_MAX_RESULTS = 32   # resource/v1 AllocationResultsMaxSize
+
+
+class AllocationError(Exception):
+    """The allocator gives up: ``unschedulable`` (no device set fits: the scheduler's Filter message) or an error of
+    the claim (a CEL expression that fails, a class that is not there): the scheduler's event text."""
+
+    def __init__(self, message, unschedulable=True):
+        super(AllocationError, self).__init__(message)
+        self.unschedulable = unschedulable
+
+
+def dra_devices(slices, node_name):
+    """The devices ``node_name``'s ResourceSlices publish (``spec.nodeName``; each pool's newest generation, as
+    structured GatherPools keeps it), in a fixed order: by driver and pool, then as the driver listed them. The real
+    allocator walks pools in Go map order; the stand-in's order is fixed so that a test sees one allocation."""
+    mine = [s for s in slices if (s.get("spec") or {}).get("nodeName") == node_name]
+    newest = {}
+    for s in mine:
+        pool = s["spec"].get("pool") or {}
+        key = (s["spec"].get("driver"), pool.get("name"))
+        newest[key] = max(newest.get(key, 0), int(pool.get("generation") or 0))
+    out = []
+    for s in sorted(mine, key=lambda s: (s["spec"].get("driver") or "", (s["spec"].get("pool") or {}).get("name") or "")):
+        spec, pool = s["spec"], s["spec"].get("pool") or {}
+        if int(pool.get("generation") or 0) != newest[(spec.get("driver"), pool.get("name"))]:
+            continue
+        for device in spec.get("devices") or []:
+            out.append({"driver": spec.get("driver"), "pool": pool.get("name"), "name": device.get("name"), "device": device})
+    return out
+
+
+def _attribute(value):
+    for key in ("int", "bool", "string", "version", "ints", "bools", "strings", "versions"):
+        if isinstance(value, dict) and key in value:
+            return value[key]
+    return None
+
+
+def dra_device_attributes(driver, device):
+    """{domain: {id: value}} as CEL sees ``device.attributes`` (a name without a domain is in the driver's)."""
+    out = {}
+    raw = device.get("attributes") if "attributes" in device else (device.get("basic") or {}).get("attributes")
+    for name, value in (raw or {}).items():
+        domain, dummy, ident = name.rpartition("/")
+        out.setdefault(domain or driver, {})[ident] = _attribute(value)
+    return out
+
+
+def _lookup(entry, qualified):
+    """structured lookupAttribute: the fully qualified name, or the bare id when the domain is the device's driver."""
+    domain, dummy, ident = qualified.rpartition("/")
+    return dra_device_attributes(entry["driver"], entry["device"]).get(domain or entry["driver"], {}).get(ident)
+
+
+def _selectable(entry, selectors, cache):
+    """Every CEL selector (the class's, then the request's) true for the device; a failing expression aborts."""
+    for selector in selectors:
+        expression = ((selector or {}).get("cel") or {}).get("expression") or ""
+        key = (expression, entry["driver"], entry["pool"], entry["name"])
+        if key not in cache:
+            capacity = {}
+            for name, value in (entry["device"].get("capacity") or {}).items():
+                domain, dummy, ident = name.rpartition("/")
+                capacity.setdefault(domain or entry["driver"], {})[ident] = str((value or {}).get("value"))
+            device = {"driver": entry["driver"], "attributes": dra_device_attributes(entry["driver"], entry["device"]),
+                      "capacity": capacity, "allowMultipleAllocations": bool(entry["device"].get("allowMultipleAllocations"))}
+            ok, error = cel_true(expression, {"device": device})
+            if error is not None:
+                raise AllocationError("CEL runtime error: %s: %s" % (expression, error), unschedulable=False)
+            cache[key] = ok
+        if not cache[key]:
+            return False
+    return True
+
+
+def _slots(claim, classes):
+    """The claim's requests as allocation slots: [(request name, [selectors], count or None for All)] per request,
+    with firstAvailable's subrequests as alternatives ([(name, selectors, count)] tried in order)."""
+    out = []
+    for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
+        options = []
+        subs = request.get("firstAvailable") or []
+        for sub in subs or [request.get("exactly") or {}]:
+            cls = classes.get(sub.get("deviceClassName"))
+            if cls is None:
+                raise AllocationError("request %s: device class %s does not exist" % (request.get("name"), sub.get("deviceClassName")),
+                                      unschedulable=False)
+            selectors = list((cls.get("spec") or {}).get("selectors") or []) + list(sub.get("selectors") or [])
+            count = None if sub.get("allocationMode") == "All" else int(sub.get("count") or 1)
+            name = "%s/%s" % (request.get("name"), sub.get("name")) if subs else request.get("name")
+            options.append((name, selectors, count))
+        out.append(options)
+    return out
+
+
+def dra_allocate(claim, classes, slices, node_name, in_use=()):
+    """The devices the scheduler allocates ``claim`` on ``node_name``: [{request, driver, pool, device}]
+    (staging/src/k8s.io/dynamic-resource-allocation structured, allocator_incubating.go ``allocateOne``: requests in
+    order, each slot a device that is not in use, not taken by this claim, selectable by the class's and the request's
+    CEL selectors, and that every matchAttribute constraint accepts - ``matchAttributeConstraint.add``: a device
+    without the attribute is refused, the first device of the constraint's requests (all requests when it names none)
+    fixes the value; the search backtracks and takes the first full solution; firstAvailable's subrequests in order;
+    allocationMode All takes every selectable device and fails when a constraint refuses one). ``classes``:
+    {name: DeviceClass}; ``in_use``: (driver, pool, device) other claims hold. Raises AllocationError."""
+    devices = [e for e in dra_devices(slices, node_name) if (e["driver"], e["pool"], e["name"]) not in set(in_use)]
+    constraints = [(c["matchAttribute"], set(c.get("requests") or [])) for c in ((claim.get("spec") or {}).get("devices") or {}).get("constraints") or []
+                   if c.get("matchAttribute")]
+    slots = _slots(claim, classes)
+    cache, taken, values = {}, [], [None] * len(constraints)
+
+    def covers(names, request):
+        return not names or request.split("/", 1)[0] in names or request in names
+
+    def add(entry, request):
+        fixed = []
+        for index, (attribute, names) in enumerate(constraints):
+            if not covers(names, request):
+                continue
+            value = _lookup(entry, attribute)
+            if value is None or (values[index] is not None and values[index] != value):
+                for i in fixed:
+                    values[i] = None
+                return None
+            if values[index] is None:
+                values[index] = value
+                fixed.append(index)
+        return fixed
+
+    def count_of(request):
+        return sum(1 for t in taken if t[0] == request)
+
+    def place(slot):
+        if slot == len(slots):
+            return True
+        for name, selectors, count in slots[slot]:
+            want = count if count is not None else len([e for e in devices if _selectable(e, selectors, cache)])
+            if count is None and want == 0:
+                continue
+            if fill(slot, name, selectors, want):
+                return True
+        return False
+
+    def fill(slot, name, selectors, want):
+        if count_of(name) == want:
+            return place(slot + 1)
+        for entry in devices:
+            if any(t[1] is entry for t in taken) or not _selectable(entry, selectors, cache):
+                continue
+            fixed = add(entry, name)
+            if fixed is None:
+                continue
+            taken.append((name, entry))
+            if len(taken) <= DRA_MAX_RESULTS and fill(slot, name, selectors, want):
+                return True
+            taken.pop()
+            for i in fixed:
+                values[i] = None
+        return False
+
+    if not place(0):
+        raise AllocationError(DRA_UNSCHEDULABLE)
+    return [{"request": name, "driver": e["driver"], "pool": e["pool"], "device": e["name"]} for name, e in taken]
+
+
 # ---------------------------------------------------------------- tables (kubectl get)
 
 def _column(name, description, priority=0, kind="string", fmt=""):
