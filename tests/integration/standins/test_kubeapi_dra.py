@@ -14,12 +14,11 @@ KUBEAPI = _load("kubeapi_standin_for_dra", KUBEAPI_PATH)
 pytestmark = pytest.mark.skipif(KUBEAPI.celpy is None, reason="cel-python (the stand-in's CEL)")
 NODE = "gpu-a"
 NUMA = "resource.kubernetes.io/numaNode"
+NVIDIA = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == '%s'"   # the driver's chart's classes
 CLASSES = {
-    "gpu.nvidia.com": {"spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com' && "
-                                                                    "device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}},
+    "gpu.nvidia.com": {"spec": {"selectors": [{"cel": {"expression": NVIDIA % "gpu"}}]}},
     "dra.cpu": {"spec": {"selectors": [{"cel": {"expression": 'device.driver == "dra.cpu"'}}]}},
-    "mig.nvidia.com": {"spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com' && "
-                                                                    "device.attributes['gpu.nvidia.com'].type == 'mig'"}}]}},
+    "mig.nvidia.com": {"spec": {"selectors": [{"cel": {"expression": NVIDIA % "mig"}}]}},
 }
 
 
