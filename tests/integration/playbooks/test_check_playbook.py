@@ -52,8 +52,8 @@ def fleet(tmp_path_factory):
             {"name": "vllm", "resources": {"requests": {"cpu": "4"}, "limits": {"nvidia.com/gpu": "1"}}}]},
          "status": {"phase": "Running", "qosClass": "Burstable"}}]}))
     kubectl = base / "kubectl"
-    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\n%scase "$*" in *"get nodes,pods,resourceslices,resourceclaims --all-namespaces -o json") cat %s ;; %s *) exit 1 ;; esac\n'
-                       % (base / "kubectl.calls", ACCESS_ANSWERS, base / "pods.json", NO_LEASE))
+    kubectl.write_text('#!/bin/sh\necho "$*" >> %s\n%scase "$*" in *"%s") cat %s ;; %s *) exit 1 ;; esac\n'
+                       % (base / "kubectl.calls", ACCESS_ANSWERS, ONE_READ.split(" ", 2)[2], base / "pods.json", NO_LEASE))
     kubectl.chmod(0o755)
     inv = {"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                             "rke2_numa_kubectl": str(kubectl)}, "hosts": hosts}}

@@ -81,7 +81,7 @@ def test_the_check_sees_dra_gpus_with_their_numa_node_and_flags_a_pinned_pod_who
     comply(root, make_plan(topology))
     gpus = sorted((d for d in topology["pci_devices"] if d["kind"] == "gpu"), key=lambda d: d["numa_node"])
     assert [g["numa_node"] for g in gpus] == [0, 1]
-    numa0 = [c for c in parse_cpulist(topology["numa_nodes"][0]["cpus"])][2:4]
+    numa0 = list(parse_cpulist(topology["numa_nodes"][0]["cpus"]))[2:4]
     pinned, aligned = str(uuid.uuid4()), str(uuid.uuid4())
     pin(root, pinned, numa0)
 
@@ -92,9 +92,9 @@ def test_the_check_sees_dra_gpus_with_their_numa_node_and_flags_a_pinned_pod_who
                          pods=[running_pod("pinned", pinned, "pinned-devs-x7k2p"), running_pod("aligned", aligned, "aligned-devs-q8w3m")])
         cluster.add_object("resourceslices", gpu_slice(gpus))
         cluster.add_object("resourceslices", cpu_slice())
-        cluster.add_object("resourceclaims", allocated_claim("pinned-devs-x7k2p", [("gpu", "gpu.nvidia.com", "gpu.nvidia.com", "gpu-%d" % gpus[1]["minor"])]))
-        cluster.add_object("resourceclaims", allocated_claim("aligned-devs-q8w3m", [("gpu", "gpu.nvidia.com", "gpu.nvidia.com", "gpu-%d" % gpus[0]["minor"]),
-                                                                                     ("cpu", "dra.cpu", "dra.cpu", "cpudevnuma000")],
+        gpu0, gpu1 = [("gpu", "gpu.nvidia.com", "gpu.nvidia.com", "gpu-%d" % g["minor"]) for g in gpus]
+        cluster.add_object("resourceclaims", allocated_claim("pinned-devs-x7k2p", [gpu1]))
+        cluster.add_object("resourceclaims", allocated_claim("aligned-devs-q8w3m", [gpu0, ("cpu", "dra.cpu", "dra.cpu", "cpudevnuma000")],
                                                              constraints=(dra.NUMA_NODE,)))
         report = tmp_path / "report"
         out, text = run(cluster, tmp_path, "check.yml", {NODE: node_vars(root)}, "-e", "rke2_numa_report_dir=%s" % report)
