@@ -42,7 +42,7 @@ def rke2_numa_pod_audit(pod_list, node_names=None, gpu_resource="nvidia.com/gpu"
     (plugin_utils/prove.py dra_audit)."""
     audit = audit_pods(pod_list, node_names, gpu_resource)
     if dra:
-        for node, entry in dra_audit(pod_list, pod_list, node_names, gpu_resource).items():
+        for node, entry in dra_audit(pod_list, node_names, gpu_resource).items():
             audit.setdefault(node, {"unpinned": [], "topology_errors": []}).update(entry)
     return audit
 

@@ -18,7 +18,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rbac import drai
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure_message, evicted_pods, pods_left, protected_evictions
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_hold, kured_lock_claims, kured_lock_releases, maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
-    LEASE_MARGIN, LeaseError, default_max_unavailable, default_roll_id, lease_free, lease_from_reply, lease_seconds, lease_seconds_errors, lease_step,
+    LEASE_MARGIN, LeaseError, default_max_unavailable, default_roll_id, lease_free, lease_from_reply, lease_seconds, lease_seconds_errors,
     max_unavailable_errors, observation, roll_in_progress, waves)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import managed_by, rancher_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import cordon_patch, fence_findings, node_markers, release_patch
@@ -65,13 +65,6 @@ def _node_objects(reply):
     return [i for i in items if isinstance(i, dict) and i.get("kind", "Node") == "Node"]
 
 
-def _lease(text, name):
-    try:
-        return lease_from_reply(text, name)
-    except LeaseError as e:
-        raise AnsibleFilterError("could not read the roll's Lease %s: %s; nothing was changed" % (name, e))
-
-
 def roll_settings(hostvars, host, hosts, now, token="", forks=5):
     """{id, run, lease_seconds, max_unavailable, nodes, serial} of this run: ``rke2_numa_roll_id`` or a default (AWX's
     workflow or job id, else a fresh one), this run's own token (the runs of one roll tell their slot claims apart by
@@ -105,17 +98,6 @@ def roll_settings(hostvars, host, hosts, now, token="", forks=5):
             "resume": bool(variables.get("rke2_numa_roll_id")) and as_boolean(variables.get("rke2_numa_roll_resume")) is True,
             "slot_wait": max(0, int(seconds) - LEASE_MARGIN),
             "max_unavailable": cap, "nodes": sorted(roll_pick.node_name(hostvars, h) for h in hosts or []), "serial": serial}
-
-
-def lease(text, mode, roll, now, nodes_reply=None, claim=None, observed=None, fence=None):
-    """What to do with the roll's Lease (plugin_utils/roll_lease.py lease_step); ``text``: what
-    ``kubectl get lease NAME --ignore-not-found -o json`` printed; ``roll``: the rke2_numa_roll fact; ``observed``:
-    lease_observed's answer for an earlier read of this run; ``fence``: the Node whose destructive step follows."""
-    try:
-        return lease_step(mode, _lease(text, roll["name"]), roll, float(now), _node_objects(nodes_reply),
-                          None if claim is None else [str(n) for n in claim], observed or None, str(fence) if fence else None)
-    except (KeyError, TypeError, ValueError) as e:
-        raise AnsibleFilterError("could not decide what to write to the roll's Lease: %s" % e)
 
 
 def lease_observed(text, name, now, before=None):
@@ -253,7 +235,7 @@ class FilterModule(object):
                 "drain_evicted": drain_evicted, "drain_protected": drain_protected, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
                 "roll_capacity": capacity, "roll_stale_markers": roll_pick.stale_marked, "roll_groups": groups, "roll_state": state,
-                "roll_settings": roll_settings, "roll_lease": lease, "roll_lease_observed": lease_observed, "roll_lease_free": lease_is_free,
+                "roll_settings": roll_settings, "roll_lease_observed": lease_observed, "roll_lease_free": lease_is_free,
                 "roll_fence": fence,
                 "node_cordon_patch": cordon_patch, "node_release_patch": release_patch,
                 "roll_in_progress": in_progress}

@@ -775,9 +775,9 @@ def _kubelet_pins_cpus(pod):
     return not _fractional_cpus(pod)
 
 
-def dra_audit(pod_list, dra_list, node_names=None, gpu_resource="nvidia.com/gpu"):
-    """Per node name: {dra_devices, plugin_gpus, dra_pods, dra_claims} from ``kubectl get nodes,pods -A`` and ``kubectl
-    get resourceslices,resourceclaims -A`` (one reply holds both kinds). dra_devices: what the node publishes in its
+def dra_audit(reply, node_names=None, gpu_resource="nvidia.com/gpu"):
+    """Per node name: {dra_devices, plugin_gpus, dra_pods, dra_claims} from the one reply of ``kubectl get
+    nodes,pods,resourceslices,resourceclaims -A -o json``. dra_devices: what the node publishes in its
     ResourceSlices (dra.node_devices, without the raw attributes); plugin_gpus: its Node's allocatable ``gpu_resource``
     (the device plugin's). dra_pods: each running pod holding a GPU through a ResourceClaim, with its GPUs (device,
     driver, NUMA node from the slice, claim), whether the kubelet would pin its CPUs (``kubelet_cpus``: Guaranteed with
@@ -785,11 +785,10 @@ def dra_audit(pod_list, dra_list, node_names=None, gpu_resource="nvidia.com/gpu"
     constrained claim; None) - finish_dra_audit judges it with the node's CPU Manager policy and checkpoint.
     dra_claims: each claim of those pods that asks for a GPU with CPUs or NICs without a constraint that keeps them on
     one NUMA node (dra.claim_alignment)."""
-    items = kube_items(dra_list)
-    slices = [i for i in items if i.get("kind") == "ResourceSlice"]
+    objects = kube_items(reply)
+    slices = [i for i in objects if i.get("kind") == "ResourceSlice"]
     claims = dict((("%s/%s" % ((c.get("metadata") or {}).get("namespace"), (c.get("metadata") or {}).get("name"))), c)
-                  for c in items if c.get("kind") == "ResourceClaim")
-    objects = kube_items(pod_list)
+                  for c in objects if c.get("kind") == "ResourceClaim")
     pods = [p for p in objects if p.get("kind", "Pod") == "Pod"]
     allocatable = dict(((n.get("metadata") or {}).get("name"), ((n.get("status") or {}).get("allocatable") or {}).get(gpu_resource))
                        for n in objects if n.get("kind") == "Node")

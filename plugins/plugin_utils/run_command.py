@@ -104,15 +104,21 @@ def run_here(argv, environment, stdin=None, stdin_add_newline=True):
     return command_answer(done.returncode, done.stdout, done.stderr, expanded)
 
 
-def run_command(action, task_vars, argv, stdin=None, stdin_add_newline=True):
-    """``argv`` run where ``action``'s task runs; the answer ansible.builtin.command gives."""
+def run_command(action, task_vars, argv, stdin=None, stdin_add_newline=True, always=False):
+    """``argv`` run where ``action``'s task runs; the answer ansible.builtin.command gives. ``always``: run in check
+    mode too - a read, as a task with ``check_mode: false`` runs it (the module is told it is not in check mode)."""
+    check = bool(action._task.check_mode)
     if not runs_here(action):
         command = {"argv": list(argv)}
         if stdin is not None:
             command["stdin"] = stdin
             command["stdin_add_newline"] = stdin_add_newline
-        return action._execute_module(module_name=COMMAND, module_args=command, task_vars=task_vars)
-    if action._task.check_mode:
+        action._task.check_mode = check and not always
+        try:
+            return action._execute_module(module_name=COMMAND, module_args=command, task_vars=task_vars)
+        finally:
+            action._task.check_mode = check
+    if check and not always:
         return {"changed": False, "skipped": True, "rc": 0, "stdout": "", "stderr": "", "msg": CHECK_MODE}
     environment = {}
     action._compute_environment_string(environment)

@@ -206,6 +206,11 @@ def reply(*items):
     return {"kind": "List", "items": list(items)}
 
 
+def one_reply(*replies):
+    """The replies as kubectl's one reply of several kinds holds them."""
+    return {"kind": "List", "items": [i for r in replies for i in prove.kube_items(r)]}
+
+
 def fleet_dra():
     s = [nvidia_slice(gpus=((0, "0000:3b:00.0", "pci0000:3a", 0), (1, "0000:af:00.0", "pci0000:ae", 1))), dranet_slice(), cpu_slice()]
     for x in s:
@@ -221,7 +226,7 @@ def test_the_dra_audit_lists_each_running_pod_holding_a_dra_gpu_and_each_claim_t
     pods = reply(gpu_pod("pinned", [("devs", None, "one-gpu")]), gpu_pod("aligned", [("devs", None, "gpu-and-cpus")]),
                  gpu_pod("loose", [("devs", None, "gpu-and-nic")]), gpu_pod("burstable", [("devs", None, "t")], qos="Burstable"),
                  gpu_pod("done", [("devs", None, "t")], phase="Succeeded"), {"metadata": {"name": "plain", "namespace": "ml"}, "spec": {"nodeName": NODE}})
-    audit = prove.dra_audit(pods, fleet_dra())[NODE]
+    audit = prove.dra_audit(one_reply(pods, fleet_dra()))[NODE]
     assert [(e["pod"], e["kubelet_cpus"], e["aligned_by"], [g["device"] for g in e["gpus"]]) for e in audit["dra_pods"]] == [
         ("ml/pinned", True, None, ["gpu-1"]), ("ml/aligned", True, dra.NUMA_NODE, ["gpu-0"]), ("ml/loose", True, None, ["gpu-1"])]
     assert audit["dra_claims"] == [
@@ -232,7 +237,7 @@ def test_the_dra_audit_lists_each_running_pod_holding_a_dra_gpu_and_each_claim_t
 
 def test_a_dra_gpu_pod_whose_cpus_the_kubelet_pins_is_flagged_naming_where_both_landed_and_an_aligned_claim_is_not():
     pods = reply(gpu_pod("pinned", [("devs", None, "one-gpu")]), gpu_pod("aligned", [("devs", None, "gpu-and-cpus")]))
-    audit = prove.dra_audit(pods, fleet_dra())[NODE]["dra_pods"]
+    audit = prove.dra_audit(one_reply(pods, fleet_dra()))[NODE]["dra_pods"]
     uid = audit[0]["uid"]
     found = prove.finish_dra_audit(audit, True, {uid: {"c": "2-5"}}, TOPOLOGY)
     assert found == [
@@ -248,7 +253,7 @@ def test_a_dra_gpu_pod_whose_cpus_the_kubelet_pins_is_flagged_naming_where_both_
 
 def test_without_a_static_cpu_manager_or_exclusive_cpus_the_kubelet_pins_nothing_to_misalign():
     pods = reply(gpu_pod("pinned", [("devs", None, "one-gpu")]), gpu_pod("shared", [("devs", "pinned-devs", None)], cpu="1500m"))
-    audit = prove.dra_audit(pods, fleet_dra())[NODE]["dra_pods"]
+    audit = prove.dra_audit(one_reply(pods, fleet_dra()))[NODE]["dra_pods"]
     assert [e["kubelet_cpus"] for e in audit] == [True, False]
     assert prove.finish_dra_audit(audit, False, {}, TOPOLOGY) == []
     assert [f.split(" ")[0] for f in prove.finish_dra_audit(audit, True, {}, TOPOLOGY)] == ["ml/pinned"]
@@ -259,14 +264,14 @@ def test_a_pod_with_its_own_whole_cpu_budget_is_pinned_and_a_claim_not_found_hol
     p["spec"]["resources"] = {"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"cpu": "4", "memory": "8Gi"}}
     assert prove._kubelet_pins_cpus(p)
     ghost = gpu_pod("ghost", [("devs", "no-such-claim", None)])
-    audit = prove.dra_audit(reply(ghost), fleet_dra())
+    audit = prove.dra_audit(one_reply(reply(ghost), fleet_dra()))
     assert audit[NODE]["dra_pods"] == [] and audit[NODE]["dra_claims"] == []
 
 
 def test_the_dra_audit_carries_each_node_s_devices_and_its_device_plugin_gpus_from_the_same_reads():
     nodes_and_pods = reply({"kind": "Node", "metadata": {"name": NODE}, "status": {"allocatable": {"nvidia.com/gpu": "4"}}},
                            {"kind": "Node", "metadata": {"name": "cpu-only"}, "status": {"allocatable": {}}})
-    audit = prove.dra_audit(nodes_and_pods, fleet_dra())
+    audit = prove.dra_audit(one_reply(nodes_and_pods, fleet_dra()))
     assert sorted(audit) == ["cpu-only", NODE]
     assert audit[NODE]["plugin_gpus"] == 4 and audit["cpu-only"]["plugin_gpus"] == 0 and audit["cpu-only"]["dra_devices"] == []
     assert [d["device"] for d in audit[NODE]["dra_devices"]] == ["gpu-0", "gpu-1", "pci-0000-3c-00-0", "cpudevnuma000", "cpudevnuma001"]
