@@ -54,7 +54,8 @@ class ActionModule(ActionBase):
                                   wait=args["wait"], seen=args.get("seen"), attempts=args["attempts"],
                                   note=lambda text: display.display("%s: %s" % (self._task.get_name(), text)))
         step = out["step"] or {}
-        result.update(failed=out["failed"], stopped=out["msg"] if out["failed"] else "", msg=out["msg"] or step.get("msg", ""), changed=bool(out["written"]) and not check,
+        result.update(failed=out["failed"], stopped=out["msg"] if out["failed"] else "", msg=out["msg"] or step.get("msg", ""),
+                      changed=bool(out["written"]) and not check,
                       step=step, action=step.get("action", ""), written=out["written"], attempts=out["attempts"], seen=out["seen"],
                       lost=out["lost"], roll=out["roll"], calls=out["calls"],
                       requests=[r for name in dict.fromkeys(out["calls"]) for r in call_requests(calls[name])])

@@ -57,7 +57,9 @@ options:
     type: dict
     required: true
   nodes:
-    description: The Nodes already read - C(kubectl get nodes -o json)'s reply or a list of Node objects (a V(take) names the Nodes another roll has out from them).
+    description:
+      - The Nodes already read - C(kubectl get nodes -o json)'s reply or a list of Node objects (a V(take) names the
+        Nodes another roll has out from them).
     type: raw
   claim:
     description: V(renew) - the Node names of the batch, each claiming a slot; an empty list frees this run's slots.
@@ -108,7 +110,9 @@ written:
   returned: always
   type: str
 step:
-  description: The decision (plugins/plugin_utils/roll_lease.py C(lease_step)) - C(msg), C(holder), C(granted), C(waiting), C(busy), C(transitions), C(previous).
+  description:
+    - The decision (plugins/plugin_utils/roll_lease.py C(lease_step)) - C(msg), C(holder), C(granted), C(waiting),
+      C(busy), C(transitions), C(previous).
   returned: always
   type: dict
 seen:

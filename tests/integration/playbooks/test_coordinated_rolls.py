@@ -342,7 +342,8 @@ def test_two_limit_halves_of_one_roll_never_have_two_nodes_out(api, tmp_path):
     while time.time() < deadline and "waiting up to" not in (tmp_path / "gpu-b.out").read_text():
         time.sleep(0.5)
     waiting = " ".join((tmp_path / "gpu-b.out").read_text().split())
-    assert "waiting up to 780 s for the roll's Lease rke2-numa-system/rke2-numa-roll (read every 10 s): no slot for gpu-b: rke2_numa_max_unavailable 1 allows 1 Node out and 1 is out" in waiting, waiting[-3000:]
+    assert ("waiting up to 780 s for the roll's Lease rke2-numa-system/rke2-numa-roll (read every 10 s): no slot for gpu-b: "
+            "rke2_numa_max_unavailable 1 allows 1 Node out and 1 is out") in waiting, waiting[-3000:]
     slots = json.loads(lease(api)["metadata"]["annotations"]["rke2-numa.maitred.io/slots"])
     assert slots["roll"] == "roll-halves" and list(slots["claims"]) == ["gpu-a"], "gpu-b waits: one slot, gpu-a's"
     assert not api.node("gpu-b")["unschedulable"]

@@ -19,7 +19,8 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.run_command impo
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, gpu_fleet, needs_kubectl
 
 pytestmark = needs_kubectl
-NS, NAME = "rke2-numa-system", "rke2-numa-roll"
+NS = "rke2-numa-system"
+NAME = "rke2-numa-roll"
 
 
 @pytest.fixture
