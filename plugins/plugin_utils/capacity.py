@@ -17,15 +17,15 @@ necessary, not sufficient. Quantities: plugin_utils/quantity.py.
 from __future__ import annotations
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import MIRROR_ANNOTATION
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import QuantityError, parse_cpu
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import QuantityError, device_count, parse_cpu
 
 
 def _number(value, cpu=False):
-    if value is None:
-        return 0
+    if not cpu or value is None:
+        return device_count(value)
     try:
-        return parse_cpu(str(value)) if cpu else int(str(value))
-    except (QuantityError, ValueError):
+        return parse_cpu(str(value))
+    except QuantityError:
         return 0
 
 

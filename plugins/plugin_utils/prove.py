@@ -40,6 +40,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import s
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import (
     QuantityError,
     binary_si,
+    device_count,
     parse_bytes,
     parse_cpu,
 )
@@ -614,11 +615,7 @@ def _gpu_count(pod, gpu_resource):
     total = 0
     for container in (pod.get("spec") or {}).get("containers") or []:
         requests, limits = _container_resources(container)
-        value = limits.get(gpu_resource, requests.get(gpu_resource))
-        try:
-            total += int(str(value)) if value is not None else 0
-        except ValueError:
-            total += 1
+        total += device_count(limits.get(gpu_resource, requests.get(gpu_resource)), unreadable=1)
     return total
 
 
@@ -799,7 +796,7 @@ def dra_audit(reply, node_names=None, gpu_resource="nvidia.com/gpu"):
     for name in node_names:
         devices = dra.node_devices(slices, name)
         out[name] = {"dra_devices": [dict((k, v) for k, v in d.items() if k != "attributes") for d in devices],
-                     "plugin_gpus": _count(allocatable.get(name)), "dra_pods": [], "dra_claims": [],
+                     "plugin_gpus": device_count(allocatable.get(name)), "dra_pods": [], "dra_claims": [],
                      "_by_id": dict(((d["driver"], d["pool"], d["device"]), d) for d in devices)}
     for pod in pods:
         node = (pod.get("spec") or {}).get("nodeName")
@@ -808,13 +805,6 @@ def dra_audit(reply, node_names=None, gpu_resource="nvidia.com/gpu"):
     for entry in out.values():
         entry.pop("_by_id")
     return out
-
-
-def _count(value):
-    try:
-        return int(str(value)) if value is not None else 0
-    except ValueError:
-        return 0
 
 
 def _audit_dra_pod(pod, claims, entry):

@@ -58,6 +58,18 @@ def parse_cpu(value, what="cpu"):
     return Fraction(m.group(1)) * scale
 
 
+def device_count(value, unreadable=0):
+    """How many devices an extended resource's quantity counts (``nvidia.com/gpu`` in a pod's limits, a Node's
+    allocatable): a whole number, as the device plugin API counts devices; none - 0; anything else - ``unreadable``
+    (the scheduler would refuse it, a pod that asks that way still asks for one)."""
+    if value is None:
+        return 0
+    try:
+        return int(str(value))
+    except ValueError:
+        return unreadable
+
+
 def format_mib(nbytes):
     """Format a whole number of MiB as ``NMi``."""
     if nbytes % MIB:

@@ -10,6 +10,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import 
     MIB,
     QuantityError,
     binary_si,
+    device_count,
     format_mib,
     hugepage_resource,
     human,
@@ -125,3 +126,12 @@ def test_binary_si_is_the_canonical_binary_quantity(nbytes, text):
 )
 def test_hugepage_resource_names(size_kb, name):
     assert hugepage_resource(size_kb) == name
+
+
+@pytest.mark.parametrize("value, unreadable, expected", [
+    (None, 1, 0), ("2", 0, 2), (8, 0, 8), ("0", 1, 0), ("1.5", 0, 0), ("1.5", 1, 1), ("500m", 1, 1), ("", 0, 0)])
+def test_a_device_count_is_a_whole_number_and_an_unreadable_one_counts_as_the_caller_says(value, unreadable, expected):
+    """One reading of an extended resource's count for the audit (a pod's GPUs: an odd quantity still asks for one),
+    the DRA audit and the capacity check (a Node's allocatable: an odd one offers none)."""
+    assert device_count(value, unreadable) == expected
+
