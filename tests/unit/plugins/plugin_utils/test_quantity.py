@@ -134,4 +134,3 @@ def test_a_device_count_is_a_whole_number_and_an_unreadable_one_counts_as_the_ca
     """One reading of an extended resource's count for the audit (a pod's GPUs: an odd quantity still asks for one),
     the DRA audit and the capacity check (a Node's allocatable: an odd one offers none)."""
     assert device_count(value, unreadable) == expected
-
