@@ -19,7 +19,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import dra
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_hold, kured_lock_claims, kured_lock_releases, maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
     LEASE_MARGIN, LeaseError, default_max_unavailable, default_roll_id, lease_free, lease_from_reply, lease_seconds, lease_seconds_errors,
-    max_unavailable_errors, observation, roll_in_progress, waves)
+    max_unavailable_errors, node_objects, observation, roll_in_progress, waves)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import managed_by, rancher_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import cordon_patch, fence_findings, node_markers, release_patch
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, roll_eta, roll_outcome, roll_progress
@@ -57,12 +57,6 @@ def kured_claims(reply, kured_daemonset, now, ttl_seconds, roll_id):
 def kured_releases(reply, kured_daemonset, roll_id):
     """What gives kured's lock back after the roll: this roll's entries removed, kured's and other rolls' kept."""
     return kured_lock_releases((reply or {}).get("items") or [], kured_daemonset, _roll_ids(roll_id))
-
-
-def _node_objects(reply):
-    """The Nodes of ``kubectl get nodes[,pods] -o json`` (parsed), or of a list of Node objects."""
-    items = reply if isinstance(reply, list) else (reply or {}).get("items") or []
-    return [i for i in items if isinstance(i, dict) and i.get("kind", "Node") == "Node"]
 
 
 def roll_settings(hostvars, host, hosts, now, token="", forks=5):
@@ -127,7 +121,7 @@ def in_progress(text, name, nodes_reply, cordoned_key, now, roll_id=""):
         current = lease_from_reply(text, name)
     except LeaseError as e:
         return {"busy": None, "holder": "", "since": "", "nodes": [], "msg": "could not read the roll's Lease %s: %s" % (name, e)}
-    return roll_in_progress(current, _node_objects(nodes_reply), cordoned_key, float(now), str(roll_id or ""))
+    return roll_in_progress(current, node_objects(nodes_reply), cordoned_key, float(now), str(roll_id or ""))
 
 
 def fence(node_reply, node_name, roll, rancher=None, foreign_annotations=(), now=0.0, admin_cordon=False, markers_only=False):

@@ -28,7 +28,7 @@ import time
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubectl import call_result
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
-    LOCK_POLL_SECONDS, LeaseError, lease_from_reply, lease_step, observation)
+    LOCK_POLL_SECONDS, LeaseError, lease_from_reply, lease_step, node_objects, observation)
 
 ATTEMPTS = 10            # writes beaten in a row before a step gives up
 PAUSE = (1, 4)           # s: the random pause before a write is tried again
@@ -69,11 +69,6 @@ def status_reason(stderr):
     return found.group(1) if found else ""
 
 
-def _nodes(reply):
-    items = reply if isinstance(reply, list) else (reply or {}).get("items") or []
-    return [i for i in items if isinstance(i, dict) and i.get("kind", "Node") == "Node"]
-
-
 class _Step(object):
     """One protocol step's state across its attempts."""
 
@@ -104,7 +99,7 @@ class _Step(object):
         got = self.call("nodes")
         if got["failed"]:
             return None, "could not read the Nodes after the roll's Lease %s: %s; nothing was changed" % (self.where, got["msg"])
-        return _nodes(got["object"]), None
+        return node_objects(got["object"]), None
 
     def decide(self, text, nodes, claim, seen, fence):
         """(the decision, the observation) of the Lease ``text`` shows now."""
@@ -151,7 +146,7 @@ def _attempts(state, out, counts, nodes, claim, fence, wait, attempts):
         if attempt > 1:   # the writer that beat the last attempt is often in a burst of writes
             state.sleep(state.rand(*PAUSE))
         text, error = state.read()
-        now_nodes = _nodes(nodes)
+        now_nodes = node_objects(nodes)
         if error is None and counts:
             now_nodes, error = state.read_nodes()
         if error:

@@ -256,6 +256,12 @@ def _body(roll, spec, current=None, slots=None):
     return {"apiVersion": LEASE_API_VERSION, "kind": "Lease", "metadata": meta, "spec": spec}
 
 
+def node_objects(reply):
+    """The Nodes of ``kubectl get nodes[,pods] -o json`` (parsed), or of a list of Node objects."""
+    items = reply if isinstance(reply, list) else (reply or {}).get("items") or []
+    return [i for i in items if isinstance(i, dict) and i.get("kind", "Node") == "Node"]
+
+
 def held_nodes(nodes, cordoned_key, roll_id):
     """The Nodes (sorted) whose cordon marker names ``roll_id`` and that are still cordoned: what that roll has out.
     ``nodes``: Node objects."""
