@@ -21,6 +21,8 @@ from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KU
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 BIN = os.path.dirname(sys.executable)
+# every task's result as JSON (tests/fixtures/callback: not ansible.posix.json, which only make molecule installs)
+RESULTS_JSON = {"ANSIBLE_CALLBACK_PLUGINS": os.path.join(REPO, "tests", "fixtures", "callback"), "ANSIBLE_STDOUT_CALLBACK": "results_json"}
 
 
 def module_answer(tmp_path, argv, stdin=None, stdin_add_newline=True):
@@ -30,8 +32,8 @@ def module_answer(tmp_path, argv, stdin=None, stdin_add_newline=True):
         args.update(stdin=stdin, stdin_add_newline=stdin_add_newline)
     out = subprocess.run([os.path.join(BIN, "ansible"), "localhost", "-i", "localhost,", "-c", "local", "-m", "ansible.builtin.command",
                           "-a", json.dumps(args), "-e", "ansible_python_interpreter=" + sys.executable],
-                         capture_output=True, text=True, env=dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
-                                                                  ANSIBLE_STDOUT_CALLBACK="json"), check=False, cwd=str(tmp_path))
+                         capture_output=True, text=True, env=dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", **RESULTS_JSON),
+                         check=False, cwd=str(tmp_path))
     return json.loads(out.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
 
 
@@ -62,7 +64,7 @@ def play(cluster, tmp_path, tasks, *extra, **play_vars):
     path = tmp_path / "play.yml"
     path.write_text(yaml.safe_dump(book))
     env = dict(cluster.env, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="false",
-               ANSIBLE_STDOUT_CALLBACK="json")
+               **RESULTS_JSON)
     out = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", str(path)] + list(extra), env=env,
                          capture_output=True, text=True, check=False)
     assert out.stdout.startswith("{"), out.stdout + out.stderr
