@@ -33,6 +33,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Molecule 25+ announces each action as "[NAME > ACTION] Executing" and then
 # "[NAME > ACTION] Executed: Successful" (or Failed, ...), and with colours on
@@ -104,6 +105,11 @@ def main():
     if not scenarios:
         raise SystemExit("molecule_test: no scenario in extensions/molecule/*/molecule.yml")
     env = dict(os.environ)
+    # the modules Ansible runs on this machine cache their bytecode (the containers' Python does it by its image)
+    sys.path.insert(0, os.path.join(REPO, "tests", "fixtures", "code_cache"))
+    import rke2_numa_code_cache  # pylint: disable=import-outside-toplevel,import-error
+
+    rke2_numa_code_cache.environ(env, REPO)
     # Molecule runs ansible-playbook and friends from PATH: this venv's first.
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     if not sys.stdout.isatty():

@@ -40,6 +40,18 @@ def _make_importable():
 _make_importable()
 
 
+def _code_cache():
+    """Every Python the tests start (ansible-playbook, the modules it runs here) caches the bytecode of the AnsiballZ
+    modules in .build/code-cache (tests/fixtures/code_cache: a third less CPU per module task); RKE2_NUMA_CODE_CACHE=""
+    turns it off."""
+    from ansible_collections.maitred.rke2_numa.tests.fixtures.code_cache.rke2_numa_code_cache import environ
+
+    environ(os.environ, REPO)
+
+
+_code_cache()
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "integration: starts ansible-playbook, a stand-in server or a browser (tests/integration)")
 

@@ -69,8 +69,11 @@ apt_mirror() {
     grep -hE '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true
   } | awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\/.*\/debian\/?$/) { print $i; exit } }'
 }
-# Recipe id: this script's content. A new package or tweak -> new tarball and image.
-RECIPE="$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)"
+# Tests only: the bytecode cache for the modules Ansible runs in the containers (its docstring says why).
+CODE_CACHE="$(dirname "${BASH_SOURCE[0]}")/../../tests/fixtures/code_cache/rke2_numa_code_cache.py"
+[ -f "$CODE_CACHE" ] || die "$CODE_CACHE is missing"
+# Recipe id: this script's content and the code cache's. A new package or tweak -> new tarball and image.
+RECIPE="$(cat "${BASH_SOURCE[0]}" "$CODE_CACHE" | sha256sum | cut -c1-12)"
 TARBALL="$CACHE_DIR/debian12-systemd-$RECIPE.tar"
 
 mkdir -p "$CACHE_DIR"
@@ -120,6 +123,10 @@ if [ "$FORCE" = 1 ] || [ ! -s "$TARBALL" ]; then
   echo localhost > "$ROOT/etc/hostname"
   # Debian's default /etc/default/grub, as grub-pc's postinst would install it.
   cp "$ROOT/usr/share/grub/default/grub" "$ROOT/etc/default/grub"
+  # Every python3 here caches the bytecode of the AnsiballZ modules it runs (tests/fixtures/code_cache).
+  install -m 0644 "$CODE_CACHE" "$ROOT/usr/lib/python3/dist-packages/rke2_numa_code_cache.py"
+  echo 'import rke2_numa_code_cache; rke2_numa_code_cache.install("/var/cache/rke2-numa-code")' \
+    > "$ROOT/usr/lib/python3/dist-packages/rke2_numa_code_cache.pth"
 
   # ---- small: no docs, man pages, locales or apt caches ---------------------
   cat > "$ROOT/etc/dpkg/dpkg.cfg.d/01-nodoc" <<'EOF'
