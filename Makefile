@@ -69,8 +69,8 @@ CHANGELOG_DIR := $(BUILD)/changelog
 EE_DIR := $(BUILD)/ee
 
 # Phases of `make test` (scripts/make_test.sh): TEST_FIRST in a row, then two
-# lanes: TEST_BACKGROUND (the Molecule image, then the scenarios) in the
-# background and TEST_FOREGROUND beside it: the static phases, then the pytest
+# lanes: TEST_BACKGROUND (the Molecule image, then the scenarios and the
+# sandbox's tests side by side) in the background and TEST_FOREGROUND beside it: the static phases, then the pytest
 # suites (unit: in-process, then integration: ansible-playbook, the stand-ins,
 # a browser), so that pytest's summary is near the end, and a final
 # "unit: N passed, N failed" line (both suites) closes the output. molecule
@@ -332,7 +332,7 @@ sandbox-clean:
 	@$(VPY) scripts/sandbox.py down
 
 # The README's steps, parsed from README.md, run as typed against a sandbox of their own (tests/sandbox), then a roll
-# killed at a random point and picked up again; in make test's background lane, after Molecule (the same images).
+# killed at a random point and picked up again; in make test's background lane, beside Molecule (the same images).
 sandbox-test: deps venv collection-tree image
 	@$(ANSIBLE_ENV) $(VPY) -m pytest -q -p no:cacheprovider --junitxml=$(BUILD)/junit-sandbox.xml tests/sandbox
 

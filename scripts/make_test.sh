@@ -3,8 +3,8 @@
 # (CI: 2 cores) is busy from the first minute to the last: Molecule is one
 # lane, everything else the other, so neither waits on the other.
 #
-#   deps venv collection-tree | image molecule (in the background, its output
-#                             |   kept in .build/molecule.log, printed when it ends)
+#   deps venv collection-tree | image, then molecule and sandbox-test side by side
+#                             |   (in the background, the output kept in .build/molecule.log, printed when it ends)
 #                             | lint sanity build import docs-lint changelog-lint
 #                             |   ee unit integration (the foreground lane)
 #
@@ -60,13 +60,24 @@ if [ "$PARALLEL" = 1 ]; then
   # its own process group, so that a failure elsewhere stops all of it; each phase
   # in turn, the first failure ends the lane (its exit code in molecule.rc)
   set -m
+  # the first phase (the image), then the others side by side (Molecule's scenarios and the sandbox's tests run in
+  # containers of their own names and mostly wait on their stand-ins), each output kept whole, in order
   {
     rc=0
-    for p in $BACKGROUND; do
-      echo "=== $p"
-      if ! $MAKE_CMD "$p"; then rc=1; echo "=== $p FAILED"; break; fi
-      echo "=== $p ok"
-    done
+    first="${BACKGROUND%% *}"
+    echo "=== $first"
+    if $MAKE_CMD "$first"; then
+      echo "=== $first ok"
+      pids=""
+      for p in ${BACKGROUND#"$first"}; do
+        { echo "=== $p"; if $MAKE_CMD "$p"; then echo "=== $p ok"; else echo "=== $p FAILED"; exit 1; fi; } > "$BUILD/lane-$p.log" 2>&1 &
+        pids="$pids $!"
+      done
+      for pid in $pids; do wait "$pid" || rc=1; done
+      for p in ${BACKGROUND#"$first"}; do cat "$BUILD/lane-$p.log"; done
+    else
+      rc=1; echo "=== $first FAILED"
+    fi
     echo "$rc" > "$BUILD/molecule.rc"
   } > "$BUILD/molecule.log" 2>&1 &
   bg_pid=$!

@@ -5,7 +5,7 @@
 copy), run as typed against a sandbox of its own (scripts/sandbox.py: podman systemd containers, the RKE2 and API
 stand-ins, Debian's real kubectl and GRUB) - each exits as documented, and a failure names the README line. Then a
 roll killed with SIGKILL at a random point is picked up again the way its refusal says. make sandbox-test (make test's
-background lane, after Molecule: the same images); needs root and podman."""
+background lane, beside Molecule: the same images); needs root and podman."""
 
 from __future__ import annotations
 
