@@ -16,7 +16,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.admission import PROTECTED_NAMESPACES
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rbac import drain_namespaces as drain_namespaces_of
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.drain import drain_failure_message, evicted_pods, pods_left, protected_evictions
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_hold, kured_lock_claims, kured_lock_releases, maintainers_at_work
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_hold, maintainers_at_work
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
     LEASE_MARGIN, LeaseError, default_max_unavailable, default_roll_id, lease_free, lease_from_reply, lease_seconds, lease_seconds_errors,
     max_unavailable_errors, node_objects, observation, roll_in_progress, waves)
@@ -47,16 +47,6 @@ def _roll_ids(roll_id):
 def maintainers(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations, now, roll_id=""):
     """Why another maintainer keeps the roll off ``node`` now (plugin_utils/maintainers.py); [] when none does."""
     return maintainers_at_work(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations or [], float(now), _roll_ids(roll_id))
-
-
-def kured_claims(reply, kured_daemonset, now, ttl_seconds, roll_id):
-    """What holds kured's lock for the roll (plugin_utils/maintainers.py); ``reply``: ``kubectl get daemonsets -A -o json``."""
-    return kured_lock_claims((reply or {}).get("items") or [], kured_daemonset, float(now), int(ttl_seconds), _roll_ids(roll_id))
-
-
-def kured_releases(reply, kured_daemonset, roll_id):
-    """What gives kured's lock back after the roll: this roll's entries removed, kured's and other rolls' kept."""
-    return kured_lock_releases((reply or {}).get("items") or [], kured_daemonset, _roll_ids(roll_id))
 
 
 def roll_settings(hostvars, host, hosts, now, token="", forks=5):
@@ -224,7 +214,7 @@ class FilterModule(object):
 
     def filters(self):
         return {"maintenance_window": maintenance_window, "node_markers": node_markers, "maintainers_at_work": maintainers,
-                "kured_lock_claims": kured_claims, "kured_lock_releases": kured_releases, "kured_hold": kured_hold,
+                "kured_hold": kured_hold,
                 "roll_outcome": outcome, "roll_progress": progress, "roll_eta": eta, "drain_pods_left": pods_left, "drain_failure": drain_failure,
                 "drain_evicted": drain_evicted, "drain_protected": drain_protected, "failure_reason": failure_reason,
                 "annotation_reason": annotation_reason,
