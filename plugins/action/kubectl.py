@@ -6,26 +6,19 @@ runs it (plugin_utils/run_command.py: on the controller itself, without a module
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.maitred.rke2_numa.plugins.modules import kubectl as kubectl_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubectl import KubectlArgError, call_argv, call_requests, call_result
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubectl_action import KubectlAction
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.run_command import run_command
 
-ARGUMENT_SPEC = argument_spec(kubectl_doc.DOCUMENTATION)
 
-
-class ActionModule(ActionBase):
+class ActionModule(KubectlAction):
     """Build the argv (plugin_utils/kubectl.py), run it where the task runs, read the answer."""
 
-    TRANSFERS_FILES = False
+    ARGUMENT_SPEC = argument_spec(kubectl_doc.DOCUMENTATION)
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        task_vars = task_vars or {}
-        dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+    def step(self, args, task_vars, result):
         for key, variable in (("kubectl", "rke2_numa_kubectl"), ("kubeconfig", "rke2_numa_kubeconfig")):
             if not args.get(key):
                 args[key] = self._templar.template(task_vars.get(variable)) if variable in task_vars else None
