@@ -28,14 +28,12 @@ import time
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubectl import call_result
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
-    LOCK_POLL_SECONDS, LeaseError, lease_from_reply, lease_step, node_objects, observation)
+    CREATE, FENCED, LOCK_POLL_SECONDS, LOST, REFUSE, UPDATE, LeaseError, lease_from_reply, lease_step, node_objects, observation)
 
 ATTEMPTS = 10            # writes beaten in a row before a step gives up
 PAUSE = (1, 4)           # s: the random pause before a write is tried again
 LEASE = "<lease>"        # stands for the Lease's namespace and name in CALLS
-# What a decision asks for: write it (create, update), nothing (none), or stop (refuse: another roll holds the Lease;
-# lost: another roll took it; fenced: this run's slot on the node is gone).
-CREATE, UPDATE, NONE, REFUSE, LOST, FENCED = "create", "update", "none", "refuse", "lost", "fenced"
+# The decisions (roll_lease.ACTIONS) that write, and those that stop the step.
 WRITES = {CREATE: "create", UPDATE: "replace"}   # action -> the call that writes it
 STOPS = (REFUSE, LOST, FENCED)
 # The API status reasons (metav1.StatusReason) that say another writer was first: the step reads again.

@@ -60,6 +60,10 @@ LOCK_WAIT_MAX = specs.bounds("rke2_numa_roll_lock_wait")[1]   # s
 LOCK_POLL_SECONDS = 10                # s: how often a waiting roll reads the Lease again
 MANAGED_BY = {"app.kubernetes.io/name": "rke2-numa", "app.kubernetes.io/managed-by": "maitred.rke2_numa"}
 MODES = ("take", "renew", "release")
+# What a step's decision asks for (its "action"): write the Lease (create, update), nothing (none), or stop (refuse:
+# another roll holds the Lease; lost: another roll took it; fenced: this run's slot on the node is gone).
+CREATE, UPDATE, NONE, REFUSE, LOST, FENCED = "create", "update", "none", "refuse", "lost", "fenced"
+ACTIONS = (CREATE, UPDATE, NONE, REFUSE, LOST, FENCED)
 SLOTS_ANNOTATION = "rke2-numa.maitred.io/slots"   # on the Lease: {"roll": id, "claims": {node: {run, since, until[, waiting]}}}
 MAX_UNAVAILABLE_MAX = 10000           # nodes: rke2_numa_max_unavailable
 
@@ -459,7 +463,7 @@ def lease_step(mode, lease, roll, now, nodes=(), claim=None, observed=None, fenc
     leaseTransitions the written object carries (the run keeps it as its own).
     """
     out = _lease_step(mode, lease, roll, now, nodes, claim, observed, fence)
-    out["waits"] = out["action"] == "refuse" or out["wait"]
+    out["waits"] = out["action"] == REFUSE or out["wait"]
     out.setdefault("transitions", ((out.get("object") or {}).get("spec") or {}).get("leaseTransitions"))
     return out
 
@@ -520,16 +524,16 @@ def _lease_step(mode, lease, roll, now, nodes, claim, observed, fence):
         who = describe_holder(state, held, now) if state["holder"] and not ours else (
             "leaseTransitions %d, was %s at this run's last write: another roll held it in between" % (state["transitions"], known)
             if ours else "nobody (given back)")
-        return dict(quiet, action="lost", object=None, holder=state["holder"],
+        return dict(quiet, action=LOST, object=None, holder=state["holder"],
                     msg="roll %s lost the Lease %s to %s; the roll stops before its next write" % (roll_id, where, who))
     if strict and fence and state["exists"]:
         why = _fence_claim(lease, roll, now, str(fence))
         if why:
-            return dict(quiet, action="fenced", object=None, holder=state["holder"],
+            return dict(quiet, action=FENCED, object=None, holder=state["holder"],
                         msg="%s: %s; no further step on it" % (fence, why))
     if mode == "release":
         if not state["exists"] or not ours:
-            return dict(quiet, action="none", object=None, holder=state["holder"],
+            return dict(quiet, action=NONE, object=None, holder=state["holder"],
                         msg="the Lease %s is not held by %s: nothing to give back" % (where, roll_id))
         slots = _slots(lease, roll, now, nodes, [])
         others = [n for n in held_nodes(nodes, roll["marker"], roll_id) if n not in set(roll.get("nodes") or ())]
@@ -540,17 +544,17 @@ def _lease_step(mode, lease, roll, now, nodes, claim, observed, fence):
             changed = kept != ((lease.get("metadata") or {}).get("annotations") or {}).get(SLOTS_ANNOTATION)
             why = "; ".join(w for w in ("%s out" % ", ".join(others) if others else "",
                                         "%s waiting for a slot" % ", ".join(waiting) if waiting else "") if w)
-            return dict(quiet, action="update" if changed else "none", holder=roll_id,
+            return dict(quiet, action=UPDATE if changed else NONE, holder=roll_id,
                         object=_body(roll, dict(lease["spec"]), lease, kept) if changed else None,
                         msg="the Lease %s is kept: %s" % (where, ("another run of roll %s still has %s" % (roll_id, why))
                                                           if why else slots["msg"]))
         spec = _spec("", 1, stamp, stamp, state["transitions"])
-        return dict(quiet, action="update", object=_body(roll, spec, lease), holder="", msg="roll %s gave the Lease %s back" % (roll_id, where))
+        return dict(quiet, action=UPDATE, object=_body(roll, spec, lease), holder="", msg="roll %s gave the Lease %s back" % (roll_id, where))
     if not state["exists"]:
         if mode == "renew":
-            return dict(quiet, action="lost", object=None, holder="",
+            return dict(quiet, action=LOST, object=None, holder="",
                         msg="roll %s lost the Lease %s: it is gone (deleted by hand?); the roll stops before its next write" % (roll_id, where))
-        return dict(quiet, action="create", object=_body(roll, _spec(roll_id, roll["lease_seconds"], stamp, stamp, 0)), holder=roll_id,
+        return dict(quiet, action=CREATE, object=_body(roll, _spec(roll_id, roll["lease_seconds"], stamp, stamp, 0)), holder=roll_id,
                     msg="roll %s took the Lease %s" % (roll_id, where))
     if ours:
         spec = _spec(roll_id, roll["lease_seconds"], lease["spec"].get("acquireTime") or stamp, stamp, state["transitions"])
@@ -560,7 +564,7 @@ def _lease_step(mode, lease, roll, now, nodes, claim, observed, fence):
         if mode == "renew":
             # never taken by a renewal, expired or not: the roll took it before its first write, and another roll
             # holds it now (client-go renews only what it holds)
-            return dict(quiet, action="lost", object=None, holder=state["holder"],
+            return dict(quiet, action=LOST, object=None, holder=state["holder"],
                         msg="roll %s lost the Lease %s to %s; the roll stops before its next write" % (
                             roll_id, where, describe_holder(state, held, now)))
         watched = ""
@@ -569,7 +573,7 @@ def _lease_step(mode, lease, roll, now, nodes, claim, observed, fence):
             watched = (" - not renewed since %s by its holder's clock, but a Lease expires for this run only once it has seen "
                        "it unchanged for its %d s (client-go, whatever the clocks say): %d s watched" % (
                            state["renewed"] or state["acquired"] or "?", state["duration"], int(now - seen["since"])))
-        return dict(quiet, action="refuse", object=None, holder=state["holder"],
+        return dict(quiet, action=REFUSE, object=None, holder=state["holder"],
                     msg="another roll holds the Lease %s: %s%s; nothing was changed. %s" % (
                         where, describe_holder(state, held, now), watched, resume_hint(state["holder"])))
     # released (empty holder: given back, by another run of this roll too) or expired for this run (its roll died,
@@ -587,7 +591,7 @@ def _holding(mode, lease, roll, now, nodes, claim, spec, extra):
     asked = claim is not None and mode == "renew"
     slots = _slots(lease, roll, now, nodes, claim if asked else None)
     kept = _slots_text(roll, slots, lease)
-    return dict(extra, action="update", object=_body(roll, spec, lease, kept), holder=roll["id"],
+    return dict(extra, action=UPDATE, object=_body(roll, spec, lease, kept), holder=roll["id"],
                 granted=slots["granted"] if asked else [], waiting=slots["waiting"], busy=slots["busy"],
                 wait=asked and not slots["granted"] and bool(slots["waiting"]) and slots["claims"] is not None,
                 slots_msg=slots["msg"])
