@@ -56,6 +56,21 @@ _ENV = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HO
 _CACHE = os.path.join(os.environ.get("XDG_RUNTIME_DIR") or "/tmp", "rke2-numa-molecule-nsenter")
 
 
+def _runs_in(pid, cid):
+    """Whether process ``pid`` still runs in container ``cid``: its cgroup names the container and it is no zombie. A
+    removed container's init can linger as a zombie, its /proc entry and cgroup still there, its namespaces gone: kept
+    for a new container of the same name, nsenter failed at every task ("cannot open /proc/<pid>/ns/ipc")."""
+    with open("/proc/%s/stat" % pid) as handle:
+        state = handle.read().rsplit(")", 1)[-1].split()[0]
+    if state in ("Z", "X"):
+        return False
+    with open("/proc/%s/cgroup" % pid) as handle:
+        if cid not in handle.read():
+            return False
+    os.stat("/proc/%s/ns/mnt" % pid)
+    return True
+
+
 class Connection(ConnectionBase):
     """nsenter into a local podman container."""
 
@@ -85,9 +100,8 @@ class Connection(ConnectionBase):
         try:
             with open(kept) as handle:
                 pid, cid = handle.read().split()
-            with open("/proc/%s/cgroup" % pid) as handle:
-                if cid not in handle.read():
-                    raise ValueError("another process")
+            if not _runs_in(pid, cid):
+                raise ValueError("another process, or none")
         except (OSError, ValueError):
             pid, cid = self._ask_podman(name)
             os.makedirs(_CACHE, mode=0o700, exist_ok=True)
@@ -130,3 +144,4 @@ class Connection(ConnectionBase):
 
     def close(self):
         self._connected = False
+        self._pid = None   # asked again (and checked) at the next connection: a reboot gives the container a new PID
