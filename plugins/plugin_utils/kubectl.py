@@ -227,6 +227,16 @@ def reads_only(verb):
     return VERBS[verb].reads_only
 
 
+def ran_result(verb, output, ran):
+    """call_result of ansible.builtin.command's answer ``ran`` with its rc, stdout and stderr; a failure when kubectl did
+    not run at all (no rc: no kubectl there) - what a protocol action reads of each of its calls."""
+    if "rc" not in ran:
+        return {"failed": True, "changed": False, "msg": ran.get("msg") or "kubectl did not run", "object": None, "rc": None,
+                "stdout": "", "stderr": ""}
+    answer = call_result(verb, output, ran["rc"], ran.get("stdout"), ran.get("stderr"), ran.get("msg"))
+    return dict(answer, rc=ran["rc"], stdout=ran.get("stdout") or "", stderr=ran.get("stderr") or "")
+
+
 def call_result(verb, output, rc, stdout, stderr, msg=""):
     """{failed, changed, msg, object}: what the call's answer means. ``object``: the parsed JSON of
     ``-o json`` (None when it failed or printed nothing). ``msg``: what ansible.builtin.command said - kept when it

@@ -23,12 +23,11 @@ from __future__ import annotations
 import random
 import time
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubectl import call_result
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubectl import ran_result
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.lease_protocol import ATTEMPTS, PAUSE, status_reason
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import kured_lock_claims, kured_lock_releases
 
-HOLD, RELEASE = "hold", "release"
-MODES = (HOLD, RELEASE)
+HOLD = "hold"           # the other mode, release, gives back
 KURED = "<kured>"        # stands for the DaemonSet's namespace, name, resourceVersion and annotation in CALLS
 CALLS = {
     "read": {"verb": "get", "kind": "daemonsets", "all_namespaces": True, "output": "json"},
@@ -102,11 +101,7 @@ def _read(run, out):
 
 def _call(run, out, name, target=None):
     out["calls"].append(name)
-    ran = run(name, target)
-    if "rc" not in ran:   # did not run (no kubectl there)
-        return {"failed": True, "msg": ran.get("msg") or "kubectl did not run", "object": None, "stderr": ""}
-    answer = call_result(CALLS[name]["verb"], CALLS[name].get("output"), ran["rc"], ran.get("stdout"), ran.get("stderr"), ran.get("msg"))
-    return dict(answer, stderr=ran.get("stderr") or "")
+    return ran_result(CALLS[name]["verb"], CALLS[name].get("output"), run(name, target))
 
 
 def _fail(out, why, mode):

@@ -26,7 +26,7 @@ import random
 import re
 import time
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubectl import call_result
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubectl import ran_result
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
     CREATE, FENCED, LOCK_POLL_SECONDS, LOST, REFUSE, UPDATE, LeaseError, lease_from_reply, lease_step, node_objects, observation)
 
@@ -78,12 +78,7 @@ class _Step(object):
     def call(self, name, stdin=None):
         """{failed, msg, object, rc, stderr} of one call."""
         self.calls.append(name)
-        ran = self.run(name, stdin)
-        verb = CALLS[name]["verb"]
-        if "rc" not in ran:   # did not run (no kubectl there)
-            return {"failed": True, "msg": ran.get("msg") or "kubectl did not run", "object": None, "rc": None, "stderr": ""}
-        answer = call_result(verb, "json", ran["rc"], ran.get("stdout"), ran.get("stderr"), ran.get("msg"))
-        return dict(answer, rc=ran["rc"], stdout=ran.get("stdout") or "", stderr=ran.get("stderr") or "")
+        return ran_result(CALLS[name]["verb"], "json", self.run(name, stdin))
 
     def read(self):
         """(the Lease's reply text, or a failure message)."""
