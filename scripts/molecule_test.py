@@ -4,7 +4,8 @@
 """Run ``molecule test`` for each scenario, MOLECULE_JOBS (default 2) at a time, and time it.
 
 ``make molecule`` runs this from the collection root. Each scenario runs in its
-own ``molecule test -s NAME`` (never ``--all --workers N``: Molecule's parallel
+own ``molecule test -s NAME`` (after ``molecule destroy -s NAME`` when an interrupted run left its containers or
+state; the scenarios' test sequences start at create) (never ``--all --workers N``: Molecule's parallel
 mode assumes instances shared between scenarios), whatever the others do; the
 scenarios' containers and volumes have names of their own, so two run side by
 side (much of a scenario's time is waiting on its stand-ins, not on the CPU).
@@ -67,12 +68,44 @@ def biggest_first(scenarios, root="extensions/molecule"):
     return sorted(scenarios, key=lambda name: (-size(name), name))
 
 
+def state_dir(scenario):
+    """Molecule's ephemeral folder of one scenario (its state.yml, inventory and keys): ours, under .build."""
+    return os.path.join(REPO, ".build", "molecule", scenario)
+
+
+def leftovers(scenario, names=None):
+    """What an interrupted run of ``scenario`` left: its containers (rke2-numa-SCENARIO and rke2-numa-SCENARIO-*,
+    config.yml's naming) and a Molecule state that says they were created. ``names``: the containers there are."""
+    if names is None:
+        out = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=False)
+        names = out.stdout.split()
+    prefix = "rke2-numa-" + scenario
+    found = [n for n in names if n == prefix or n.startswith(prefix + "-")]
+    try:
+        with open(os.path.join(state_dir(scenario), "state.yml"), encoding="utf-8") as f:
+            if re.search(r"^created: true$", f.read(), re.M):
+                found.append("state.yml: created")
+    except OSError:
+        pass
+    return found
+
+
 def run(scenario, env, rows, token, out):
     """Run one scenario, pass each line of its output to out, append (scenario, action, seconds, result)
-    to rows; return its exit code, or 1 when the output held the token."""
+    to rows; return its exit code, or 1 when the output held the token. An interrupted run's leftovers are
+    destroyed first (the test sequences start at create: a destroy that finds nothing costs 4 CPU-s a scenario)."""
     start = {}
     leaks = 0
     molecule = os.path.join(os.path.dirname(sys.executable), "molecule")
+    env = dict(env, MOLECULE_EPHEMERAL_DIRECTORY=state_dir(scenario))
+    left = leftovers(scenario)
+    if left:
+        out("molecule_test: %s left by an earlier run: molecule destroy -s %s first\n" % (", ".join(left), scenario))
+        done = subprocess.run([molecule, "destroy", "-s", scenario], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, encoding="utf-8", errors="replace", check=False)
+        out(done.stdout)
+        if done.returncode:
+            return done.returncode
     proc = subprocess.Popen([molecule, "test", "-s", scenario], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace", bufsize=1)
     for line in proc.stdout:

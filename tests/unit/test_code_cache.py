@@ -7,6 +7,7 @@ written changes nothing but speed."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -66,3 +67,58 @@ def test_environ_puts_the_cache_first_on_pythonpath_once_and_keeps_an_off_switch
     env = rke2_numa_code_cache.environ({"PYTHONPATH": "/x" + os.pathsep + rke2_numa_code_cache.HERE}, "/repo")
     assert env == {"PYTHONPATH": rke2_numa_code_cache.HERE + os.pathsep + "/x", "RKE2_NUMA_CODE_CACHE": "/repo/.build/code-cache"}
     assert rke2_numa_code_cache.environ({"RKE2_NUMA_CODE_CACHE": ""}, "/repo") == {"RKE2_NUMA_CODE_CACHE": ""}
+
+
+BUILD = """
+import datetime, io, json, sys, zipfile
+import rke2_numa_code_cache
+rke2_numa_code_cache.install_ansiballz(sys.argv[2])
+from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
+_AnsibleCollectionFinder(paths=[sys.argv[1]])._install()
+from ansible.executor import module_common
+from ansible._internal._ansiballz._builder import ExtensionManager
+parses = []
+real = module_common._compile_module_ast
+def counted(name, source):
+    parses.append(name)
+    return real(name, source)
+module_common._compile_module_ast = counted
+path = sys.argv[1] + '/ansible_collections/ns/col/plugins/modules/m.py'
+data = open(path, 'rb').read()
+buf = io.BytesIO()
+with zipfile.ZipFile(buf, 'w') as zf:
+    metadata = module_common.recursive_finder('m', 'ansible_collections.ns.col.plugins.modules.m', data, zf,
+                                              datetime.datetime(2026, 1, 1), ExtensionManager())
+with zipfile.ZipFile(buf) as zf:
+    files = dict((n, zf.read(n).decode()) for n in zf.namelist())
+print(json.dumps({'parses': len(parses), 'util': files['ansible_collections/ns/col/plugins/module_utils/u.py'],
+                  'files': sorted(files), 'profile': metadata.serialization_profile}))
+"""
+
+
+def build(tmp_path, cache):
+    env = dict(os.environ, PYTHONPATH=rke2_numa_code_cache.HERE, RKE2_NUMA_CODE_CACHE="")
+    out = subprocess.run([sys.executable, "-c", BUILD, str(tmp_path / "coll"), str(cache)], capture_output=True, text=True, env=env, check=False)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_a_payload_s_module_utils_are_found_once_then_read_back_and_found_anew_when_one_changes(tmp_path):
+    """recursive_finder (what builds an AnsiballZ payload) cached: the same files and metadata, no source parsed the
+    second time; a module_utils file edited since is parsed again and its new text is in the payload."""
+    plugins = tmp_path / "coll" / "ansible_collections" / "ns" / "col" / "plugins"
+    (plugins / "modules").mkdir(parents=True)
+    (plugins / "module_utils").mkdir()
+    (plugins / "modules" / "m.py").write_text("from ansible.module_utils.basic import AnsibleModule\n"
+                                              "from ansible_collections.ns.col.plugins.module_utils.u import VALUE\n")
+    util = plugins / "module_utils" / "u.py"
+    util.write_text("VALUE = 1\n")
+    cache = tmp_path / "cache"
+    first = build(tmp_path, cache)
+    assert first["parses"] > 10 and first["util"] == "VALUE = 1\n"
+    assert [n for n in os.listdir(str(cache)) if n.startswith("ansiballz-")], "kept"
+    second = build(tmp_path, cache)
+    assert second == dict(first, parses=0), "read back: the same payload files and metadata, nothing parsed"
+    util.write_text("VALUE = 22\n")
+    third = build(tmp_path, cache)
+    assert third["parses"] > 10 and third["util"] == "VALUE = 22\n" and third["files"] == first["files"]
