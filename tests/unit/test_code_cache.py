@@ -122,3 +122,38 @@ def test_a_payload_s_module_utils_are_found_once_then_read_back_and_found_anew_w
     util.write_text("VALUE = 22\n")
     third = build(tmp_path, cache)
     assert third["parses"] > 10 and third["util"] == "VALUE = 22\n" and third["files"] == first["files"]
+
+
+IMPORT = """
+import sys
+import rke2_numa_code_cache
+rke2_numa_code_cache.install_ansiballz(sys.argv[2])
+from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
+_AnsibleCollectionFinder(paths=[sys.argv[1]])._install()
+from ansible_collections.ns.col.plugins.plugin_utils import helper
+print(helper.VALUE, helper.value.__code__.co_filename)
+"""
+
+
+def test_a_collection_file_is_compiled_once_then_read_back_and_compiled_anew_when_it_changes(tmp_path):
+    """The collection loader's compile() of a collection's file (what every ansible-playbook and worker imports)
+    served from the cache: the same code and file name; a changed source compiled anew."""
+    utils = tmp_path / "coll" / "ansible_collections" / "ns" / "col" / "plugins" / "plugin_utils"
+    utils.mkdir(parents=True)
+    helper = utils / "helper.py"
+    cache = tmp_path / "cache"
+
+    def imported(text):
+        helper.write_text(text)
+        env = dict(os.environ, PYTHONPATH=rke2_numa_code_cache.HERE, RKE2_NUMA_CODE_CACHE="")
+        out = subprocess.run([sys.executable, "-c", IMPORT, str(tmp_path / "coll"), str(cache)], capture_output=True, text=True,
+                             env=env, check=False)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split(), sorted(n for n in os.listdir(str(cache)) if n.startswith("collection-"))
+
+    (value, filename), first = imported("VALUE = 1\n\n\ndef value():\n    return VALUE\n")
+    assert value == "1" and filename == str(helper) and len(first) >= 1
+    (value, filename), second = imported("VALUE = 1\n\n\ndef value():\n    return VALUE\n")
+    assert (value, filename, second) == ("1", str(helper), first), "read back"
+    (value, filename), third = imported("VALUE = 2\n\n\ndef value():\n    return VALUE\n")
+    assert value == "2" and len(third) == len(first) + 1, "compiled anew"
