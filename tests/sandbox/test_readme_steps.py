@@ -90,6 +90,15 @@ def resume(folder, roll, roll_id, plan, note=""):
     return out
 
 
+def scoped_identity(folder):
+    """The identity and kubeconfig the README's access step gives: the README's test made them; a test run alone (or
+    after that one failed before its access step) runs the step itself."""
+    there = subprocess.run(["podman", "exec", sandbox.PREFIX + sandbox.SERVER, "test", "-s", KUBECONFIG], check=False)
+    if there.returncode != 0:
+        access = [c for dummy, c in sandbox.readme_steps() if "maitred.rke2_numa.access" in c]
+        assert shell(access[0], folder).returncode == 0
+
+
 def wrapped_kubectl(text):
     """``text`` as a kubectl on server1 (/usr/local/bin/kubectl-wrapped), its flag files under /run cleared."""
     put = subprocess.run(["podman", "exec", "-i", sandbox.PREFIX + sandbox.SERVER, "sh", "-c", "cat > %s && chmod 0755 %s && rm -f "
@@ -162,9 +171,7 @@ def test_a_roll_killed_anywhere_is_picked_up_at_once_by_its_id_and_finishes(clus
     point - the whole process group, as a dropped SSH session or a Ctrl-C would leave it. Another roll is refused,
     naming the dead roll's id and the way to pick it up; the rerun given it finishes: every node runs the new plan,
     schedulable, unmarked."""
-    # the identity the README's access step gives (idempotent: run alone, the test makes its own)
-    access = [c for dummy, c in sandbox.readme_steps() if "maitred.rke2_numa.access" in c]
-    assert shell(access[0], cluster).returncode == 0
+    scoped_identity(cluster)
     seed = int(os.environ.get("RKE2_NUMA_KILL_SEED") or time.time())
     kill_after = random.Random(seed).uniform(8.0, 80.0)
     plan = "-e rke2_numa_reserved_cores=2"
@@ -206,8 +213,7 @@ def test_a_roll_killed_right_after_its_cordon_leaves_a_marked_node_that_the_next
     and returns every node to service. Before, cordon and marker were two calls: a kill between them left gpu01 cordoned
     forever and two nodes out with a cap of 1."""
     wrapper = wrapped_kubectl(STUCK_AFTER_CORDON)
-    access = [c for dummy, c in sandbox.readme_steps() if "maitred.rke2_numa.access" in c]
-    assert shell(access[0], cluster).returncode == 0
+    scoped_identity(cluster)
     plan = "-e rke2_numa_reserved_cores=3"   # another plan than the README's and the random kill's: each node rolls
     roll = ("ansible-playbook -i inventory.yml maitred.rke2_numa.rolling -e rke2_numa_kubeconfig=%s -e rke2_numa_reboot_ok=true %s"
             % (KUBECONFIG, plan))
@@ -251,8 +257,7 @@ def test_a_roll_suspended_after_its_drain_while_another_takes_its_lease_takes_no
     stopped rke2-agent and deleted the checkpoints under the other roll's Lease."""
     server = sandbox.PREFIX + sandbox.SERVER
     wrapper = wrapped_kubectl(HELD_AFTER_DRAIN)
-    access = [c for dummy, c in sandbox.readme_steps() if "maitred.rke2_numa.access" in c]
-    assert shell(access[0], cluster).returncode == 0
+    scoped_identity(cluster)
     plan = "-e rke2_numa_reserved_cores=4"
     roll = ("ansible-playbook -i inventory.yml maitred.rke2_numa.rolling -e rke2_numa_kubeconfig=%s -e rke2_numa_reboot_ok=true %s"
             % (KUBECONFIG, plan))

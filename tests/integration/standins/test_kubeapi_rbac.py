@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import signal
 import ssl
 import stat
@@ -323,7 +324,9 @@ def test_server_side_apply_get_and_delete_of_a_manifest(cluster):
                                                                "system:public-info-viewer")]
     out = cluster.kubectl("delete", "-f", cluster.manifest, "--ignore-not-found")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == ['namespace "rke2-numa-system" deleted'] + ['%s "%s" deleted' % tuple(k.split("/")) for k in KINDS[2:]], \
+    # kubectl 1.33+ says where a namespaced object was deleted from ('... deleted from kube-system namespace')
+    said = [re.sub(r" from \S+ namespace$", "", line) for line in out.stdout.splitlines()]
+    assert said == ['namespace "rke2-numa-system" deleted'] + ['%s "%s" deleted' % tuple(k.split("/")) for k in KINDS[2:]], \
         "the namespace's deletion took its ServiceAccount along (404, ignored)"
     deleted = [(c["method"], c["code"]) for c in cluster.calls() if c["method"] == "DELETE"]
     assert deleted == [("DELETE", 200), ("DELETE", 404)] + [("DELETE", 200)] * 6

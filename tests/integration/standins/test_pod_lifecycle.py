@@ -11,7 +11,6 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,11 +19,11 @@ import time
 import pytest
 
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL
 
 STANDINS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "standins")
 RKE2_PATH = os.path.join(STANDINS, "rke2", "rke2.py")
 KUBEAPI_PATH = os.path.join(STANDINS, "kubeapi", "kubeapi.py")
-KUBECTL = os.environ.get("KUBEAPI_STANDIN_KUBECTL") or shutil.which("kubectl")
 PYTHON = os.environ.get("KUBEAPI_STANDIN_PYTHON") or sys.executable
 ARGS = ("cpu-manager-policy=static", "cpu-manager-policy-options=full-pcpus-only=true", "reserved-cpus=0,112",
         "memory-manager-policy=Static", "topology-manager-policy=single-numa-node", "topology-manager-scope=pod",
