@@ -5,6 +5,8 @@
 
 - roles/<role>/defaults/main.yml: every option of the role's spec that has a ``default``;
 - the "## Variables" section of roles/<role>/README.md and the tables of docs/VARIABLES.md;
+- plugins/doc_fragments/config_modes.py: rke2_config's mode and kubelet_config, their choices and defaults the variables';
+- plugins/doc_fragments/playbook_inputs.py: playbook_inputs' inputs, one per variable it reads, described by its spec;
 - plugins/doc_fragments/plan_options.py: the planner's options (numa_plan's documentation) from the plan role's
   variables, their names without the ``rke2_numa_`` prefix, and roles/plan/tasks/numa_plan.yml, the plan role's call
   of the planner with each of them.
@@ -29,6 +31,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, ".build"))
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import kubelet_rules, specs  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import INPUTS  # noqa: E402  pylint: disable=wrong-import-position
 
 # The order the docs list the roles in: the shared variables, then the apply chain's order.
 ROLE_ORDER = ("common", "topology", "plan", "boot_params", "hugepages", "rke2_config", "kubelet_reset", "verify", "drain",
@@ -269,6 +272,43 @@ def check_task():
     return "\n".join(lines) + "\n"
 
 
+# playbook_inputs' one input that is not a variable of the collection
+HOST_NAME_INPUT = {"description": ["The host's inventory name, given when it names report or plan files (C(<dir>/<host>.json)) - letters, "
+                                   "digits, C(-), C(_), C(.) and C(@), no C(/) or leading C(.), and not C(fleet) (the fleet's own file)."],
+                   "type": "raw"}
+
+
+def playbook_inputs_fragment():
+    """playbook_inputs' inputs option: one suboption per variable it reads (plugin_utils/playbook_inputs.py INPUTS), with
+    the variable's own description (its spec's; another variable named as code, not as an option of this module)."""
+    suboptions = {}
+    for name in INPUTS:
+        if name == "inventory_hostname":
+            suboptions[name] = HOST_NAME_INPUT
+            continue
+        texts = specs.option(name)["description"]
+        texts = texts if isinstance(texts, list) else [texts]
+        suboptions[name] = {"description": [re.sub(r"\bO\((" + PREFIX + r"\w+)\)", r"C(\1)", t) for t in texts], "type": "raw"}
+    option = {"inputs": {"description": ["The playbook's variables set for this host, by name (pass C(omit) for one that is not set) - "
+                                         "each checked against its rule and its argument spec's bounds and choices."],
+                         "type": "dict", "default": {}, "suboptions": suboptions}}
+    return fragment_file(["playbook_inputs' inputs: the variables plugins/plugin_utils/playbook_inputs.py INPUTS names, each described",
+                          "as its argument spec describes it - %s:" % GENERATED, "do not edit here."],
+                         [("DOCUMENTATION", options_yaml(option))])
+
+
+def config_modes_fragment():
+    """rke2_config's mode and kubelet_config options: their type, choices and default, as the common role's
+    rke2_numa_config_mode and rke2_numa_kubelet_config declare them (the module documents what each choice does)."""
+    options = {}
+    for option, variable in (("mode", "config_mode"), ("kubelet_config", "kubelet_config")):
+        spec = specs.option(PREFIX + variable)
+        options[option] = {"type": spec["type"], "choices": spec["choices"], "default": spec["default"]}
+    return fragment_file(["rke2_config's mode and kubelet_config options: type, choices and default as the common role's",
+                          "rke2_numa_config_mode and rke2_numa_kubelet_config declare them - %s:" % GENERATED,
+                          "do not edit here (the module documents each choice)."], [("DOCUMENTATION", options_yaml(options))])
+
+
 def boot_method_fragment():
     """The boot method option of boot_params (method) and node_state_info (boot_method), as common's
     rke2_numa_boot_method declares it."""
@@ -339,6 +379,8 @@ def outputs():
     out[os.path.join("plugins", "doc_fragments", "boot_method.py")] = boot_method_fragment()
     out[os.path.join("plugins", "module_utils", "boot_methods.py")] = boot_methods_module()
     out[os.path.join("plugins", "doc_fragments", "managed_flags.py")] = managed_flags_fragment()
+    out[os.path.join("plugins", "doc_fragments", "playbook_inputs.py")] = playbook_inputs_fragment()
+    out[os.path.join("plugins", "doc_fragments", "config_modes.py")] = config_modes_fragment()
     out[os.path.join("docs", "KUBERNETES.md")] = kubernetes_doc()
     return out
 

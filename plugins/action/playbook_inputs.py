@@ -10,14 +10,15 @@ import time
 from ansible.errors import AnsibleError
 from ansible.module_utils.common.text.converters import to_native
 
+from ansible_collections.maitred.rke2_numa.plugins.doc_fragments import playbook_inputs as inputs_doc
 from ansible_collections.maitred.rke2_numa.plugins.modules import playbook_inputs as playbook_inputs_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction, cannot_template
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import input_errors, role_errors, role_spec
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import INPUTS, input_errors, role_errors, role_spec
 
-# The variables and their types: as documented in plugins/modules/playbook_inputs.py.
-ARGUMENT_SPEC = argument_spec(playbook_inputs_doc.DOCUMENTATION)
-INPUTS = tuple(ARGUMENT_SPEC["inputs"]["options"])
+# As documented: plugins/modules/playbook_inputs.py, and its inputs (the variables INPUTS names) in the doc fragment
+# scripts/gen_specs.py writes from the specs.
+ARGUMENT_SPEC = dict(argument_spec(playbook_inputs_doc.DOCUMENTATION), **argument_spec(inputs_doc.ModuleDocFragment.DOCUMENTATION))
 
 
 class ActionModule(ControllerAction):
@@ -27,7 +28,9 @@ class ActionModule(ControllerAction):
 
     def decide(self, args, task_vars, result):
         # suboptions not given come back as None: only the variables set are checked
-        given = dict((k, v) for k, v in args["inputs"].items() if k in self._task.args.get("inputs", {}))
+        given = dict((k, v) for k, v in args["inputs"].items() if k in (self._task.args.get("inputs") or {}))
+        if args["from_vars"]:
+            given = dict(self._from_vars(task_vars), **given)
         groups = task_vars.get("groups") or {}
         current = task_vars.get("inventory_hostname", "?")
         now = time.time()
@@ -53,6 +56,18 @@ class ActionModule(ControllerAction):
                 "%s: the inputs of %s are refused, nothing was read or written: %s" % (host, args["playbook"], "; ".join(refused[host]))
                 for host in sorted(refused)))
         return result
+
+    def _from_vars(self, task_vars):
+        """{variable: value} of every input (but inventory_hostname) the task's variables define, templated as the
+        task's own arguments would be; one that does not template stands as its error (refused, named)."""
+        found = {}
+        for name in INPUTS:
+            if name != "inventory_hostname" and name in task_vars:
+                try:
+                    found[name] = self._templar.template(task_vars[name])
+                except AnsibleError as e:
+                    found[name] = "<cannot template: %s>" % to_native(e).splitlines()[0]
+        return found
 
     def _play_values(self, role, task_vars, hostvars, current):
         """({variable: value} of the role's variables for the current host, templated as ansible-core's role

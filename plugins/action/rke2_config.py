@@ -31,6 +31,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_config_file
 )
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_conf import conf_folder, conf_path, is_ours_conf
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import is_ours
+from ansible_collections.maitred.rke2_numa.plugins.doc_fragments import config_modes as config_modes_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import MANAGED_KUBELET_FLAGS
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import config_mode
@@ -42,8 +43,10 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config impo
 )
 
 # The options, their types, choices and defaults: as documented in plugins/modules/rke2_config.py.
-# its documented options, and managed_flags (documented from kubelet_rules.MANAGED_KUBELET_FLAGS: doc_fragments/managed_flags.py)
-ARGUMENT_SPEC = dict(argument_spec(rke2_config_doc.DOCUMENTATION),
+# its documented options (mode and kubelet_config completed by doc_fragments/config_modes.py), and managed_flags
+# (documented from kubelet_rules.MANAGED_KUBELET_FLAGS: doc_fragments/managed_flags.py)
+_FRAGMENTS = (config_modes_doc.ModuleDocFragment.DOCUMENTATION,)
+ARGUMENT_SPEC = dict(argument_spec(rke2_config_doc.DOCUMENTATION, fragments=_FRAGMENTS),
                      managed_flags={"type": "list", "elements": "str", "default": list(MANAGED_KUBELET_FLAGS)})
 
 

@@ -50,6 +50,8 @@ extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - maitred.rke2_numa.shared.author
   - maitred.rke2_numa.managed_flags
+  # mode and kubelet_config: type, choices and default from the common role's variables (scripts/gen_specs.py)
+  - maitred.rke2_numa.config_modes
 attributes:
   check_mode:
     support: full
@@ -67,9 +69,6 @@ options:
     description:
       - V(merge) edits O(path); V(dropin) writes O(dropin_path) and only reads O(path); V(auto) is V(dropin) on a node
         Rancher manages, where it also takes what merge mode wrote out of O(path), and V(merge) elsewhere.
-    type: str
-    default: auto
-    choices: [auto, merge, dropin]
   dropin_path:
     description:
       - The drop-in file for O(mode=dropin); it must be in the C(config.yaml.d) folder next to O(path).
@@ -90,9 +89,6 @@ options:
         another C(*.conf) of the folder that sets one to another value would win or add to it - both refused, naming
         the file, writing nothing.
       - With V(flags), a drop-in of ours left in that folder by file mode is removed (backed up first).
-    type: str
-    default: flags
-    choices: [flags, file]
   rancher_root:
     description: Where M(maitred.rke2_numa.rancher_agent_info) looks for rancher-system-agent's files (C(/) on a node).
     type: path

@@ -34,13 +34,19 @@ def doc_options(documentation):
     return safe_load(documentation)["options"]
 
 
-def argument_spec(documentation, without_choices=()):
+def argument_spec(documentation, without_choices=(), fragments=()):
     """The argument spec of DOCUMENTATION's options (nested ``suboptions`` included).
 
     ``without_choices``: options whose choices are checked by the caller itself
     (to give a better message than the generic one); their spec has none.
+    ``fragments``: the DOCUMENTATION of doc fragments the module extends, merged as ansible-doc merges them (an option
+    both document has the keys of both, the module's winning).
     """
-    return _spec(doc_options(documentation), frozenset(without_choices))
+    options = dict(doc_options(documentation))
+    for fragment in fragments:
+        for name, doc in doc_options(fragment).items():
+            options[name] = dict(doc, **options[name]) if name in options else doc
+    return _spec(options, frozenset(without_choices))
 
 
 def options_argument_spec(options, without_choices=()):

@@ -17,6 +17,7 @@ A variable that is not set is not checked here: its role's default is.
 
 from __future__ import annotations
 
+import collections
 import difflib
 import functools
 import os
@@ -266,6 +267,142 @@ def labelled_servers(hosts, node_names, servers, server_group, include):
     return left
 
 
+def _when_set(rule):
+    """``rule`` for a variable whose empty value (None or '') means "not set": its role's default."""
+    return lambda name, value, ctx: [] if value in (None, "") else rule(name, value, ctx)
+
+
+def _name_rule(check, what):
+    return lambda name, value, ctx: _named(name, value, check(value), what)
+
+
+def _bounds_rule(unit, none_ok=False, none_means=""):
+    """The variable's spec's bounds ("From MIN to MAX." in its description)."""
+    return lambda name, value, ctx: _bounded(name, value, unit, none_ok, none_means)
+
+
+def _choice_rule(name, value, ctx):
+    """One of the variable's spec's choices."""
+    allowed = specs.choices(name)
+    return [] if value in allowed else ["%s %s must be one of %s" % (name, show(value), ", ".join(allowed))]
+
+
+def _boolean_rule(name, value, ctx):
+    return [] if is_boolean(value) else ["%s %s must be true or false" % (name, show(value))]
+
+
+def _absolute_path_rule(name, value, ctx):
+    ok = isinstance(value, str) and value.startswith("/") and "\x00" not in value
+    return [] if ok else ["%s %s must be an absolute path" % (name, show(value))]
+
+
+def _host_name_rule(name, value, ctx):
+    if isinstance(value, str) and _FILE_STEM.fullmatch(value) and value not in RESERVED_STEMS:
+        return []
+    return ["inventory host name %s cannot name its report files (<dir>/<host>.json): use letters, digits, '-', '_', '.' and '@', "
+            "not '/' nor a leading '.', and not %s (the fleet's own file); set the machine's address in ansible_host and give "
+            "the host another name" % (show(value), ", ".join(RESERVED_STEMS))]
+
+
+def _kubectl_rule(name, value, ctx):
+    ok = isinstance(value, str) and _COMMAND.fullmatch(value)
+    return [] if ok else ["%s %s must be an absolute path or a command name" % (name, show(value))]
+
+
+def _kubectl_host_rule(name, value, ctx):
+    ok = isinstance(value, str) and (value == "localhost" or value in ctx.hosts)
+    return [] if ok else ["%s %s is neither a host of the inventory nor localhost" % (name, show(value))]
+
+
+def _kured_daemonset_rule(name, value, ctx):
+    parts = value.split("/") if isinstance(value, str) else []
+    if value in ("", "auto") or (len(parts) == 2 and not dns1123_label_errors(parts[0]) and not dns1123_subdomain_errors(parts[1])):
+        return []
+    return ["%s %s must be namespace/name of kured's DaemonSet (a namespace and a DaemonSet name), auto (found by its labels, "
+            "image or command) or empty: not checked" % (name, show(value))]
+
+
+def _kured_hold_rule(name, value, ctx):
+    return [] if value == "auto" or is_boolean(value) else ["%s %s must be auto, true or false" % (name, show(value))]
+
+
+def _annotation_keys_rule(name, value, ctx):
+    if not isinstance(value, list):
+        return ["%s %s must be a list of annotation keys" % (name, show(value))]
+    return [e for key in value for e in _named(name + " entry", key, qualified_name_errors(key), "an annotation key")]
+
+
+def _node_minutes_rule(name, value, ctx):
+    try:
+        minutes = None if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError):
+        minutes = None
+    most = specs.bounds(name)[1]
+    if minutes is None or not 0 < minutes <= most:
+        return ["%s %s must be a number of minutes above 0 and at most %d" % (name, show(value), most)]
+    return []
+
+
+def _roll_resume_rule(name, value, ctx):
+    if ctx.inputs.get("rke2_numa_roll_id") in (None, "") and as_boolean(value):
+        return ["rke2_numa_roll_resume is true without rke2_numa_roll_id: name the roll to resume (the refusal of its Lease names it)"]
+    return []
+
+
+def _lease_seconds_rule(name, value, ctx):
+    return [] if as_integer(value) == 0 else _bounded(name, value, " s (or 0: computed from the timeouts)")
+
+
+_Context = collections.namedtuple("_Context", "playbook inputs groups hosts now")
+
+# One rule per variable, in the order the refusal lists them: (variable, rule(name, value, context) -> [messages]).
+# A rule runs when the variable is given (a variable not given is its role's default). Bounds and choices are read
+# from the variable's argument spec (plugin_utils/specs.py); what a spec cannot say (a name kubectl reads, a path, a
+# window, a batch size) is said here, once.
+RULES = (
+    ("inventory_hostname", _host_name_rule),
+    ("rke2_numa_node_name", _name_rule(dns1123_subdomain_errors, "a Node name")),
+    ("rke2_numa_kubectl", _kubectl_rule),
+    ("rke2_numa_kubeconfig", _absolute_path_rule),
+    ("rke2_numa_server_group", lambda name, value, ctx: server_group_errors(value, ctx.groups)),
+    ("rke2_numa_kubectl_host", _kubectl_host_rule),
+    ("rke2_numa_kured_daemonset", _kured_daemonset_rule),
+    ("rke2_numa_kured_hold", _kured_hold_rule),
+    ("rke2_numa_foreign_node_annotations", _annotation_keys_rule),
+    ("rke2_numa_probe_namespace", _name_rule(dns1123_label_errors, "a namespace")),
+    ("rke2_numa_drain_namespaces", lambda name, value, ctx: rbac.drain_namespace_errors(value)),
+    ("rke2_numa_drain_pod_selector", lambda name, value, ctx: [] if value == "" else _named(name, value, label_selector_errors(value),
+                                                                                            "a label selector")),
+    ("rke2_numa_drain_timeout", _bounds_rule(" s (0 would let kubectl drain wait forever)")),
+    ("rke2_numa_drain_grace_period", _bounds_rule(" s", none_ok=True, none_means="each pod's own")),
+    ("rke2_numa_node_ready_timeout", _bounds_rule(" s")),
+    ("rke2_numa_serial", lambda name, value, ctx: serial_errors(value)),
+    ("rke2_numa_max_fail_percentage", _bounds_rule(" (%)")),
+    ("rke2_numa_node_minutes", _node_minutes_rule),
+    ("rke2_numa_window_end", lambda name, value, ctx: window_errors(value, ctx.now, ctx.playbook == "rolling")),
+    ("rke2_numa_roll_order", _choice_rule),
+    ("rke2_numa_roll_id", _when_set(_name_rule(roll_lease.roll_id_errors, "a roll id"))),
+    ("rke2_numa_roll_resume", _roll_resume_rule),
+    ("rke2_numa_roll_lease_namespace", _name_rule(dns1123_label_errors, "a namespace")),
+    ("rke2_numa_roll_lease_name", _name_rule(dns1123_subdomain_errors, "a Lease name")),
+    ("rke2_numa_roll_lock_wait", _bounds_rule(" s")),
+    ("rke2_numa_roll_lease_seconds", _lease_seconds_rule),
+    ("rke2_numa_max_unavailable", _when_set(lambda name, value, ctx: roll_lease.max_unavailable_errors(value))),
+    ("rke2_numa_labels_via", _choice_rule),
+    ("rke2_numa_labels_timeout", _bounds_rule(" s")),
+    ("rke2_numa_nfd_features_dir", _absolute_path_rule),
+    ("rke2_numa_reboot_ok", _boolean_rule),
+    ("rke2_numa_audit_pods", _boolean_rule),
+    ("rke2_numa_prove", _boolean_rule),
+    ("rke2_numa_allow_pending_pods", _boolean_rule),
+)
+# access.yml's own variables, checked together (access_errors: one depends on another).
+ACCESS_INPUTS = ("rke2_numa_admin_kubeconfig", "rke2_numa_access_kubeconfig", "rke2_numa_access_token_duration",
+                 "rke2_numa_access_kubeconfig_owner", "rke2_numa_access_server", "rke2_numa_access_ca", "rke2_numa_access_namespace")
+# Every variable playbook_inputs reads (its module's documented inputs are generated from this list and the specs).
+INPUTS = tuple(name for name, dummy in RULES) + ACCESS_INPUTS
+
+
 def input_errors(playbook, inputs, groups, hosts, now):
     """Every problem with the inputs of ``playbook`` (one of PLAYBOOKS), as messages; [] when all are valid.
 
@@ -274,109 +411,10 @@ def input_errors(playbook, inputs, groups, hosts, now):
     """
     if playbook not in PLAYBOOKS:
         raise ValueError("unknown playbook %r" % (playbook,))
-    rolling = playbook == "rolling"
-    errors = []
-    get = inputs.get
-    if "inventory_hostname" in inputs:
-        host = get("inventory_hostname")
-        if not isinstance(host, str) or not _FILE_STEM.fullmatch(host) or host in RESERVED_STEMS:
-            errors.append("inventory host name %s cannot name its report files (<dir>/<host>.json): use letters, digits, '-', '_', '.' "
-                          "and '@', not '/' nor a leading '.', and not %s (the fleet's own file); set the machine's address in "
-                          "ansible_host and give the host another name" % (show(host), ", ".join(RESERVED_STEMS)))
-    if "rke2_numa_node_name" in inputs:
-        errors += _named("rke2_numa_node_name", get("rke2_numa_node_name"),
-                         dns1123_subdomain_errors(get("rke2_numa_node_name")), "a Node name")
-    if "rke2_numa_kubectl" in inputs:
-        value = get("rke2_numa_kubectl")
-        if not isinstance(value, str) or not _COMMAND.fullmatch(value):
-            errors.append("rke2_numa_kubectl %s must be an absolute path or a command name" % show(value))
-    if "rke2_numa_kubeconfig" in inputs:
-        value = get("rke2_numa_kubeconfig")
-        if not isinstance(value, str) or not value.startswith("/") or "\x00" in value:
-            errors.append("rke2_numa_kubeconfig %s must be an absolute path" % show(value))
-    errors += server_group_errors(get("rke2_numa_server_group"), groups)
-    if "rke2_numa_kubectl_host" in inputs:
-        value = get("rke2_numa_kubectl_host")
-        if not isinstance(value, str) or (value != "localhost" and value not in hosts):
-            errors.append("rke2_numa_kubectl_host %s is neither a host of the inventory nor localhost" % show(value))
-    if "rke2_numa_kured_daemonset" in inputs:
-        value = get("rke2_numa_kured_daemonset")
-        parts = value.split("/") if isinstance(value, str) else []
-        if value not in ("", "auto") and (len(parts) != 2 or dns1123_label_errors(parts[0]) or dns1123_subdomain_errors(parts[1])):
-            errors.append("rke2_numa_kured_daemonset %s must be namespace/name of kured's DaemonSet (a namespace and a "
-                          "DaemonSet name), auto (found by its labels, image or command) or empty: not checked" % show(value))
-    if "rke2_numa_kured_hold" in inputs and get("rke2_numa_kured_hold") != "auto" and not is_boolean(get("rke2_numa_kured_hold")):
-        errors.append("rke2_numa_kured_hold %s must be auto, true or false" % show(get("rke2_numa_kured_hold")))
-    if "rke2_numa_foreign_node_annotations" in inputs:
-        value = get("rke2_numa_foreign_node_annotations")
-        if not isinstance(value, list):
-            errors.append("rke2_numa_foreign_node_annotations %s must be a list of annotation keys" % show(value))
-        else:
-            for key in value:
-                errors += _named("rke2_numa_foreign_node_annotations entry", key, qualified_name_errors(key), "an annotation key")
-    if "rke2_numa_probe_namespace" in inputs:
-        errors += _named("rke2_numa_probe_namespace", get("rke2_numa_probe_namespace"),
-                         dns1123_label_errors(get("rke2_numa_probe_namespace")), "a namespace")
-    if "rke2_numa_drain_namespaces" in inputs:
-        errors += rbac.drain_namespace_errors(get("rke2_numa_drain_namespaces"))
+    ctx = _Context(playbook, inputs, groups, hosts, now)
+    errors = [e for name, rule in RULES if name in inputs for e in rule(name, inputs[name], ctx)]
     if playbook == "access":
         errors += access_errors(inputs)
-    if "rke2_numa_drain_pod_selector" in inputs and get("rke2_numa_drain_pod_selector") != "":
-        value = get("rke2_numa_drain_pod_selector")
-        errors += _named("rke2_numa_drain_pod_selector", value, label_selector_errors(value), "a label selector")
-    if "rke2_numa_drain_timeout" in inputs:
-        errors += _bounded("rke2_numa_drain_timeout", get("rke2_numa_drain_timeout"), " s (0 would let kubectl drain wait forever)")
-    if "rke2_numa_drain_grace_period" in inputs:
-        errors += _bounded("rke2_numa_drain_grace_period", get("rke2_numa_drain_grace_period"), " s", none_ok=True,
-                           none_means="each pod's own")
-    if "rke2_numa_node_ready_timeout" in inputs:
-        errors += _bounded("rke2_numa_node_ready_timeout", get("rke2_numa_node_ready_timeout"), " s")
-    if "rke2_numa_serial" in inputs:
-        errors += serial_errors(get("rke2_numa_serial"))
-    if "rke2_numa_max_fail_percentage" in inputs:
-        errors += _bounded("rke2_numa_max_fail_percentage", get("rke2_numa_max_fail_percentage"), " (%)")
-    if "rke2_numa_node_minutes" in inputs:
-        value = get("rke2_numa_node_minutes")
-        try:
-            minutes = None if isinstance(value, bool) else float(value)
-        except (TypeError, ValueError):
-            minutes = None
-        most = specs.bounds("rke2_numa_node_minutes")[1]
-        if minutes is None or not 0 < minutes <= most:
-            errors.append("rke2_numa_node_minutes %s must be a number of minutes above 0 and at most %d" % (show(value), most))
-    if "rke2_numa_window_end" in inputs:
-        errors += window_errors(get("rke2_numa_window_end"), now, rolling)
-    if "rke2_numa_roll_order" in inputs and get("rke2_numa_roll_order") not in specs.choices("rke2_numa_roll_order"):
-        errors.append("rke2_numa_roll_order %s must be %s" % (show(get("rke2_numa_roll_order")), " or ".join(specs.choices("rke2_numa_roll_order"))))
-    if get("rke2_numa_roll_id") not in (None, ""):
-        errors += _named("rke2_numa_roll_id", get("rke2_numa_roll_id"), roll_lease.roll_id_errors(get("rke2_numa_roll_id")), "a roll id")
-    elif as_boolean(get("rke2_numa_roll_resume")):
-        errors.append("rke2_numa_roll_resume is true without rke2_numa_roll_id: name the roll to resume (the refusal of "
-                      "its Lease names it)")
-    if "rke2_numa_roll_lease_namespace" in inputs:
-        errors += _named("rke2_numa_roll_lease_namespace", get("rke2_numa_roll_lease_namespace"),
-                         dns1123_label_errors(get("rke2_numa_roll_lease_namespace")), "a namespace")
-    if "rke2_numa_roll_lease_name" in inputs:
-        errors += _named("rke2_numa_roll_lease_name", get("rke2_numa_roll_lease_name"),
-                         dns1123_subdomain_errors(get("rke2_numa_roll_lease_name")), "a Lease name")
-    if "rke2_numa_roll_lock_wait" in inputs:
-        errors += _bounded("rke2_numa_roll_lock_wait", get("rke2_numa_roll_lock_wait"), " s")
-    if "rke2_numa_roll_lease_seconds" in inputs and as_integer(get("rke2_numa_roll_lease_seconds")) != 0:
-        errors += _bounded("rke2_numa_roll_lease_seconds", get("rke2_numa_roll_lease_seconds"), " s (or 0: computed from the timeouts)")
-    if get("rke2_numa_max_unavailable") not in (None, ""):
-        errors += roll_lease.max_unavailable_errors(get("rke2_numa_max_unavailable"))
-    if "rke2_numa_labels_via" in inputs and get("rke2_numa_labels_via") not in specs.choices("rke2_numa_labels_via"):
-        errors.append("rke2_numa_labels_via %s must be one of %s" % (show(get("rke2_numa_labels_via")), ", ".join(specs.choices("rke2_numa_labels_via"))))
-    if "rke2_numa_labels_timeout" in inputs:
-        errors += _bounded("rke2_numa_labels_timeout", get("rke2_numa_labels_timeout"), " s")
-    if "rke2_numa_nfd_features_dir" in inputs:
-        value = get("rke2_numa_nfd_features_dir")
-        if not (isinstance(value, str) and value.startswith("/") and "\x00" not in value):
-            errors.append("rke2_numa_nfd_features_dir %s must be an absolute path" % show(value))
-    for name in ("rke2_numa_reboot_ok", "rke2_numa_audit_pods", "rke2_numa_prove", "rke2_numa_allow_pending_pods"):
-        value = get(name)
-        if name in inputs and not is_boolean(value):
-            errors.append("%s %s must be true or false" % (name, show(value)))
     return errors
 
 
@@ -400,8 +438,8 @@ def role_spec(role):
 
 # A variable of the collection's name space the collection does not declare: a typo (rke2_numa_hugepage_per_node) would
 # otherwise be ignored in silence and the default planned. What rke2_numa_unknown_variables may say.
-UNKNOWN_POLICIES = ("refuse", "warn")
 UNKNOWN_VARIABLES = specs.PREFIX + "unknown_variables"
+UNKNOWN_POLICIES = specs.choices(UNKNOWN_VARIABLES)
 _SHOWN_HOSTS = 5
 
 

@@ -27,7 +27,6 @@ import yaml
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rancher import rancher_signs
 
 RANCHER_MACHINE_LABEL = "rke.cattle.io/machine"
-CONFIG_MODES = ("auto", "merge", "dropin")
 
 MERGE_REFUSED = ("rke2_numa_config_mode=merge on a node Rancher manages (%s): Rancher's 50-rancher.yaml is read after "
                  "config.yaml, so its plain kubelet-arg and node-label replace what merge writes there, and Rancher "

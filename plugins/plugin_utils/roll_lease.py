@@ -65,7 +65,7 @@ MODES = ("take", "renew", "release")
 CREATE, UPDATE, NONE, REFUSE, LOST, FENCED = "create", "update", "none", "refuse", "lost", "fenced"
 ACTIONS = (CREATE, UPDATE, NONE, REFUSE, LOST, FENCED)
 SLOTS_ANNOTATION = "rke2-numa.maitred.io/slots"   # on the Lease: {"roll": id, "claims": {node: {run, since, until[, waiting]}}}
-MAX_UNAVAILABLE_MAX = 10000           # nodes: rke2_numa_max_unavailable
+MAX_UNAVAILABLE_MAX = specs.bounds("rke2_numa_max_unavailable")[1]   # nodes (a cap given as a number)
 
 
 class LeaseError(ValueError):

@@ -6,10 +6,14 @@ variable, its default, bounds or choices changed in a spec and not regenerated f
 
 from __future__ import annotations
 
+import glob
 import importlib.util
 import os
+import re
 
 import pytest
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -49,3 +53,57 @@ def test_a_changed_spec_changes_the_generated_files(monkeypatch):
                         else original(role, entry))
     assert "rke2_numa_drain_timeout: 900\n" in GEN.defaults("drain")
     assert "| `rke2_numa_drain_timeout` | `900` | Seconds `kubectl drain` may take. From 1 to 7200. |" in GEN.role_readme_section("drain")
+
+
+# Where the collection's code and docs live (the specs themselves, the generated files and the tests are not looked at).
+SOURCES = ("plugins/**/*.py", "plugins/**/*.yml", "playbooks/**/*.yml", "roles/*/tasks/**/*.yml", "roles/*/templates/**/*",
+           "roles/*/vars/**/*.yml", "meta/*.yml")
+_LIST = re.compile(r"[\[(]([^\[\]()]*)[\])]")
+# Where the same words are another fact: (file, variable) -> why.
+OTHER_FACTS = {
+    ("plugins/plugin_utils/kubelet_rules.py", "rke2_numa_cpu_manager_policy"): "the kubelet's own policy names (its refusal rule)",
+    ("plugins/plugin_utils/kubelet_rules.py", "rke2_numa_topology_manager_policy"): "the kubelet's own policy names",
+    ("plugins/plugin_utils/kubelet_rules.py", "rke2_numa_topology_manager_scope"): "the kubelet's own scope names",
+    ("plugins/module_utils/kernel_args.py", "rke2_numa_hugepages_size"): "an example in the kernel's size syntax (2M, 1G)",
+    ("plugins/modules/boot_params.py", "rke2_numa_labels_state"): "the module's own state option (present, absent)",
+}
+
+
+def _source_files():
+    found = set()
+    for pattern in SOURCES:
+        found.update(os.path.relpath(p, REPO) for p in glob.glob(os.path.join(REPO, pattern), recursive=True) if os.path.isfile(p))
+    return sorted(found - set(OUTPUTS))
+
+
+def _spec_facts():
+    """(variable, its choices (2 or more), its bounds (low, high)) of every declared variable."""
+    facts = []
+    for name in sorted(specs.declared()):
+        spec = specs.option(name)
+        choices = [str(c) for c in spec.get("choices") or []]
+        facts.append((name, choices if len(choices) > 1 else [], specs.bounds(name)))
+    return facts
+
+
+def test_no_choice_or_bound_of_a_spec_is_written_again_outside_the_spec_and_the_generated_files():
+    """A variable's choices (a list or tuple holding all of them) and bounds (its max, on a line that names the
+    variable or the next three) are read from its spec, never restated: restated, they drift (rancher.CONFIG_MODES,
+    roll_lease.MAX_UNAVAILABLE_MAX and playbook_inputs' hand-written bounds did)."""
+    facts = _spec_facts()
+    found = []
+    for rel in _source_files():
+        with open(os.path.join(REPO, rel), encoding="utf-8", errors="replace") as f:
+            lines = f.read().split("\n")
+        for number, line in enumerate(lines, 1):
+            items = [set(re.sub(r"[\"'\s]", "", item) for item in m.group(1).split(",")) for m in _LIST.finditer(line)]
+            for name, choices, (low, high) in facts:
+                if (rel, name) in OTHER_FACTS:
+                    continue
+                if choices and any(set(choices) <= group for group in items):
+                    found.append("%s:%d: the choices of %s" % (rel, number, name))
+                if high is not None and high >= 100 and name in line:
+                    near = "\n".join(lines[number - 1:number + 3])
+                    if re.search(r"(?<![\w.])%d(?![\w.])" % high, near):
+                        found.append("%s:%d: the bound %d of %s" % (rel, number, high, name))
+    assert not found, "read them from plugin_utils/specs.py (or generate the file with scripts/gen_specs.py): %s" % found

@@ -282,3 +282,14 @@ def test_the_nodes_rke2_labelled_as_servers_are_left_out_without_a_server_group(
 def test_a_pattern_the_operator_wrote_leaves_out_the_servers_the_run_left_out():
     assert run_pattern({SERVERS_LEFT_OUT: ["cp-1"]}, "gpu") == "gpu:!%s" % SERVERS_LEFT_OUT
     assert run_pattern({}, "gpu") == "gpu"
+
+
+def test_every_input_is_a_declared_variable_with_one_rule():
+    """The rules table names each variable once, each a variable some role declares (its spec: bounds, choices,
+    description - the module's documented inputs are generated from them)."""
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import playbook_inputs, specs
+
+    names = [name for name, dummy in playbook_inputs.RULES]
+    assert len(names) == len(set(names)) and names[0] == "inventory_hostname"
+    assert set(playbook_inputs.INPUTS) - {"inventory_hostname"} <= set(specs.declared())
+    assert not set(playbook_inputs.ACCESS_INPUTS) & set(names)

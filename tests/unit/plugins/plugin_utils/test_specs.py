@@ -70,7 +70,7 @@ def test_the_rules_read_their_bounds_and_choices_from_the_specs(monkeypatch):
     assert playbook_inputs.input_errors("rolling", {"rke2_numa_drain_timeout": 14400}, {}, [], 0) == [
         "rke2_numa_drain_timeout 14400 must be an integer from 1 to 600 s (0 would let kubectl drain wait forever)"]
     assert playbook_inputs.input_errors("rolling", {"rke2_numa_roll_order": "sorted"}, {}, [], 0) == [
-        "rke2_numa_roll_order 'sorted' must be idle_first"]
+        "rke2_numa_roll_order 'sorted' must be one of idle_first"]
 
 
 def test_the_lease_reads_its_bounds_and_the_timeouts_defaults_from_the_specs():
