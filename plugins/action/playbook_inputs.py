@@ -63,10 +63,7 @@ class ActionModule(ControllerAction):
         found = {}
         for name in INPUTS:
             if name != "inventory_hostname" and name in task_vars:
-                try:
-                    found[name] = self._templar.template(task_vars[name])
-                except AnsibleError as e:
-                    found[name] = "<cannot template: %s>" % to_native(e).splitlines()[0]
+                found[name] = _value_or_refusal(lambda: self._templar.template(task_vars[name]))  # pylint: disable=cell-var-from-loop
         return found
 
     def _play_values(self, role, task_vars, hostvars, current):
@@ -95,6 +92,14 @@ def _role_values_of(role, values, own, mine):
     return found, problems
 
 
+def _value_or_refusal(read):
+    """``read()``, or - a template that does not render - a value that names the error (refused by its rule, named)."""
+    try:
+        return read()
+    except AnsibleError as e:
+        return "<cannot template: %s>" % to_native(e).splitlines()[0]
+
+
 def _inputs_of(host, given, own):
     """Another host's inputs: its own variables (``own``: inventory, facts, -e - its hostvars) over the play's
     (``given``)."""
@@ -104,10 +109,7 @@ def _inputs_of(host, given, own):
             if key in given:
                 inputs[key] = host
         elif key in own:
-            try:
-                inputs[key] = own[key]
-            except AnsibleError as e:  # a template of the inventory's that does not render
-                inputs[key] = "<cannot template: %s>" % to_native(e).splitlines()[0]
+            inputs[key] = _value_or_refusal(lambda: own[key])  # pylint: disable=cell-var-from-loop
         elif key == "rke2_numa_node_name":
             inputs[key] = host  # the drain role's default: the inventory name
     return inputs
