@@ -45,6 +45,20 @@ options:
       - static
       - none
     default: static
+  cpu_allocator:
+    description:
+      - Who hands out a pod's exclusive CPUs on this host. V(kubelet) - the kubelet's CPU Manager (O(cpu_manager_policy)).
+      - V(dra-driver-cpu) - kubernetes-sigs/dra-driver-cpu, through a ResourceClaim, so that a DRA GPU and its CPUs share
+        one NUMA node by the claim's C(matchAttribute) constraint (the Topology Manager does not align DRA devices). It
+        and the kubelet's static CPU Manager are mutually incompatible, and the static Memory Manager would pin memory to
+        a node of its own choosing - so V(dra-driver-cpu) is refused unless O(cpu_manager_policy=none) and O(memory_manager_policy=None).
+      - Either way the plan writes C(dra.yaml) beside the plans (DeviceClasses and ResourceClaimTemplates per pod shape;
+        output only, see docs/DRA.md).
+    type: str
+    choices:
+      - kubelet
+      - dra-driver-cpu
+    default: kubelet
   memory_manager_policy:
     description:
       - Memory Manager policy (the kubelet's spelling).

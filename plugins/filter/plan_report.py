@@ -100,6 +100,11 @@ def plan_report(plan, warnings=True):
         else:
             why = fit["note"] or fit.get("short")
             lines.append("pod shape %s: fits NOWHERE%s" % (fit["name"], " (%s)" % why if why else ""))
+    claims = plan.get("dra") or {}
+    if claims.get("templates"):   # the plan the DRA way (dra.yaml): only where dra-driver-cpu hands out the CPUs
+        lines.append("DRA claim templates (dra-driver-cpu --reserved-cpus=%s):" % plan["reserved_cpus"])
+        lines += ["  - %s: %d GPU, %d CPU%s, on NUMA node %s" % (
+            t["name"], t["gpus"], t["cpu"], ", a NIC" if t["nic"] else "", ",".join(map(str, t["nodes"]))) for t in claims["templates"]]
     lines += ["WARNING: %s" % w for w in plan.get("warnings", []) if warnings]
     return "\n".join(lines)
 

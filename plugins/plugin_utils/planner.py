@@ -31,7 +31,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args impo
     MANAGED_KERNEL_ARGS,  # the kernel args the plan owns
     size_key,
 )
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import kubelet_rules
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import dra_plan, kubelet_rules
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import DEFAULT_MAX_NUMA_NODES
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import options_argument_spec
@@ -51,6 +51,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import 
 OPTIONS = specs.planner_options()
 CPU_POLICIES = tuple(OPTIONS["cpu_manager_policy"]["choices"])
 MEMORY_POLICIES = tuple(OPTIONS["memory_manager_policy"]["choices"])
+CPU_ALLOCATORS = tuple(OPTIONS["cpu_allocator"]["choices"])
 TOPOLOGY_POLICIES = tuple(OPTIONS["topology_manager_policy"]["choices"])
 TOPOLOGY_SCOPES = tuple(OPTIONS["topology_manager_scope"]["choices"])
 # The kernel's isolcpus= flags (Documentation/admin-guide/kernel-parameters.txt); a list option has no choices in the
@@ -92,7 +93,7 @@ DEFAULTS.update({
 # checks the policy, scope, method and flag choices itself (normalize_options),
 # to name the kubelet's spelling of a near miss and the rule ("options").
 ARGUMENT_SPEC = dict(options_argument_spec(OPTIONS, without_choices=(
-    "cpu_manager_policy", "memory_manager_policy", "topology_manager_policy", "topology_manager_scope",
+    "cpu_manager_policy", "cpu_allocator", "memory_manager_policy", "topology_manager_policy", "topology_manager_scope",
     "hugepages_size", "hugepages_method", "isolcpus_flags")), topology={"type": "dict", "required": True})
 
 
@@ -295,6 +296,7 @@ def normalize_options(options):
     o = dict(DEFAULTS)
     o.update((k, v) for k, v in options.items() if v is not None)
     o["cpu_manager_policy"] = _choice(o["cpu_manager_policy"], "cpu_manager_policy", CPU_POLICIES)
+    o["cpu_allocator"] = _choice(o["cpu_allocator"], "cpu_allocator", CPU_ALLOCATORS)
     o["memory_manager_policy"] = _choice(o["memory_manager_policy"], "memory_manager_policy", MEMORY_POLICIES)
     o["topology_manager_policy"] = _choice(o["topology_manager_policy"], "topology_manager_policy", TOPOLOGY_POLICIES)
     o["topology_manager_scope"] = _choice(o["topology_manager_scope"], "topology_manager_scope", TOPOLOGY_SCOPES)
@@ -917,7 +919,7 @@ def numa_limit_warnings(view, o, kubelet_args, overridden, planned):
 def pod_shape_warnings(o, tables, fits):
     """Each pod shape that fits no NUMA node, and why; PlanError instead under strict_fit."""
     warnings = []
-    single = o["topology_manager_policy"] == "single-numa-node"
+    single = dra_plan.single_numa_shapes(o)
     for fit, shape in zip(fits, o["pod_shapes"]):
         if fit["fits"]:
             continue
@@ -969,6 +971,9 @@ def make_plan(topology, node_version=None, **options):
     numa_warnings = many_numa_nodes(view, o["topology_manager_policy"], o["memory_manager_policy"],
                                     o["allow_many_numa_nodes"])
     static_cpu = o["cpu_manager_policy"] == "static"
+    refusal = dra_plan.allocator_error(o)
+    if refusal:
+        raise PlanError("cpu-allocator", refusal)
 
     counts = reserved_core_counts(view, o["reserved_cores"], o["reserved_cores_per_node"], o["split_reserved"])
     reserved = pick_reserved_cpus(view, counts)
@@ -992,8 +997,7 @@ def make_plan(topology, node_version=None, **options):
 
     full_pcpus = static_cpu and o["topology_manager_policy"] == "single-numa-node"
     tables = numa_tables(view, reserved, reserved_memory, hugepages, o["hugepages_size"], full_pcpus)
-    fits = fit_pod_shapes(o["pod_shapes"], tables, view["cpus_per_core"], full_pcpus,
-                          o["topology_manager_policy"] == "single-numa-node")
+    fits = fit_pod_shapes(o["pod_shapes"], tables, view["cpus_per_core"], full_pcpus, dra_plan.single_numa_shapes(o))
     warnings = (housekeeping_warnings(view, counts, o["split_reserved"])
                 + runtime_hugepages_warnings(view, hp_method, o["hugepages_size"], o["hugepages_method"])
                 + numa_limit_warnings(view, o, kubelet_args, overridden, numa_warnings)
@@ -1030,6 +1034,7 @@ def make_plan(topology, node_version=None, **options):
         },
         "numa_tables": tables,
         "pod_shapes": fits,
+        "dra": dra_plan.plan_claims(o, topology, tables, fits, view["cpus_per_core"]),
         "node_labels": o["node_labels"],
         "node_taints": o["node_taints"],
         "warnings": warnings,

@@ -67,13 +67,13 @@ def test_default_callback_output_and_plan_files(inventory, tmp_path):
     assert "WARNING: offline CPUs 31,63" in single[-1] or any("WARNING: offline CPUs 31,63" in line for line in single)
     # relative to where ansible-playbook runs, not to playbooks/
     assert sorted(os.listdir(tmp_path / "plans")) == [
-        "dell-roundrobin.config.yaml", "dell-roundrobin.json", "dell-roundrobin.kubelet.conf", "l40s-offline.config.yaml",
-        "l40s-offline.json", "l40s-offline.kubelet.conf", "rancher.yaml"]
+        "dell-roundrobin.config.yaml", "dell-roundrobin.json", "dell-roundrobin.kubelet.conf", "dra.yaml",
+        "l40s-offline.config.yaml", "l40s-offline.json", "l40s-offline.kubelet.conf", "rancher.yaml"]
     rancher = list(yaml.safe_load_all((tmp_path / "plans" / "rancher.yaml").read_text()))
     assert len(rancher[0]["machineSelectorConfig"]) == 2 and len(rancher) == 3   # two hardware classes, their Secrets
     assert not os.path.exists(os.path.join(REPO, "playbooks", "plans"))
     # new files: changed; the same files again: ok
     hosts = ("l40s-offline", "dell-roundrobin")
-    assert sum(recap(out, host)["changed"] for host in hosts) == 8  # the folder, 3 files per host and rancher.yaml
+    assert sum(recap(out, host)["changed"] for host in hosts) == 9  # the folder, 3 files per host, rancher.yaml and dra.yaml
     again = play(inventory, tmp_path, "-e", "rke2_numa_plan_dir=%s" % (tmp_path / "plans"))
     assert sum(recap(again.stdout, host)["changed"] for host in hosts) == 0

@@ -144,7 +144,7 @@ def test_readme_plan_command_from_the_installed_tarball(tarball_install, samples
     command = readme_command("ansible-playbook -i inventory.yml maitred.rke2_numa.plan")
     run(plan_argv(command, tmp_path), tmp_path, env)
     plan_dir = tmp_path / re.search(r"rke2_numa_plan_dir=(\S+)", command).group(1)
-    assert sorted(os.listdir(plan_dir)) == [SAMPLE_HOST + ".config.yaml", SAMPLE_HOST + ".json", SAMPLE_HOST + ".kubelet.conf", "rancher.yaml"]
+    assert sorted(os.listdir(plan_dir)) == ["dra.yaml", SAMPLE_HOST + ".config.yaml", SAMPLE_HOST + ".json", SAMPLE_HOST + ".kubelet.conf", "rancher.yaml"]
 
 
 def parse_playbook_argv(argv):
@@ -213,7 +213,8 @@ def test_clone_collection_tree_runs_the_sample_plan(samples, tmp_path):
     command = readme_command("ansible-playbook -i inventory/sample.yml maitred.rke2_numa.plan")
     argv = shlex.split(command) + ["--limit", SAMPLE_HOST, "-e", "rke2_numa_plan_dir=%s" % (tmp_path / "plans")]
     run(argv, REPO, env)
-    assert sorted(os.listdir(tmp_path / "plans")) == [SAMPLE_HOST + ".config.yaml", SAMPLE_HOST + ".json", SAMPLE_HOST + ".kubelet.conf", "rancher.yaml"]
+    assert sorted(os.listdir(tmp_path / "plans")) == [
+        "dra.yaml", SAMPLE_HOST + ".config.yaml", SAMPLE_HOST + ".json", SAMPLE_HOST + ".kubelet.conf", "rancher.yaml"]
 
 
 def test_make_demo_installs_only_what_it_runs():
