@@ -43,7 +43,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state im
     topology_at_next_start,
 )
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, label_changes, nfd_features, numa_labels, owned_label
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import dra
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import dra, dra_plan
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import finish_dra_audit, finish_pod_audit
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rancher
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
@@ -434,6 +434,9 @@ def finish_dra(audit, plan, state):
     cpu_state = (state.get("kubelet_state") or {}).get("cpu_manager") or {}
     policy = cpu_state.get("policy") or ((plan or {}).get("reset_inputs") or {}).get("cpu_manager_policy")
     out["dra"] = dra.inventory(out.pop("dra_devices"), topology.get("pci_devices"), out.pop("plugin_gpus", 0))
+    conflict = dra_plan.cpu_driver_conflict(policy, out["dra"]["counts"][dra.CPU])
+    if conflict:
+        out["dra"]["findings"].append(conflict)
     out["dra_unaligned"] = finish_dra_audit(out.pop("dra_pods", []), policy == "static", cpu_state.get("entries") or {},
                                             topology if topology.get("numa_nodes") else None)
     out.setdefault("dra_claims", [])

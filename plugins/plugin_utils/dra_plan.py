@@ -65,6 +65,16 @@ def allocator_error(options):
         DRA_DRIVER_CPU, name, value, options.get(name), why) for name, value, why in broken)
 
 
+def cpu_driver_conflict(cpu_manager_policy, cpu_devices):
+    """The check's finding for a node where dra.cpu publishes CPU devices (``cpu_devices``: how many) while the kubelet's
+    CPU Manager runs another policy than ALLOCATOR_RULES asks for ('' when none)."""
+    name, value, why = next(row for row in ALLOCATOR_RULES if row[0] == "cpu_manager_policy")
+    if not cpu_devices or cpu_manager_policy in (None, value):
+        return ""
+    return "dra.cpu publishes %d CPU device(s) on this node while its kubelet's CPU Manager is %s, not %s: %s" % (
+        cpu_devices, cpu_manager_policy, value, why)
+
+
 def single_numa_shapes(options):
     """True when a pod shape must fit one NUMA node: the kubelet's single-numa-node, or dra-driver-cpu's claims (their
     constraint puts every device on one node whatever the Topology Manager's policy)."""

@@ -115,3 +115,15 @@ def test_two_hosts_whose_shapes_share_a_name_and_differ_get_a_template_each(two_
 
 def test_no_dra_plan_writes_no_documents():
     assert [d for d in yaml.safe_load_all(dra_plan.claim_templates_text({})) if d] == []
+
+
+def test_the_check_names_a_node_where_dra_cpu_publishes_cpus_beside_the_kubelet_s_static_cpu_manager():
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import compliance, dra
+    devices = [dra.read_device("dra.cpu", "gpu-a", {"name": "cpudevnuma%03d" % n, "attributes": {"numaNodeID": {"int": n}}}) for n in (0, 1)]
+    for policy, expected in (("static", True), ("none", False), (None, False)):
+        state = {"kubelet_state": {"cpu_manager": {"policy": policy}} if policy else {}, "topology": {}}
+        plan = None if policy else {"reset_inputs": {"cpu_manager_policy": "none"}}
+        out = compliance.finish_dra({"dra_devices": [dict(d) for d in devices], "plugin_gpus": 0}, plan, state)
+        found = [f for f in out["dra"]["findings"] if f.startswith("dra.cpu publishes 2 CPU device(s) on this node while its kubelet's "
+                                                                   "CPU Manager is static, not none: dra-driver-cpu and the kubelet's")]
+        assert bool(found) == expected, (policy, out["dra"]["findings"])
