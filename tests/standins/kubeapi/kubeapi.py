@@ -871,6 +871,10 @@ def spec_pod_status(pod, created, kubelet=True):
             {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": created}]
         if pod.get("reason") and not started:
             del status["conditions"]
+    if pod.get("unschedulable") and not spec.get("nodeName"):   # the scheduler's FitError (a pod with claims it could not place)
+        status["conditions"] = [{"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                                 "lastTransitionTime": pod.get("unschedulableSince") or created, "reason": "Unschedulable",
+                                 "message": pod["unschedulable"]}]
     if pod.get("reason"):
         status["reason"] = pod["reason"]
     if pod.get("message"):
@@ -2646,8 +2650,8 @@ def _selectable(entry, selectors, cache):
 
 
 def _slots(claim, classes):
-    """The claim's requests as allocation slots: [(request name, [selectors], count or None for All)] per request,
-    with firstAvailable's subrequests as alternatives ([(name, selectors, count)] tried in order)."""
+    """The claim's requests as allocation slots: [(request name, [selectors], count or None for All, {capacity name:
+    requested amount})] per request, with firstAvailable's subrequests as alternatives tried in order."""
     out = []
     for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
         options = []
@@ -2660,21 +2664,128 @@ def _slots(claim, classes):
             selectors = list((cls.get("spec") or {}).get("selectors") or []) + list(sub.get("selectors") or [])
             count = None if sub.get("allocationMode") == "All" else int(sub.get("count") or 1)
             name = "%s/%s" % (request.get("name"), sub.get("name")) if subs else request.get("name")
-            options.append((name, selectors, count))
+            wanted = {}
+            for cap, amount in (((sub.get("capacity") or {}).get("requests")) or {}).items():
+                wanted[str(cap)] = parse_quantity(amount).value
+            options.append((name, selectors, count, wanted))
         out.append(options)
     return out
 
 
-def dra_allocate(claim, classes, slices, node_name, in_use=()):
-    """The devices the scheduler allocates ``claim`` on ``node_name``: [{request, driver, pool, device}]
+def _qualified(driver, name):
+    """A capacity's QualifiedName as results and requests spell it: a bare name is in the driver's domain."""
+    return name if "/" in name else "%s/%s" % (driver, name)
+
+
+def _round_up(requested, policy):
+    """roundUpRange / roundUpValidValues (structured consumable_capacity.go): the request rounded up to the device's
+    requestPolicy - at least validRange.min, then min + a whole number of steps; or the smallest valid value not below
+    it (None when there is none: the device does not fit)."""
+    valid_range = policy.get("validRange") or {}
+    if valid_range.get("min") is not None:
+        low = parse_quantity(valid_range["min"]).value
+        if requested <= low:
+            return low
+        step = parse_quantity(valid_range["step"]).value if valid_range.get("step") is not None else None
+        if step:
+            steps = -(-(requested - low) // step)
+            requested = low + steps * step
+        if valid_range.get("max") is not None and requested > parse_quantity(valid_range["max"]).value:
+            return None
+        return requested
+    if policy.get("validValues"):
+        fitting = sorted(v for v in (parse_quantity(x).value for x in policy["validValues"]) if v >= requested)
+        return fitting[0] if fitting else None
+    return requested
+
+
+def dra_consumption(entry, wanted):
+    """What a request takes of a device's capacity (KEP-5075 consumable capacity; structured
+    consumable_capacity.go ``calculateConsumedCapacity`` and ``fillEmptyRequest``): {qualified capacity name: amount}
+    for every capacity the device has - the requested amount rounded up to the capacity's requestPolicy, or, for a
+    capacity the request does not name, the policy's default, else the whole capacity. None when the request names
+    a capacity the device does not have (``requestsContainNonExistCapacity``) or one no valid value covers."""
+    capacity = {_qualified(entry["driver"], str(k)): v or {} for k, v in (entry["device"].get("capacity") or {}).items()}
+    wanted = {_qualified(entry["driver"], k): v for k, v in wanted.items()}
+    if any(name not in capacity for name in wanted):
+        return None
+    out = {}
+    for name, cap in capacity.items():
+        policy = cap.get("requestPolicy") or {}
+        if name not in wanted:
+            out[name] = parse_quantity(policy["default"] if policy.get("default") is not None else cap.get("value", 0)).value
+            continue
+        amount = _round_up(wanted[name], policy) if policy else wanted[name]
+        if amount is None:
+            return None
+        out[name] = amount
+    return out
+
+
+def _capacity_value(entry, name):
+    for key, cap in (entry["device"].get("capacity") or {}).items():
+        if _qualified(entry["driver"], str(key)) == name:
+            return parse_quantity((cap or {}).get("value", 0)).value
+    return Fraction(0)
+
+
+def dra_in_use(claims, node_name=None):
+    """What the allocated claims hold (structured ``AllocatedState``): ([(driver, pool, device)] allocated whole -
+    ``AllocatedDevices`` - and {(driver, pool, device): {capacity: amount}} consumed of the devices that allow multiple
+    allocations - ``AggregatedCapacity``, from each result's consumedCapacity). node_name: only claims allocated there."""
+    whole, consumed = [], {}
+    for claim in claims:
+        allocation = (claim.get("status") or {}).get("allocation")
+        if not allocation:
+            continue
+        if node_name is not None and claim_node(claim) not in (None, node_name):
+            continue
+        for result in (allocation.get("devices") or {}).get("results") or []:
+            key = (result.get("driver"), result.get("pool"), result.get("device"))
+            if result.get("shareID") is None and not result.get("consumedCapacity"):
+                whole.append(key)
+                continue
+            held = consumed.setdefault(key, {})
+            for name, amount in (result.get("consumedCapacity") or {}).items():
+                held[name] = held.get(name, 0) + parse_quantity(amount).value
+    return whole, consumed
+
+
+def claim_node(claim):
+    """The node an allocation is for: its nodeSelector's matchFields metadata.name In [node] (the allocator writes
+    one such term for a node-local pool); None when the allocation has no such selector."""
+    selector = (((claim.get("status") or {}).get("allocation") or {}).get("nodeSelector") or {})
+    for term in selector.get("nodeSelectorTerms") or []:
+        for field in term.get("matchFields") or []:
+            if field.get("key") == "metadata.name" and field.get("operator") == "In" and field.get("values"):
+                return field["values"][0]
+    return None
+
+
+def dra_allocate(claim, classes, slices, node_name, in_use=(), consumed=None):
+    """The devices the scheduler allocates ``claim`` on ``node_name``: [{request, driver, pool, device}, plus
+    consumedCapacity and shareID for a device that allows multiple allocations]
     (staging/src/k8s.io/dynamic-resource-allocation structured, allocator_incubating.go ``allocateOne``: requests in
     order, each slot a device that is not in use, not taken by this claim, selectable by the class's and the request's
     CEL selectors, and that every matchAttribute constraint accepts - ``matchAttributeConstraint.add``: a device
     without the attribute is refused, the first device of the constraint's requests (all requests when it names none)
     fixes the value; the search backtracks and takes the first full solution; firstAvailable's subrequests in order;
     allocationMode All takes every selectable device and fails when a constraint refuses one). ``classes``:
-    {name: DeviceClass}; ``in_use``: (driver, pool, device) other claims hold. Raises AllocationError."""
-    devices = [e for e in dra_devices(slices, node_name) if (e["driver"], e["pool"], e["name"]) not in set(in_use)]
+    {name: DeviceClass}; ``in_use``: (driver, pool, device) other claims hold.
+
+    Consumable capacity (KEP-5075, v1.34 ``Device.allowMultipleAllocations``, ``ExactDeviceRequest.capacity``,
+    ``DeviceRequestAllocationResult.consumedCapacity`` and ``shareID``; allocator_experimental.go): a device that allows
+    multiple allocations is never in use as a whole; each request it serves consumes dra_consumption of it, and it fits
+    while ``consumed`` (what other claims took: {(driver, pool, device): {capacity: amount}}, see dra_in_use) plus this
+    claim's shares stay within each capacity's value (``CmpRequestOverCapacity``). Such a result gets its
+    consumedCapacity (every capacity of the device) and a fresh shareID (a UUID). Raises AllocationError."""
+    consumed = consumed or {}
+    busy = set(tuple(k) for k in in_use)
+
+    def multi(entry):
+        return bool(entry["device"].get("allowMultipleAllocations"))
+
+    devices = [e for e in dra_devices(slices, node_name) if multi(e) or (e["driver"], e["pool"], e["name"]) not in busy]
     constraints = [(c["matchAttribute"], set(c.get("requests") or [])) for c in ((claim.get("spec") or {}).get("devices") or {}).get("constraints") or []
                    if c.get("matchAttribute")]
     slots = _slots(claim, classes)
@@ -2701,28 +2812,45 @@ def dra_allocate(claim, classes, slices, node_name, in_use=()):
     def count_of(request):
         return sum(1 for t in taken if t[0] == request)
 
+    def fits(entry, wanted):
+        """The share this request would take of the device ({} for a device allocated whole), or None."""
+        share = dra_consumption(entry, wanted)
+        if share is None:
+            return None
+        if not multi(entry):   # a device allocated whole: a named capacity must not ask for more than it has
+            return {} if all(_capacity_value(entry, _qualified(entry["driver"], k)) >= v for k, v in wanted.items()) else None
+        key = (entry["driver"], entry["pool"], entry["name"])
+        for name, amount in share.items():
+            used = (consumed.get(key) or {}).get(name, 0) + sum(t[2].get(name, 0) for t in taken if t[1] is entry)
+            if used + amount > _capacity_value(entry, name):
+                return None
+        return share
+
     def place(slot):
         if slot == len(slots):
             return True
-        for name, selectors, count in slots[slot]:
+        for name, selectors, count, wanted in slots[slot]:
             want = count if count is not None else len([e for e in devices if _selectable(e, selectors, cache)])
             if count is None and want == 0:
                 continue
-            if fill(slot, name, selectors, want):
+            if fill(slot, name, selectors, want, wanted):
                 return True
         return False
 
-    def fill(slot, name, selectors, want):
+    def fill(slot, name, selectors, want, wanted):
         if count_of(name) == want:
             return place(slot + 1)
         for entry in devices:
-            if any(t[1] is entry for t in taken) or not _selectable(entry, selectors, cache):
+            if (not multi(entry) and any(t[1] is entry for t in taken)) or not _selectable(entry, selectors, cache):
+                continue
+            share = fits(entry, wanted)
+            if share is None:
                 continue
             fixed = add(entry, name)
             if fixed is None:
                 continue
-            taken.append((name, entry))
-            if len(taken) <= DRA_MAX_RESULTS and fill(slot, name, selectors, want):
+            taken.append((name, entry, share))
+            if len(taken) <= DRA_MAX_RESULTS and fill(slot, name, selectors, want, wanted):
                 return True
             taken.pop()
             for i in fixed:
@@ -2731,7 +2859,228 @@ def dra_allocate(claim, classes, slices, node_name, in_use=()):
 
     if not place(0):
         raise AllocationError(DRA_UNSCHEDULABLE)
-    return [{"request": name, "driver": e["driver"], "pool": e["pool"], "device": e["name"]} for name, e in taken]
+    out = []
+    for name, entry, share in taken:
+        result = {"request": name, "driver": entry["driver"], "pool": entry["pool"], "device": entry["name"]}
+        if multi(entry):
+            result["consumedCapacity"] = {k: str(Quantity(v)) for k, v in sorted(share.items())}
+            result["shareID"] = str(uuid.uuid4())
+        out.append(result)
+    return out
+
+
+# ---------------------------------------------------------------- DRA: the resourceclaim controller and kube-scheduler
+
+POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"   # pkg/controller/resourceclaim controller.go podResourceClaimAnnotation
+NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"   # k8s.io/apimachinery pkg/util/rand: the alphabet of generated names
+# Filter reasons (pkg/scheduler/framework/plugins, v1.34): nodeunschedulable ErrReasonUnschedulable, tainttoleration
+# ErrReasonNotMatch, nodeaffinity ErrReasonPod, dynamicresources Filter; True: UnschedulableAndUnresolvable
+# (preemption cannot help), False: Unschedulable.
+REASON_UNSCHEDULABLE = ("node(s) were unschedulable", True)
+REASON_TAINT = ("node(s) had untolerated taint(s)", True)
+REASON_AFFINITY = ("node(s) didn't match Pod's node affinity/selector", True)
+REASON_CLAIM_ELSEWHERE = ("resourceclaim not available on the node", True)
+REASON_CLAIMS = (DRA_UNSCHEDULABLE, False)
+
+
+class Unschedulable(Exception):
+    """No node fits the pod: the FitError message the scheduler puts in the PodScheduled condition."""
+
+
+def claim_generate_name(pod_name, entry_name):
+    """handlePod (pkg/controller/resourceclaim/controller.go, v1.34): the claim's generateName is <pod>-<entry>-; over
+    maxBaseLen 57 both parts are cut in proportion to their length (and the trailing hyphen goes)."""
+    base = pod_name + "-" + entry_name + "-"
+    if len(base) > 57:
+        base = pod_name[:len(pod_name) * 57 // len(base)] + "-" + entry_name[:len(entry_name) * 57 // len(base)]
+    return base
+
+
+def generated_name(base):
+    """The API server's SimpleNameGenerator (apiserver pkg/storage/names): the base cut to 58 characters, then 5
+    random characters of NAME_CHARS."""
+    return base[:58] + "".join(secrets.choice(NAME_CHARS) for _ in range(5))
+
+
+def claim_from_template(pod, entry_name, template):
+    """The ResourceClaim handlePod creates from a template: generateName, the pod as controlling owner
+    (blockOwnerDeletion), the template's labels and annotations plus resource.kubernetes.io/pod-claim-name, its spec."""
+    meta = (template.get("spec") or {}).get("metadata") or {}
+    base = claim_generate_name(str(pod["name"]), entry_name)
+    annotations = dict(meta.get("annotations") or {})
+    annotations[POD_CLAIM_ANNOTATION] = entry_name
+    claim_meta = {"name": generated_name(base), "generateName": base, "namespace": pod["namespace"], "uid": str(uuid.uuid4()),
+                  "creationTimestamp": _iso(), "annotations": annotations,
+                  "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod["name"], "uid": pod["uid"], "controller": True,
+                                       "blockOwnerDeletion": True}]}
+    if meta.get("labels"):
+        claim_meta["labels"] = dict(meta["labels"])
+    return {"kind": "ResourceClaim", "apiVersion": "%s/v1" % DRA_GROUP, "metadata": claim_meta,
+            "spec": copy.deepcopy((template.get("spec") or {}).get("spec") or {})}
+
+
+def owning_pod(claim):
+    """The (name, uid) of the pod a claim was generated for (its controlling owner reference), else None."""
+    for ref in (claim.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("kind") == "Pod" and ref.get("controller") and ref.get("apiVersion") == "v1":
+            return ref.get("name"), ref.get("uid")
+    return None
+
+
+def pod_claim_names(pod):
+    """resourceclaim.Name for each spec.resourceClaims entry: [(entry, claim name or None while the controller has not
+    made it, from a template)]."""
+    statuses = {s.get("name"): s.get("resourceClaimName") for s in pod.get("resourceClaimStatuses") or [] if isinstance(s, dict)}
+    out = []
+    for entry in (pod.get("spec") or {}).get("resourceClaims") or []:
+        if entry.get("resourceClaimName"):
+            out.append((entry.get("name"), entry["resourceClaimName"], False))
+        else:
+            out.append((entry.get("name"), statuses.get(entry.get("name")), True))
+    return out
+
+
+def tolerates(tolerations, taint):
+    """v1 Toleration.ToleratesTaint: the effect matches (empty tolerates every effect), the key matches (an empty key
+    with Exists tolerates every taint), Exists or an Equal value."""
+    for toleration in tolerations or []:
+        if not isinstance(toleration, dict):
+            continue
+        if toleration.get("effect") and toleration["effect"] != taint.get("effect"):
+            continue
+        if toleration.get("key") and toleration["key"] != taint.get("key"):
+            continue
+        operator = toleration.get("operator") or "Equal"
+        if operator == "Exists" or (operator == "Equal" and toleration.get("key") and (toleration.get("value") or "") == (taint.get("value") or "")):
+            return True
+    return False
+
+
+def _expression_matches(expression, values_of):
+    operator, values = expression.get("operator"), [str(v) for v in expression.get("values") or []]
+    present, value = values_of(expression.get("key"))
+    if operator == "In":
+        return present and value in values
+    if operator == "NotIn":
+        return not present or value not in values
+    if operator == "Exists":
+        return present
+    if operator == "DoesNotExist":
+        return not present
+    if operator in ("Gt", "Lt") and present and values:
+        try:
+            return int(value) > int(values[0]) if operator == "Gt" else int(value) < int(values[0])
+        except ValueError:
+            return False
+    return False
+
+
+def node_affinity_matches(spec, node):
+    """nodeaffinity Filter (GetRequiredNodeAffinity.Match): every spec.nodeSelector label, and one of the required
+    nodeSelectorTerms (each: its matchExpressions on the labels and matchFields on metadata.name, all true)."""
+    labels = node["metadata"].get("labels") or {}
+    if any(labels.get(k) != str(v) for k, v in (spec.get("nodeSelector") or {}).items()):
+        return False
+    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    terms = required.get("nodeSelectorTerms")
+    if not terms:
+        return True
+    for term in terms:
+        expressions, fields = term.get("matchExpressions") or [], term.get("matchFields") or []
+        if not expressions and not fields:
+            continue   # an empty term matches nothing
+        if all(_expression_matches(e, lambda k: (k in labels, labels.get(k))) for e in expressions) and \
+                all(_expression_matches(f, lambda k: (k == "metadata.name", node["metadata"]["name"])) for f in fields):
+            return True
+    return False
+
+
+def fit_error(count, reasons, prefilter=None):
+    """FitError.Error (pkg/scheduler/framework/types.go, v1.34): "0/N nodes are available:" then the PreFilter message or
+    the sorted histogram of the nodes' Filter reasons, then the PostFilter plugins' - DynamicResources' "no new claims
+    to deallocate" and DefaultPreemption's own "0/N nodes are available:" histogram (a node rejected as
+    UnschedulableAndUnresolvable: "Preemption is not helpful for scheduling"; else, every pod here having priority 0,
+    "No preemption victims found for incoming pod")."""
+    def histogram(items):
+        counts = {}
+        for item in items:
+            counts[item] = counts.get(item, 0) + 1
+        return ", ".join(sorted("%d %s" % (n, k) for k, n in counts.items()))
+    text = "0/%d nodes are available: %s." % (count, prefilter if prefilter else histogram(r[0] for r in reasons))
+    verdicts = ["Preemption is not helpful for scheduling" if prefilter or r[1] else "No preemption victims found for incoming pod"
+                for r in (reasons if not prefilter else [None] * count)]
+    return text + " no new claims to deallocate, preemption: 0/%d nodes are available: %s." % (count, histogram(verdicts))
+
+
+def dra_schedule(pod, nodes, claims, classes, slices):
+    """kube-scheduler's cycle for a pod with ResourceClaims: DynamicResources PreFilter (each claim exists - one from a
+    template must have been made for this pod), then per node, in the default plugins' order, NodeUnschedulable (a
+    cordoned node only for a pod tolerating node.kubernetes.io/unschedulable:NoSchedule), TaintToleration (every
+    NoSchedule/NoExecute taint tolerated), NodeAffinity (nodeSelector, required node affinity), DynamicResources Filter
+    (an allocated claim's node is this one; the others allocated here by dra_allocate, devices other claims hold in
+    use, one claim after another). Nodes are tried by name and the first that fits is taken (no scoring). Returns
+    (node name, {claim name: allocation results or None when already allocated}); raises Unschedulable with the
+    scheduler's message. ``nodes``: node_object()s; ``claims``: the namespace's claims."""
+    if not nodes:
+        raise Unschedulable("no nodes available to schedule pods")
+    spec = pod.get("spec") or {}
+    by_name = {c["metadata"]["name"]: c for c in claims if c["metadata"].get("namespace") == pod["namespace"]}
+    wanted = []
+    for entry, name, generated in pod_claim_names(pod):
+        claim = by_name.get(name) if name else None
+        if claim is None:
+            text = ('waiting for dynamic resource controller to create the resourceclaim "%s-%s"' % (pod["name"], entry) if generated
+                    else 'resourceclaim "%s" not found' % name)
+            raise Unschedulable(fit_error(len(nodes), [], text))
+        if generated and owning_pod(claim) != (pod["name"], pod["uid"]):
+            raise Unschedulable(fit_error(len(nodes), [], "ResourceClaim %s was not created for pod %s/%s (pod is not owner)"
+                                          % (name, pod["namespace"], pod["name"])))
+        wanted.append(claim)
+    others = [c for c in claims if c["metadata"].get("uid") not in {w["metadata"].get("uid") for w in wanted}]
+    tolerations = spec.get("tolerations") or []
+    reasons = []
+    for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
+        name = node["metadata"]["name"]
+        if node["spec"].get("unschedulable") and not tolerates(tolerations, {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}):
+            reasons.append(REASON_UNSCHEDULABLE)
+            continue
+        if any(t.get("effect") in ("NoSchedule", "NoExecute") and not tolerates(tolerations, t) for t in node["spec"].get("taints") or []):
+            reasons.append(REASON_TAINT)
+            continue
+        if not node_affinity_matches(spec, node):
+            reasons.append(REASON_AFFINITY)
+            continue
+        whole, consumed = dra_in_use(others, name)
+        results, refused = {}, None
+        for claim in wanted:
+            if (claim.get("status") or {}).get("allocation"):
+                if claim_node(claim) not in (None, name):
+                    refused = REASON_CLAIM_ELSEWHERE
+                    break
+                results[claim["metadata"]["name"]] = None
+                continue
+            try:
+                got = dra_allocate(claim, classes, slices, name, whole, consumed)
+            except AllocationError as exc:
+                refused = REASON_CLAIMS if exc.unschedulable else (str(exc), True)
+                break
+            results[claim["metadata"]["name"]] = got
+            more_whole, more_consumed = dra_in_use([{"status": {"allocation": {"devices": {"results": got}}}}])
+            whole = whole + more_whole
+            for key, held in more_consumed.items():
+                for cap, amount in held.items():
+                    consumed.setdefault(key, {})[cap] = consumed.get(key, {}).get(cap, 0) + amount
+        if refused is not None:
+            reasons.append(refused)
+            continue
+        return name, results
+    raise Unschedulable(fit_error(len(nodes), reasons))
+
+
+def allocation_for(node_name, results):
+    """AllocationResult as the scheduler writes it: the devices and a node selector for the node (node-local pools)."""
+    return {"devices": {"results": results},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}}
 
 
 # ---------------------------------------------------------------- tables (kubectl get)
@@ -2971,6 +3320,7 @@ class Api:
         self.stopping = threading.Event()
         self.address = "127.0.0.1:6443"
         self.create_lock = threading.Lock()
+        self.dra_lock = threading.RLock()   # the resourceclaim controller's and the scheduler's work, one at a time
         self.sequence = 0
         self.objfiles = ObjectFiles(self.store)
         self.tokens = Tokens(self.store)
@@ -3014,6 +3364,8 @@ class Api:
     # -- reading
     def objects(self, kind, namespace=None, name=None):
         """The objects of a kind as they are now (stamped with their resourceVersion), sorted by namespace and name."""
+        if kind is PODS or kind.plural == "resourceclaims":
+            self.dra_reconcile()
         if kind is NODES and name is not None:
             node = self.store.read(name)
             found = [node_object(node)] if node is not None else []
@@ -3439,6 +3791,12 @@ class Api:
             for field in ("labels", "annotations"):
                 if meta.get(field):
                     record[field] = {str(k): str(v) for k, v in meta[field].items()}
+            if pod["spec"].get("resourceClaims") and not dry_run and self.dra_served():
+                with self.dra_lock:
+                    self.dra_make_claims(record)
+                    if not node_name:
+                        node_name = self.dra_bind(record) or ""
+                        request.summary["node"] = node_name
             on_node = bool(node_name) and self.store.exists(node_name)
             holder = {"name": node_name if on_node else ""}
             if not dry_run:
@@ -3449,6 +3807,123 @@ class Api:
             del obj["metadata"]["uid"]
             return Response(201, obj)
         return Response(201, self.versions.stamp("pods/%s/%s" % (namespace, name), obj))
+
+    # -- Dynamic Resource Allocation: the resourceclaim controller, kube-scheduler for pods with claims, the GC
+    def dra_served(self):
+        return (DRA_GROUP, "v1") in self.groups()
+
+    def dra_make_claims(self, record):
+        """The resourceclaim controller's handlePod (pkg/controller/resourceclaim/controller.go, v1.34): for each
+        spec.resourceClaims entry naming a resourceClaimTemplateName and not yet in status.resourceClaimStatuses, the
+        claim it owns (found again by owner and pod-claim-name annotation, else made from the template), recorded as
+        {name, resourceClaimName}. A template that is not there: nothing (the controller's error, retried later)."""
+        done = {s.get("name") for s in record.get("resourceClaimStatuses") or []}
+        entries = [e for e in (record.get("spec") or {}).get("resourceClaims") or []
+                   if isinstance(e, dict) and e.get("resourceClaimTemplateName") and e.get("name") not in done]
+        if not entries:
+            return
+        templates = {(t["metadata"].get("namespace"), t["metadata"]["name"]): t for t in self.objfiles.read("resourceclaimtemplates")}
+        with self.objfiles.locked("resourceclaims") as box:
+            claims = box["node"] if isinstance(box["node"], list) else []
+            for entry in entries:
+                mine = [c for c in claims if owning_pod(c) == (record["name"], record["uid"])
+                        and ((c["metadata"].get("annotations") or {}).get(POD_CLAIM_ANNOTATION) == entry["name"])]
+                if not mine:
+                    template = templates.get((record["namespace"], entry["resourceClaimTemplateName"]))
+                    if template is None:
+                        record["claimError"] = 'resource claim template "%s": resourceclaimtemplate.resource.k8s.io "%s" not found' % (
+                            entry["resourceClaimTemplateName"], entry["resourceClaimTemplateName"])
+                        continue
+                    mine = [claim_from_template(record, entry["name"], template)]
+                    claims.append(mine[0])
+                record.setdefault("resourceClaimStatuses", []).append({"name": entry["name"], "resourceClaimName": mine[0]["metadata"]["name"]})
+                record.pop("claimError", None)
+            box["node"] = claims
+
+    def dra_bind(self, record):
+        """kube-scheduler for a pod with claims and no node (dra_schedule): on success each claim it allocated gets
+        status.allocation, every claim of the pod status.reservedFor [{resource: pods, name, uid}] (Reserve/PreBind),
+        and the node's name is returned for the bind; else the record gets "unschedulable" (the PodScheduled False
+        condition's message) and None."""
+        nodes = [node_object(n) for n in self.store.nodes()]
+        classes = {c["metadata"]["name"]: c for c in self.objfiles.read("deviceclasses")}
+        slices = self.objfiles.read("resourceslices")
+        try:
+            node_name, results = dra_schedule(record, nodes, self.objfiles.read("resourceclaims"), classes, slices)
+        except (Unschedulable, AllocationError) as exc:
+            record["unschedulable"] = str(exc)
+            record.setdefault("unschedulableSince", _iso())
+            return None
+        with self.objfiles.locked("resourceclaims") as box:
+            claims = box["node"] if isinstance(box["node"], list) else []
+            for claim in claims:
+                if claim["metadata"].get("namespace") != record["namespace"] or claim["metadata"]["name"] not in results:
+                    continue
+                status = claim.setdefault("status", {})
+                if results[claim["metadata"]["name"]] is not None:
+                    status["allocation"] = allocation_for(node_name, results[claim["metadata"]["name"]])
+                reserved = status.setdefault("reservedFor", [])
+                if not any(r.get("uid") == record["uid"] for r in reserved):
+                    reserved.append({"resource": "pods", "name": record["name"], "uid": record["uid"]})
+            box["node"] = claims
+        record["spec"]["nodeName"] = node_name
+        record.pop("unschedulable", None)
+        record.pop("unschedulableSince", None)
+        record["scheduled"] = _iso()
+        return node_name
+
+    def dra_reconcile(self):
+        """What the controllers do between requests, before pods or claims are served (the stand-in has no loops of
+        its own): the garbage collector deletes a claim whose owning pod is gone (or was replaced: another uid); the
+        resourceclaim controller's syncClaim drops reservedFor entries of pods that are gone or done, deallocates a
+        claim it so left without consumers, and deletes such a claim when it was generated for a pod that is done;
+        then handlePod again for pending pods with claims (a template may exist now) and the scheduler retries them
+        (a claim freed, a node uncordoned), binding a pod that now fits to its node."""
+        if not self.dra_served():
+            return
+        claims = self.objfiles.read("resourceclaims")
+        pending = self.store.pending().get("pods") or []
+        waiting = [p for p in pending if isinstance(p.get("spec"), dict) and p["spec"].get("resourceClaims") and not p["spec"].get("nodeName")
+                   and not p.get("deletionTimestamp")]
+        if not waiting and not any(owning_pod(c) or (c.get("status") or {}).get("reservedFor") for c in claims):
+            return
+        with self.dra_lock:
+            pods = {}
+            for node in self.store.nodes() + [self.store.pending()]:
+                for pod in node.get("pods") or []:
+                    pods[str(pod.get("uid") or pod_object(node, pod)["metadata"]["uid"])] = pod
+            with self.objfiles.locked("resourceclaims") as box:
+                kept = []
+                for claim in box["node"] if isinstance(box["node"], list) else []:
+                    owner = owning_pod(claim)
+                    if owner is not None and owner[1] not in pods:
+                        continue   # garbage collection: the owner is gone
+                    status = claim.get("status") or {}
+                    reserved = status.get("reservedFor") or []
+                    valid = [r for r in reserved if r.get("resource") != "pods" or (r.get("uid") in pods and pods[r["uid"]].get("phase") not in
+                                                                                    ("Succeeded", "Failed"))]
+                    if len(valid) != len(reserved):
+                        status["reservedFor"] = valid
+                        if not valid:
+                            status.pop("reservedFor", None)
+                            status.pop("allocation", None)
+                            if owner is not None:
+                                continue   # generated for a pod that is done: deleted
+                    kept.append(claim)
+                box["node"] = kept
+            if not waiting:
+                return
+            with self.store.locked_pending() as box:
+                for record in list(box["node"].get("pods") or []):
+                    if not any(record is p or record.get("uid") == p.get("uid") for p in waiting):
+                        continue
+                    self.dra_make_claims(record)
+                    node_name = self.dra_bind(record)
+                    if not node_name or not self.store.exists(node_name):
+                        continue
+                    with self.store.locked(node_name) as node_box:
+                        node_box["node"].setdefault("pods", []).append(record)
+                    box["node"]["pods"] = [p for p in box["node"]["pods"] if p is not record]
 
     def pod_log(self, request, namespace, name):
         request.summary = None
@@ -3550,6 +4025,7 @@ class Api:
             return grace
 
         self._remove_pod(request, namespace, name, options, check)
+        self.dra_reconcile()
         return Response(201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
 
     def delete_pod(self, request, namespace, name):
@@ -3568,6 +4044,7 @@ class Api:
             return None if grace is None else float(grace)
 
         node, pod = self._remove_pod(request, namespace, name, options, check)
+        self.dra_reconcile()   # the garbage collector: the claims the pod owned go with it
         return Response(200, self.versions.stamp("pods/%s/%s" % (namespace, name), pod_object(node, pod)))
 
     # -- objects stored through the API: namespaces, serviceaccounts, RBAC
