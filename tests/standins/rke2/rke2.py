@@ -1428,6 +1428,48 @@ def read_gpus(root, node_name):
     return gpus
 
 
+def dra_gpu_addresses(value, gpus):
+    """RKE2_STANDIN_DRA_GPUS: the GPUs the DRA driver serves - "all", or a comma list of PCI addresses."""
+    value = (value or "").strip().lower()
+    if value == "all":
+        return frozenset(g["address"] for g in gpus)
+    return frozenset(a.strip() for a in value.split(",") if a.strip())
+
+
+class PrepareError(Exception):
+    """The DRA manager cannot prepare a pod's claims (yet): the pod waits in ContainerCreating."""
+
+
+def allocation_node(allocation):
+    """The node an AllocationResult's nodeSelector names (matchFields metadata.name In [node]), else None."""
+    for term in ((allocation or {}).get("nodeSelector") or {}).get("nodeSelectorTerms") or []:
+        for field in term.get("matchFields") or []:
+            if field.get("key") == "metadata.name" and field.get("operator") == "In" and field.get("values"):
+                return field["values"][0]
+    return None
+
+
+def slice_device_attributes(slices, result):
+    """{qualified name: value} of the device a result names, from the newest ResourceSlice of its driver and pool
+    (a bare attribute name is in the driver's domain)."""
+    best, generation = {}, -1
+    for item in slices:
+        spec = item.get("spec") or {}
+        pool = spec.get("pool") or {}
+        if spec.get("driver") != result.get("driver") or pool.get("name") != result.get("pool"):
+            continue
+        for device in spec.get("devices") or []:
+            if device.get("name") == result.get("device") and int(pool.get("generation") or 0) > generation:
+                generation = int(pool.get("generation") or 0)
+                best = {}
+                for name, value in (device.get("attributes") or {}).items():
+                    key = name if "/" in name else "%s/%s" % (spec.get("driver"), name)
+                    best[key] = next((value[k] for k in ("int", "string", "bool", "version") if isinstance(value, dict) and k in value), None)
+                    if "/" not in name:
+                        best[name] = best[key]
+    return best
+
+
 def _quantity(value):
     try:
         return parse_quantity(str(value)).value
@@ -1533,7 +1575,11 @@ class PodRuntime:
         self.system_reserved = _static_memory_reservation(cfg, topology, reservation) if self.static_memory else {}
         self.gpu_resource = env("RKE2_STANDIN_GPU_RESOURCE", "nvidia.com/gpu")
         self.gpu_topology = env("RKE2_STANDIN_GPU_TOPOLOGY", "true").lower() not in ("0", "false", "no")
-        self.gpus = read_gpus(agent.sysfs_root, self.node_name)
+        # The machine's GPUs; those RKE2_STANDIN_DRA_GPUS names (PCI addresses, or "all") the NVIDIA DRA driver
+        # (gpu.nvidia.com) serves, so the device plugin neither advertises nor allocates them.
+        self.all_gpus = read_gpus(agent.sysfs_root, self.node_name)
+        self.dra_gpus = dra_gpu_addresses(env("RKE2_STANDIN_DRA_GPUS", ""), self.all_gpus)
+        self.gpus = [g for g in self.all_gpus if g["address"] not in self.dra_gpus]
         # The NVIDIA device plugin's --device-list-strategy and --device-id-strategy (k8s-device-plugin
         # internal/plugin/server.go getAllocateResponse), and whether the runtime delegates the cpuset controller.
         self.device_list_strategy = env("RKE2_STANDIN_DEVICE_LIST_STRATEGY", "envvar")
@@ -1645,6 +1691,9 @@ class PodRuntime:
                     self._poll(pod, stopping)
             if stopping:
                 return
+            for pod in pods:   # admitted, their claims not prepared yet: the kubelet's next syncPod tries again
+                if pod.get("phase", "Pending") == "Pending" and pod.get("admitted") and pod.get("draWaiting") and not pod.get("started"):
+                    self._prepare_and_start(node, pod)
             pending = [p for p in pods if p.get("phase", "Pending") == "Pending" and not p.get("admitted")]
             pending.sort(key=lambda p: (str(p.get("created") or ""), int(p.get("seq") or 0)))
             for pod in pending:
@@ -1723,7 +1772,156 @@ class PodRuntime:
             return
         pod["assignment"] = assignment
         pod["startTime"] = pod["admitted"]
+        if pod["spec"].get("resourceClaims"):
+            self._prepare_and_start(node, pod)
+            return
         self._start(pod)
+
+    def _prepare_and_start(self, node, pod):
+        """syncPod's PrepareDynamicResources before the sandbox (pkg/kubelet/kuberuntime/kuberuntime_manager.go
+        SyncPod): when it fails the pod keeps waiting in ContainerCreating with a FailedPrepareDynamicResources event
+        ("Failed to prepare dynamic resources: ..."), and the next sync tries again."""
+        try:
+            pod["dra"] = self.prepare_claims(node, pod)
+        except PrepareError as exc:
+            text = "Failed to prepare dynamic resources: prepare dynamic resources: %s" % exc
+            if pod.get("event") != text:
+                self.agent.kubelet_lines([klog("E", "pod_workers.go:1301", "Error syncing pod, skipping", err=text,
+                                               pod="%s/%s" % (pod["namespace"], pod["name"]), podUID=pod["uid"])])
+            pod["event"] = text
+            pod["draWaiting"] = True
+            return
+        pod.pop("draWaiting", None)
+        pod.pop("event", None)
+        self._start(pod)
+
+    # -- Dynamic Resource Allocation: the DRA manager and the kubelet plugins of gpu.nvidia.com and dra.cpu
+    def _claims_file(self, plural):
+        """The API stand-in's stored objects (<cluster dir>/objects/<plural>.json), read under their lock."""
+        folder = os.path.join(self.agent.cluster_dir, "objects")
+        if not os.path.exists(os.path.join(folder, plural + ".json")):
+            return []
+        with open(os.path.join(folder, "." + plural + ".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            try:
+                with open(os.path.join(folder, plural + ".json")) as handle:
+                    records = json.load(handle)
+            except (OSError, ValueError):
+                records = []
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+        return [r for r in records if isinstance(r, dict) and isinstance(r.get("metadata"), dict)] if isinstance(records, list) else []
+
+    def prepare_claims(self, node, pod):
+        """The DRA manager's PrepareResources (pkg/kubelet/cm/dra/manager.go, v1.34) and the drivers' NodePrepareResources.
+
+        Each spec.resourceClaims entry's claim (its resourceClaimName, or the one status.resourceClaimStatuses names)
+        must exist, be allocated for this node and reserved for the pod; else PrepareError, and the pod waits. The DRA
+        manager gives the Topology Manager no hints (container_manager_linux.go registers only the device, CPU and
+        memory managers as hint providers): what the drivers prepare is independent of the kubelet's placement.
+
+        - gpu.nvidia.com (dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin, cdi.go CreateClaimSpecFile): device gpu-<minor>,
+          or the GPU its ResourceSlice's pciBusID names; the claim's CDI spec gives the container /dev/nvidia<minor> and
+          the common edits' NVIDIA_VISIBLE_DEVICES=void; procfs is not masked under CDI.
+        - dra.cpu (dra-driver-cpu pkg/driver dra_hooks.go prepareGroupedResourceClaim, grouped by NUMA node): the
+          result's consumedCapacity dra.cpu/cpu CPUs from its device's NUMA node (dra.cpu/numaNodeID), out of the
+          shared CPUs - neither the reserved CPUs nor those another prepared claim holds -, whole cores first
+          (TakeByTopologyNUMAPacked); the CDI env DRA_CPUSET_<claim UID>=<cpus>, and the driver's NRI hook sets the
+          container's cpuset to them. With the kubelet's cpuManagerPolicy static the CPU Manager owns every CPU the
+          driver would hand out: "not enough cpus available to satisfy request" (dra-driver-cpu issue #134).
+
+        Returns {"claims": [{"name", "uid"}], "gpus": [PCI address], "cpus": cpulist ("" without dra.cpu),
+        "claimCpus": {claim uid: cpulist}, "env": {...}}."""
+        namespace = pod["namespace"]
+        statuses = dict((s.get("name"), s.get("resourceClaimName")) for s in pod.get("resourceClaimStatuses") or [] if isinstance(s, dict))
+        names = []
+        for entry in pod["spec"].get("resourceClaims") or []:
+            name = entry.get("resourceClaimName") or statuses.get(entry.get("name"))
+            if not name:
+                raise PrepareError('pod "%s/%s": ResourceClaim not created yet' % (namespace, pod["name"]))
+            names.append(name)
+        claims = dict(((c["metadata"].get("namespace"), c["metadata"].get("name")), c) for c in self._claims_file("resourceclaims"))
+        slices = self._claims_file("resourceslices")
+        active = [p for p in node.get("pods") or [] if p is not pod and isinstance(p.get("dra"), dict) and p.get("phase") not in FINISHED
+                  and not p.get("deletionTimestamp")]
+        held = frozenset()
+        prepared = {}
+        for other in active:
+            held |= parse_cpulist(other["dra"].get("cpus") or "")
+            prepared.update(other["dra"].get("claimCpus") or {})
+        out = {"claims": [], "gpus": [], "cpus": "", "claimCpus": {}, "env": {}}
+        cpus = frozenset()
+        for name in names:
+            claim = claims.get((namespace, name))
+            if claim is None:
+                raise PrepareError('failed to fetch ResourceClaim %s referenced by pod %s: resourceclaims.resource.k8s.io "%s" not found'
+                                   % (name, pod["name"], name))
+            uid = str(claim["metadata"].get("uid") or "")
+            status = claim.get("status") or {}
+            if not any(r.get("uid") == pod["uid"] for r in status.get("reservedFor") or []) or not status.get("allocation"):
+                raise PrepareError("pod %s(%s) is not allowed to use resource claim %s(%s)" % (pod["name"], pod["uid"], name, uid))
+            where = allocation_node(status["allocation"])
+            if where not in (None, self.node_name):
+                raise PrepareError("NodePrepareResources failed for ResourceClaim %s: the claim is allocated on node %s" % (name, where))
+            out["claims"].append({"name": name, "uid": uid})
+            mine = frozenset()
+            for result in (status["allocation"].get("devices") or {}).get("results") or []:
+                attributes = slice_device_attributes(slices, result)
+                if result.get("driver") == "gpu.nvidia.com":
+                    gpu = self._dra_gpu(result, attributes)
+                    if gpu is None:
+                        raise PrepareError("NodePrepareResources failed for ResourceClaim %s: error preparing devices for claim %s/%s:%s: "
+                                           "requested GPU is not allocatable: %s" % (name, namespace, name, uid, result.get("device")))
+                    out["gpus"].append(gpu["address"])
+                    out["env"]["NVIDIA_VISIBLE_DEVICES"] = "void"
+                elif result.get("driver") == "dra.cpu":
+                    if uid in prepared:   # a claim another pod prepared already: its CPUs again
+                        mine = parse_cpulist(prepared[uid])
+                        continue
+                    try:
+                        mine |= self._dra_cpus(result, attributes, held | cpus | mine)
+                    except PrepareError as exc:
+                        raise PrepareError("NodePrepareResources failed for ResourceClaim %s: %s" % (name, exc)) from None
+            if mine:
+                cpus |= mine
+                out["claimCpus"][uid] = format_cpulist(mine)
+                out["env"]["DRA_CPUSET_%s" % uid] = format_cpulist(mine)
+        out["cpus"] = format_cpulist(cpus) if cpus else ""
+        return out
+
+    def _dra_gpu(self, result, attributes):
+        address = attributes.get("resource.kubernetes.io/pciBusID") or attributes.get("pciBusID")
+        for gpu in self.all_gpus:
+            if address and gpu["address"].lower() == str(address).lower():
+                return gpu
+        match = re.fullmatch(r"gpu-([0-9]+)", str(result.get("device") or ""))
+        return next((g for g in self.all_gpus if match and g["minor"] == int(match.group(1))), None)
+
+    def _dra_cpus(self, result, attributes, held):
+        amount = (result.get("consumedCapacity") or {}).get("dra.cpu/cpu")
+        if amount is None:
+            raise PrepareError('CPU capacity "dra.cpu/cpu" for device "%s" is missing' % result.get("device"))
+        count = _quantity(amount)
+        if count <= 0 or count.denominator != 1:
+            raise PrepareError('CPU capacity for device "%s" must be a whole number, got %s' % (result.get("device"), amount))
+        numa = attributes.get("dra.cpu/numaNodeID")
+        if numa is None:
+            match = re.search(r"numa0*([0-9]+)$", str(result.get("device") or ""))
+            numa = int(match.group(1)) if match else None
+        if numa is None or int(numa) not in self.topology["nodes"]:
+            raise PrepareError('no valid NUMA node ID found for device %s' % result.get("device"))
+        if self.static_cpu:   # the kubelet's CPU Manager owns the CPUs: the driver's shared pool is empty
+            free = frozenset()
+        else:
+            free = (self.topology["nodes"][int(numa)]["cpus"] & self.topology["online"]) - self.reserved - held
+        if len(free) < int(count):
+            raise PrepareError("not enough cpus available to satisfy request")
+        taken = []
+        for core in self._whole_cores(free):
+            if len(taken) + len(core) <= int(count):
+                taken.extend(sorted(core))
+        taken += [c for c in sorted(free) if c not in taken][:int(count) - len(taken)]
+        return frozenset(taken)
 
     def _start(self, pod):
         uid = str(pod["uid"])
@@ -1732,7 +1930,7 @@ class PodRuntime:
         name = str(container.get("name") or "")
         cdir = os.path.join(self.pods_dir, uid, name)
         placed = pod["assignment"]["containers"][name]
-        paths, devices_env = self._container_paths(cdir, placed)
+        paths, devices_env = self._container_paths(cdir, placed, pod.get("dra"))
         argv = [str(a) for a in (container.get("command") or [])] + [str(a) for a in (container.get("args") or [])]
         if not argv:
             argv = [sys.executable, "-c", "import time\nwhile True:\n    time.sleep(3600)\n"]
@@ -1761,7 +1959,7 @@ class PodRuntime:
         pod["pid"] = proc.pid
         self.procs[uid] = {"proc": proc, "log": log}
 
-    def _container_paths(self, cdir, placed):
+    def _container_paths(self, cdir, placed, dra=None):
         """What the container sees at the paths a probe reads, each as a folder of the container's own
         (the stand-in's stand-in for a mount namespace), and the device plugin's environment:
 
@@ -1774,7 +1972,12 @@ class PodRuntime:
           (volume-mounts); nothing (cdi-cri: the runtime injects the CDI devices). The runtime creates
           /dev/nvidiaN for each GPU. The NVIDIA container runtime shows only the container's GPUs in
           /proc/driver/nvidia/gpus; under CDI the driver's procfs is not masked: every GPU is listed.
+        - ``dra`` (prepare_claims): the claims' GPUs as their CDI specs give them (/dev/nvidiaN, the drivers' env,
+          procfs unmasked), and dra.cpu's CPUs as the container's cpuset.
         """
+        dra = dra or {}
+        if dra.get("cpus"):
+            placed = dict(placed, cpus=dra["cpus"])
         root = os.path.join(cdir, "root")
         cgroup = os.path.join(cdir, "cgroup")
         for folder in (cgroup, root):
@@ -1789,6 +1992,7 @@ class PodRuntime:
             handle.write("Name:\tsh\nCpus_allowed_list:\t%s\nMems_allowed_list:\t%s\n" % (placed["cpus"], placed["mems"]))
         by_id = dict((g["id"], g) for g in self.gpus)
         allocated = [by_id[d] for d in placed.get("devices") or [] if d in by_id]
+        claimed = [g for g in self.all_gpus if g["address"] in (dra.get("gpus") or [])]
         ids = [str(g["index"]) if self.device_id_strategy == "index" else g["id"] for g in allocated]
         devices, mounts, procfs = (os.path.join(root, name) for name in ("dev", "nvidia-container-devices", "gpus"))
         for folder in (devices, mounts, procfs):
@@ -1800,9 +2004,17 @@ class PodRuntime:
             environ["NVIDIA_VISIBLE_DEVICES"] = "/var/run/nvidia-container-devices"
             for ident in ids:
                 open(os.path.join(mounts, ident), "w").close()
-        for gpu in allocated:
+        for gpu in allocated + claimed:
             open(os.path.join(devices, "nvidia%d" % gpu["minor"]), "w").close()
-        for gpu in (self.gpus if self.device_list_strategy.startswith("cdi") and allocated else allocated):
+        for key, value in (dra.get("env") or {}).items():
+            if key not in environ:
+                environ[key] = value
+        listed = allocated
+        if self.device_list_strategy.startswith("cdi") and allocated:
+            listed = self.gpus
+        if claimed:
+            listed = self.all_gpus
+        for gpu in listed:
             os.makedirs(os.path.join(procfs, gpu["address"]), exist_ok=True)
             with open(os.path.join(procfs, gpu["address"], "information"), "w") as handle:
                 handle.write(gpu["information"])
