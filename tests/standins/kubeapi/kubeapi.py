@@ -2899,7 +2899,7 @@ def claim_generate_name(pod_name, entry_name):
 def generated_name(base):
     """The API server's SimpleNameGenerator (apiserver pkg/storage/names): the base cut to 58 characters, then 5
     random characters of NAME_CHARS."""
-    return base[:58] + "".join(secrets.choice(NAME_CHARS) for _ in range(5))
+    return base[:58] + "".join(secrets.choice(NAME_CHARS) for dummy in range(5))
 
 
 def claim_from_template(pod, entry_name, template):
