@@ -124,7 +124,7 @@ def host_entry(host, variables):
     entry["labels"] = list((entry["plan"] or {}).get("node_labels") or [])
     if entry["plan"]:
         try:
-            entry["labels"] += sorted("%s=%s" % item for item in numa_labels(entry["plan"]).items())
+            entry["labels"] += sorted("%s=%s" % item for item in numa_labels(entry["plan"], (entry["pods"] or {}).get("dra")).items())
         except LabelError as e:
             entry["labels"].append("(no capacity labels: %s)" % e)
     return entry

@@ -21,10 +21,11 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels impo
 )
 
 
-def rke2_numa_numa_labels(plan):
-    """{label: value}: the node's NUMA capacity and plan fingerprint, valid Kubernetes labels."""
+def rke2_numa_numa_labels(plan, dra=None):
+    """{label: value}: the node's NUMA capacity and plan fingerprint, valid Kubernetes labels; ``dra``: the node's DRA
+    inventory as the check read it (rke2_numa_pod_audit.dra), its DRA GPUs then counted apart."""
     try:
-        return numa_labels(plan)
+        return numa_labels(plan, dra if isinstance(dra, dict) else None)
     except LabelError as e:
         raise AnsibleFilterError("numa_labels: %s" % e)
 

@@ -257,7 +257,7 @@ def _pools(sets):
 FEATURE_MODE = "0644"  # the labels role's copy task
 
 
-def label_findings(plan, state, labels_via="nfd", node_labels=None):
+def label_findings(plan, state, labels_via="nfd", node_labels=None, dra=None):
     """(reasons, warnings) for the node's NUMA labels, as the labels role would publish them for ``plan``.
 
     A reason - the role would change something the node already carries, fixed in place (no drain): our NFD feature
@@ -271,7 +271,7 @@ def label_findings(plan, state, labels_via="nfd", node_labels=None):
     found = state.get("nfd_features")
     present = bool(found and found["exists"])
     try:
-        wanted = numa_labels(plan) if labels_via != "none" else {}
+        wanted = numa_labels(plan, dra) if labels_via != "none" else {}
     except LabelError as e:  # the labels role refuses the same way, naming the label
         return [], ["the plan cannot be published as labels: %s" % e]
     # with nfd or none, ``node_labels`` are our labels kubectl wrote (NFD does not track them): nothing removes them
@@ -320,13 +320,14 @@ def rewritten_warning(plan, state):
 
 
 def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", node_labels=None, rancher_machine=None,
-           kubelet_config="flags"):
+           kubelet_config="flags", dra=None):
     """{"compliant", "runs_plan", "reasons", "findings", "actions", "blocked", "plan_fingerprint", "warnings", "config_mode",
     "managed_by", "managed_by_evidence"} for one node (``rancher_machine``: the Node's rke.cattle.io/machine label, when
     the Node was read - evidence of Rancher beside the host's; the config mode is decided from the host's only).
     ``runs_plan``: compliant, or only the config file's mode and the labels are to fix (in place, no drain:
     ``actions`` is ``["rke2_config"]``, ``["label"]`` or both) - the kubelet runs the plan, its labels may stay.
-    ``labels_via`` and ``node_labels`` (the Node's labels from the API, None when not read): label_findings.
+    ``labels_via``, ``node_labels`` (the Node's labels from the API, None when not read) and ``dra`` (the node's DRA
+    inventory, finish_dra; None when not read): label_findings.
     ``blocked``: why the apply chain would refuse the node (its files, its boot configuration) - then no action at
     all: a roll skips it, saying why, and never drains it for a write that would be refused. ``findings``: the reasons,
     each with the check that found it ({check, text}: boot, restart, config, cmdline, isolation, hugepages,
@@ -380,7 +381,7 @@ def assess(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", 
         actions.add("reset")
     elif config_change and not config["quiet"]:
         actions.add("restart")
-    label_reasons, label_warnings = label_findings(plan, state, labels_via, node_labels)
+    label_reasons, label_warnings = label_findings(plan, state, labels_via, node_labels, dra)
     found("labels", label_reasons)
     if label_reasons:
         actions.add("label")
@@ -458,7 +459,8 @@ def check_facts(plan, check):
         facts.update(rke2_numa_compliance={}, rke2_numa_managed_by="unknown", rke2_numa_managed_by_evidence=[])
         return facts
     compliance = assess(plan, state, check.get("config_mode") or "auto", check.get("dropin_path"), check.get("labels_via") or "nfd",
-                        check.get("node_labels"), check.get("rancher_machine"), check.get("kubelet_config") or "flags")
+                        check.get("node_labels"), check.get("rancher_machine"), check.get("kubelet_config") or "flags",
+                        facts["rke2_numa_pod_audit"].get("dra") if isinstance(facts["rke2_numa_pod_audit"], dict) else None)
     facts.update(rke2_numa_compliance=compliance, rke2_numa_managed_by=compliance["managed_by"],
                  rke2_numa_managed_by_evidence=compliance["managed_by_evidence"])
     return facts

@@ -45,11 +45,16 @@ MAX_POD_GPUS = PREFIX + "max-pod-gpus"
 MAX_POD_CPUS = PREFIX + "max-pod-cpus"
 MAX_POD_MEMORY_GI = PREFIX + "max-pod-memory-gi"
 PLAN = PREFIX + "plan"
-# The keys the collection owns under PREFIX: the ones above, one hugepages-<size>-per-node
+# GPUs a node serves by DRA (labels_gpus): how many, and what keeps them with a pod's CPUs - "claim" (the plan's
+# ResourceClaimTemplates under dra-driver-cpu: one matchAttribute constraint) or "none" (the kubelet pins the CPUs and
+# its Topology Manager takes no DRA hints).
+DRA_GPUS = PREFIX + "dra-gpus"
+DRA_ALIGNMENT = PREFIX + "dra-alignment"
+# The keys the collection owns under PREFIX: the ones above (dra-gpus, dra-alignment too), one hugepages-<size>-per-node
 # (hugepages-1gi-per-node, hugepages-2mi-per-node, ...) and each NUMA node's numa<N>-gpus, -cpus, -memory-gi
 # and -hugepages-<size>. Any other key under PREFIX is left alone.
 _SIZE = r"hugepages-\d+(ki|mi|gi|ti|pi|ei)?"
-_OWNED = re.compile(r"^%s(numa-nodes|max-pod-gpus|max-pod-cpus|max-pod-memory-gi|plan|%s-per-node|numa\d+-(gpus|cpus|memory-gi|%s))$"
+_OWNED = re.compile(r"^%s(numa-nodes|max-pod-gpus|max-pod-cpus|max-pod-memory-gi|plan|dra-gpus|dra-alignment|%s-per-node|numa\d+-(gpus|cpus|memory-gi|%s))$"
                     % (re.escape(PREFIX), _SIZE, _SIZE))
 # NFD's local source ignores a feature file above 64 kB; a line "# +..." is one of its directives.
 NFD_FILE_LIMIT = 64 * 1024
@@ -100,8 +105,23 @@ def numa_node_label(node, what):
     return "%snuma%d-%s" % (PREFIX, node, what)
 
 
-def numa_labels(plan):
-    """``{label: value}`` (strings) for a node running ``plan``.
+def kubelet_gpu_tables(tables, dra):
+    """The NUMA tables with only the GPUs the kubelet aligns: those the device plugin serves. ``dra``: the node's DRA
+    inventory as the check read it (dra.inventory: gpu_path, devices with their sysfs_address; None when not read) -
+    a node that serves its GPUs by DRA alone keeps none, one that serves both loses the GPUs its slices publish.
+    Returns (tables, the number of DRA GPUs)."""
+    path = (dra or {}).get("gpu_path")
+    if path not in ("dra", "both"):
+        return tables, 0
+    devices = [d for d in dra.get("devices") or [] if d.get("kind") == "gpu"]
+    served = set(d.get("sysfs_address") for d in devices if d.get("sysfs_address"))
+    keep = (lambda gpu: False) if path == "dra" else (lambda gpu: gpu not in served)
+    return [dict(t, gpus=[g for g in t["gpus"] if keep(g)]) for t in tables], len(devices)
+
+
+def numa_labels(plan, dra=None):
+    """``{label: value}`` (strings) for a node running ``plan``; ``dra``: its DRA inventory as the check read it
+    (kubelet_gpu_tables), None when not read - then every GPU is the device plugin's.
 
     - ``numa-nodes``: NUMA nodes, as the kubelet counts them (CPU-less ones too);
     - ``max-pod-gpus``, ``max-pod-cpus``, ``max-pod-memory-gi`` (whole GiB, rounded down) and
@@ -109,11 +129,15 @@ def numa_labels(plan):
       every resource from that same node (``biggest_gpu_pod_node``);
     - ``numa<N>-gpus``, ``numa<N>-cpus``, ``numa<N>-memory-gi``, ``numa<N>-hugepages-<size>``: each NUMA node
       that offers exclusive CPUs or GPUs, its own capacity;
-    - ``plan``: the plan's fingerprint.
+    - ``plan``: the plan's fingerprint;
+    - where the node serves GPUs by DRA: ``dra-gpus`` (how many) and ``dra-alignment`` (``claim``: the plan's claim
+      templates keep them with their CPUs, dra-driver-cpu; ``none``: nothing does). The GPU counts above then count
+      only the device plugin's GPUs - the Topology Manager's single-NUMA promise holds for those alone, so a node whose
+      GPUs are all DRA says ``max-pod-gpus=0``.
 
     Raises LabelError naming every label the API server would refuse.
     """
-    tables = _tables(plan)
+    tables, dra_gpus = kubelet_gpu_tables(_tables(plan), dra)
     size_kb = (plan.get("hugepages") or {}).get("size_kb")
     size_name = hugepage_resource(size_kb).lower() if size_kb else None
 
@@ -137,6 +161,10 @@ def numa_labels(plan):
         labels[numa_node_label(table["node"], "memory-gi")] = table["allocatable_memory_bytes"] // GIB
         if pages(table):
             labels[numa_node_label(table["node"], size_name)] = pages(table)
+    if dra_gpus:
+        claims = plan.get("dra") or {}
+        labels[DRA_GPUS] = dra_gpus
+        labels[DRA_ALIGNMENT] = "claim" if claims.get("cpu_allocator") == "dra-driver-cpu" and claims.get("templates") else "none"
     labels[PLAN] = plan["fingerprint"]
     labels = dict((key, str(value)) for key, value in labels.items())
     errors = ["%s=%s: %s" % (key, value, node_label_error("%s=%s" % (key, value))) for key, value in sorted(labels.items())

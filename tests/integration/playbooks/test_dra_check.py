@@ -101,7 +101,10 @@ def test_the_check_sees_dra_gpus_with_their_numa_node_and_flags_a_pinned_pod_who
         assert out.returncode == 0, text[-3000:]
         pods = json.loads((report / (NODE + ".json")).read_text())["pods"]
         seen = pods["dra"]
-        assert seen["gpu_path"] == "dra" and seen["counts"] == {"gpu": 2, "nic": 0, "cpu": 2} and seen["findings"] == []
+        assert seen["gpu_path"] == "dra" and seen["counts"] == {"gpu": 2, "nic": 0, "cpu": 2}
+        # dra.cpu beside the kubelet's static CPU Manager (this node's plan): both would hand out the CPUs
+        assert [f.split(":")[0] for f in seen["findings"]] == [
+            "dra.cpu publishes 2 CPU device(s) on this node while its kubelet's CPU Manager is static, not none"]
         assert [(d["device"], d["numa_node"], d["sysfs_address"], d["sysfs_numa_node"]) for d in seen["devices"] if d["kind"] == "gpu"] == [
             ("gpu-%d" % g["minor"], g["numa_node"], g["address"], g["numa_node"]) for g in gpus]
         assert pods["dra_unaligned"] == [
@@ -134,5 +137,34 @@ def test_a_cluster_before_kubernetes_1_34_is_checked_as_before_saying_once_that_
         assert text.count('DRA devices and claims not read (the audit goes on without them): the server doesn\'t have a resource type '
                           '\\"resourceslices\\"') == 1, text[-3000:]   # (the debug task's JSON)
         assert [c["path"] for c in cluster.calls() if c["path"].startswith("/api/v1/pods")] == ["/api/v1/pods"]
+    finally:
+        assert cluster.stop() == 0
+
+
+def test_labels_on_a_node_whose_gpus_are_dra_only_promise_no_kubelet_aligned_gpu(tmp_path):
+    """labels.yml (the check, then the labels role) on a node serving its two GPUs by DRA alone: the capacity labels count
+    no GPU (the Topology Manager does not align DRA GPUs), dra-gpus and dra-alignment say what the DRA path gives; the
+    check then finds the labels as the role wrote them."""
+    root = make_node(tmp_path / NODE, **SPEC)
+    topology = read_topology(str(root))
+    comply(root, make_plan(topology))
+    gpus = sorted((d for d in topology["pci_devices"] if d["kind"] == "gpu"), key=lambda d: d["numa_node"])
+    (tmp_path / "api").mkdir()
+    cluster = Cluster(tmp_path / "api", lease_namespace=True, version=SERVER)
+    try:
+        cluster.add_node(NODE, ready=True, labels={"kubernetes.io/hostname": NODE})
+        cluster.add_object("resourceslices", gpu_slice(gpus))
+        out, text = run(cluster, tmp_path, "labels.yml", {NODE: node_vars(root)}, "-e", "rke2_numa_labels_via=kubectl")
+        assert out.returncode == 0, text[-3000:]
+        labels = cluster.node(NODE)["labels"]
+        prefix = "rke2-numa.maitred.io/"
+        assert (labels[prefix + "max-pod-gpus"], labels[prefix + "numa0-gpus"], labels[prefix + "numa1-gpus"]) == ("0", "0", "0")
+        assert (labels[prefix + "dra-gpus"], labels[prefix + "dra-alignment"]) == ("2", "none")
+        report = tmp_path / "report"
+        out, text = run(cluster, tmp_path, "check.yml", {NODE: node_vars(root)}, "-e", "rke2_numa_labels_via=kubectl",
+                        "-e", "rke2_numa_report_dir=%s" % report)
+        assert out.returncode == 0, text[-3000:]
+        decision = json.loads((report / (NODE + ".json")).read_text())
+        assert not [f for f in decision["findings"] if f["check"] == "labels"], decision["findings"]
     finally:
         assert cluster.stop() == 0

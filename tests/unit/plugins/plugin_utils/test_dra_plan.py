@@ -127,3 +127,42 @@ def test_the_check_names_a_node_where_dra_cpu_publishes_cpus_beside_the_kubelet_
         found = [f for f in out["dra"]["findings"] if f.startswith("dra.cpu publishes 2 CPU device(s) on this node while its kubelet's "
                                                                    "CPU Manager is static, not none: dra-driver-cpu and the kubelet's")]
         assert bool(found) == expected, (policy, out["dra"]["findings"])
+
+
+def _inventory(topology, path, served=None):
+    """The check's DRA inventory of a node (dra.inventory) whose ResourceSlices publish ``served`` (sysfs addresses;
+    every GPU when None) - ``path`` as the check derives it from those and the device plugin's count."""
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import dra
+    gpus = [d for d in topology["pci_devices"] if d["kind"] == "gpu"]
+    served = [g["address"] for g in gpus] if served is None else served
+    devices = [dra.read_device("gpu.nvidia.com", "gpu-a", {"name": "gpu-%d" % i, "attributes": {
+        "type": {"string": "gpu"}, "resource.kubernetes.io/pciBusID": {"string": g["address"]},
+        "resource.kubernetes.io/numaNode": {"int": g["numa_node"]}}}) for i, g in enumerate(gpus) if g["address"] in served]
+    found = dra.inventory(devices, topology["pci_devices"], plugin_gpus=0 if path == "dra" else len(gpus) - len(devices))
+    assert found["gpu_path"] == path
+    return found
+
+
+def test_a_node_whose_gpus_are_dra_only_promises_no_kubelet_aligned_gpu_and_says_what_the_dra_path_guarantees(two_nodes):
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import numa_labels
+    prefix = "rke2-numa.maitred.io/"
+    for options, alignment in (({}, "none"), (DRA, "claim")):
+        plan = make_plan(two_nodes, **options)
+        plugin = numa_labels(plan)
+        assert plugin[prefix + "max-pod-gpus"] == "2" and prefix + "dra-gpus" not in plugin   # device-plugin: as before
+        assert numa_labels(plan, None) == plugin == numa_labels(plan, {"gpu_path": "device-plugin", "devices": []})
+        only = numa_labels(plan, _inventory(two_nodes, "dra"))
+        assert only[prefix + "max-pod-gpus"] == "0" and only[prefix + "numa0-gpus"] == only[prefix + "numa1-gpus"] == "0"
+        assert only[prefix + "dra-gpus"] == "4" and only[prefix + "dra-alignment"] == alignment
+        assert only[prefix + "max-pod-cpus"] == plugin[prefix + "max-pod-cpus"]
+
+
+def test_a_node_with_both_paths_counts_only_its_device_plugin_gpus_per_numa_node(two_nodes):
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import numa_labels, owned_label
+    prefix = "rke2-numa.maitred.io/"
+    gpus = [d for d in two_nodes["pci_devices"] if d["kind"] == "gpu"]
+    on_0 = [g["address"] for g in gpus if g["numa_node"] == 0]
+    both = numa_labels(make_plan(two_nodes), _inventory(two_nodes, "both", served=on_0))
+    assert (both[prefix + "numa0-gpus"], both[prefix + "numa1-gpus"], both[prefix + "max-pod-gpus"]) == ("0", "2", "2")
+    assert both[prefix + "dra-gpus"] == "2" and both[prefix + "dra-alignment"] == "none"
+    assert owned_label(prefix + "dra-gpus") and owned_label(prefix + "dra-alignment")
