@@ -10,6 +10,7 @@ CPUs (dra.cpu) on one NUMA node is not."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import format_cpulist, parse_cpulist
@@ -167,4 +168,65 @@ def test_labels_on_a_node_whose_gpus_are_dra_only_promise_no_kubelet_aligned_gpu
         decision = json.loads((report / (NODE + ".json")).read_text())
         assert not [f for f in decision["findings"] if f["check"] == "labels"], decision["findings"]
     finally:
+        assert cluster.stop() == 0
+
+
+def test_a_node_with_both_paths_judges_each_pod_by_the_path_its_gpu_came_from(tmp_path):
+    """Both stand-ins for real: node gpu-a serves its NUMA node 0 GPU by the device plugin and its node 1 GPU by DRA
+    (RKE2_STANDIN_DRA_GPUS), its kubelet pins CPUs (static, single-numa-node, pod scope). A Guaranteed pod asking for
+    nvidia.com/gpu gets the device plugin's GPU with its CPUs (the Topology Manager aligns it); one whose GPU comes from
+    a claim gets its CPUs where the Topology Manager puts them (node 0) and the DRA GPU on node 1. The check flags the
+    second only, with where each landed, as read from the kubelet's checkpoint and the claim's allocation."""
+    from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import StandinNode, claim_template, dra_objects
+    root = make_node(tmp_path / NODE, **SPEC)
+    topology = read_topology(str(root))
+    plan = make_plan(topology)
+    comply(root, plan, kubelet=False)
+    gpus = sorted((d for d in topology["pci_devices"] if d["kind"] == "gpu"), key=lambda d: d["numa_node"])
+    (tmp_path / "api").mkdir()
+    cluster = Cluster(tmp_path / "api", lease_namespace=True, version=SERVER)
+    node = None
+    try:
+        node = StandinNode(cluster, root, NODE, plan["kubelet_args"], RKE2_STANDIN_DRA_GPUS=gpus[1]["address"], RKE2_STANDIN_VERSION=SERVER)
+        node.start()
+        for plural, obj in dra_objects(root, NODE):
+            if plural == "resourceslices" and obj["spec"]["driver"] == "dra.cpu":
+                continue   # no dra.cpu beside the static CPU Manager
+            if plural == "resourceslices":   # the DRA driver publishes only the GPU the device plugin does not serve
+                obj["spec"]["devices"] = [d for d in obj["spec"]["devices"] if d["attributes"][dra.PCI_BUS_ID]["string"] == gpus[1]["address"]]
+            cluster.add_object(plural, obj)
+        assert cluster.kubectl("create", "namespace", "ml").returncode == 0
+        cluster.add_object("resourceclaimtemplates", claim_template("one-gpu", [("gpu", "gpu.nvidia.com", {})], namespace="ml"))
+        two = {"cpu": "2", "memory": "256Mi"}
+        for name, extra, spec in (
+                ("plugin-gpu", {"nvidia.com/gpu": "1"}, {"nodeName": NODE}),
+                ("dra-gpu", {}, {"nodeSelector": {"kubernetes.io/hostname": NODE},
+                                 "resourceClaims": [{"name": "devs", "resourceClaimTemplateName": "one-gpu"}]})):
+            resources = {"requests": dict(two, **extra), "limits": dict(two, **extra)}
+            if extra == {}:
+                resources["claims"] = [{"name": "devs"}]
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ml"},
+                   "spec": dict(spec, containers=[{"name": "vllm", "image": "vllm/vllm-openai:v0.12.0", "resources": resources,
+                                                   "command": ["sleep", "60"]}])}
+            out = cluster.kubectl("create", "--validate=false", "-f", "-", stdin=json.dumps(pod))
+            assert out.returncode == 0, out.stderr
+        deadline = time.time() + 20
+        while time.time() < deadline and not all((node.pod(n, "ml") or {}).get("started") for n in ("plugin-gpu", "dra-gpu")):
+            time.sleep(0.1)
+        assert all((node.pod(n, "ml") or {}).get("started") for n in ("plugin-gpu", "dra-gpu")), (
+            cluster.kubectl("get", "pods", "-A", "-o", "json").stdout[-3000:], node.journal()[-1000:])
+        report = tmp_path / "report"
+        out, text = run(cluster, tmp_path, "check.yml", {NODE: node_vars(root, rke2_numa_kubelet_dir=node.kubelet_dir)},
+                        "-e", "rke2_numa_report_dir=%s" % report)
+        assert out.returncode == 0, text[-3000:]
+        pods = json.loads((report / (NODE + ".json")).read_text())["pods"]
+        assert pods["dra"]["gpu_path"] == "both"
+        assert len(pods["dra_unaligned"]) == 1 and pods["dra_unaligned"][0].startswith(
+            "ml/dra-gpu holds gpu.nvidia.com gpu-%d from ResourceClaim ml/dra-gpu-devs-" % gpus[1]["minor"]), pods["dra_unaligned"]
+        assert " on NUMA node 1 while the kubelet pins its CPUs" in pods["dra_unaligned"][0]
+        assert "are on NUMA node 0 - not its GPU's" in pods["dra_unaligned"][0]
+        assert not [t for t in pods["topology_errors"] + pods["unpinned"] if "plugin-gpu" in json.dumps(t)]
+    finally:
+        if node is not None:
+            node.stop()
         assert cluster.stop() == 0

@@ -54,7 +54,7 @@ def test_plan_writes_the_same_files_with_and_without_check(inventory, tmp_path):
         assert "kubelet-arg:" in result.stdout and "biggest pod" in result.stdout
         outputs[mode] = dict((f, (out_dir / f).read_text()) for f in sorted(os.listdir(out_dir)))
         outputs[mode].update((f, (report_dir / f).read_text()) for f in sorted(os.listdir(report_dir)))
-    assert sorted(outputs["run"]) == ["dgx-h100.config.yaml", "dgx-h100.json", "dgx-h100.kubelet.conf", "index.html",
+    assert sorted(outputs["run"]) == ["dgx-h100.config.yaml", "dgx-h100.json", "dgx-h100.kubelet.conf", "dra.yaml", "index.html",
                                       "l40s-offline.config.yaml", "l40s-offline.json", "l40s-offline.kubelet.conf", "rancher.yaml", "summary.md"]
     dropin = yaml.safe_load(outputs["run"]["dgx-h100.kubelet.conf"])
     assert (dropin["kind"], dropin["cpuManagerPolicy"], dropin["topologyManagerScope"]) == ("KubeletConfiguration", "static", "pod")
@@ -77,7 +77,7 @@ def test_refused_plan_fails_the_host_naming_the_rule(inventory, tmp_path):
     assert "TASK [Say where the plans and the report are, and what to run next]" in result.stdout
     assert "the plan did not complete: l40s-offline: no plan for this host: reserved-cores:" in result.stdout
     assert "dgx-h100: no plan" not in result.stdout
-    assert sorted(os.listdir(tmp_path)) == ["dgx-h100.config.yaml", "dgx-h100.json", "dgx-h100.kubelet.conf", "rancher.yaml"]
+    assert sorted(os.listdir(tmp_path)) == ["dgx-h100.config.yaml", "dgx-h100.json", "dgx-h100.kubelet.conf", "dra.yaml", "rancher.yaml"]
     assert ": dgx-h100\n" in (tmp_path / "rancher.yaml").read_text()   # the planned host's class only
 
 
