@@ -20,7 +20,8 @@ Why these, and what they cannot do (kubernetes/kubernetes staging/src/k8s.io/api
     (taints first), every other label or annotation, finalizers and owners: denied, the message naming the field.
   - kured's DaemonSet: only kured's lock annotation may change; its spec (the pod template) and labels may not.
   - Probe pods (a CREATE in the probe namespace, the only one RBAC lets the identity create pods in): only on an
-    enrolled Node (``spec.nodeName``, the scheduler bypassed as the probes do), with no toleration that lacks a key or
+    enrolled Node (``spec.nodeName``, the scheduler bypassed as the probes do; a DRA probe, which the scheduler must
+    place to allocate its claim, names it as the one value of its one required node affinity term), with no toleration that lacks a key or
     names a control-plane taint, no device chosen by environment (``NVIDIA_*``, ``AMD_VISIBLE_DEVICES``, envFrom) and
     no init or ephemeral containers. The namespace's restricted Pod Security does the rest (no root, no host access).
   - Evictions: an Eviction names only the pod, never its node, and CEL cannot look the pod up; so no policy can
@@ -92,6 +93,16 @@ _NODE = "may change a Node's spec.unschedulable and its %s labels and annotation
 # kured's lock annotation in the kured policy: the key kured uses (its --lock-annotation flag, or KURED_LOCK_ANNOTATION),
 # filled in when the policy is rendered (validations()); weave.works/kured-node-lock by default
 LOCK = "{lock}"
+
+# A DRA probe goes through the scheduler (only it allocates a claim): its Node is the one value of the one required
+# nodeSelectorTerm's one matchFields expression on metadata.name (plugin_utils/prove.py dra_probe_pods); any other
+# form could let it land elsewhere.
+_AFFINITY = "object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+_DRA_PROBE_NODE = ("(has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && has(%s) && %s.nodeSelectorTerms.size() == 1 "
+                   "&& %s.nodeSelectorTerms.all(t, !has(t.matchExpressions) && has(t.matchFields) && t.matchFields.size() == 1 "
+                   "&& t.matchFields.all(f, f.key == 'metadata.name' && f.operator == 'In' && size(f.values) == 1 "
+                   "&& f.values.all(v, v in params.data))))" % (_AFFINITY, _AFFINITY, _AFFINITY))
+
 POLICIES = (
     Policy("rke2-numa-nodes", "Nodes", "", "v1", "nodes", "UPDATE", True, (
         Validation("the Node's enrolment", "has(params.data) && object.metadata.name in params.data",
@@ -120,8 +131,9 @@ POLICIES = (
     # the probe pods (plugin_utils/prove.py probe_pods): on an enrolled Node, tolerating no control-plane taint, choosing
     # no device by environment, one kind of container (RBAC lets the identity create pods in the probe namespace only)
     Policy("rke2-numa-probes", "probe pods", "", "v1", "pods", "CREATE", True, (
-        Validation("spec.nodeName", "has(object.spec.nodeName) && has(params.data) && object.spec.nodeName in params.data",
-                   "may run probe pods only on the Nodes playbooks/access.yml enrolled (the ConfigMap %s), named in spec.nodeName"
+        Validation("spec.nodeName", "has(params.data) && (has(object.spec.nodeName) ? object.spec.nodeName in params.data : %s)" % _DRA_PROBE_NODE,
+                   "may run probe pods only on the Nodes playbooks/access.yml enrolled (the ConfigMap %s), named in spec.nodeName "
+                   "or, for a DRA probe, as the one value of its one required node affinity term (matchFields metadata.name In)"
                    % ENROLMENT),
         Validation("spec.tolerations", "!has(object.spec.tolerations) || object.spec.tolerations.all(t, has(t.key) && t.key != '' && "
                    "!(t.key in [%s]))" % ", ".join("'%s'" % k for k in CONTROL_PLANE_TAINTS),
@@ -247,8 +259,8 @@ def _probe_like(name, node, **spec):
     container = {"name": "probe", "image": "registry.k8s.io/pause:3.10", "env": spec.pop("env", []),
                  "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}}
     return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "{probe}"},
-                       "spec": dict({"nodeName": node, "restartPolicy": "Never", "containers": [container],
-                                     "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "seccompProfile": {"type": "RuntimeDefault"}}},
+                       "spec": dict(dict({"nodeName": node} if node else {}, restartPolicy="Never", containers=[container],
+                                         securityContext={"runAsNonRoot": True, "runAsUser": 65534, "seccompProfile": {"type": "RuntimeDefault"}}),
                                     **spec)})
 
 
@@ -264,6 +276,11 @@ ESCALATIONS = (
                ("cordon", "{outside}"), None, "rke2-numa-nodes", "the Node's enrolment"),
     Escalation("run a probe pod on a Node outside the inventory (the control plane, another team's GPUs)",
                ("create", "--validate=false", "-f", "-"), _probe_like("rke2-numa-try-outside", "{outside}"), "rke2-numa-probes", "spec.nodeName"),
+    Escalation("run a DRA probe pod whose node affinity lets the scheduler put it on a Node outside the inventory",
+               ("create", "--validate=false", "-f", "-"), _probe_like("rke2-numa-try-affinity", None, affinity={"nodeAffinity": {
+                   "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                       {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["{node}", "{outside}"]}]}]}}}),
+               "rke2-numa-probes", "spec.nodeName"),
     Escalation("run a probe pod that tolerates every taint, the control plane's among them",
                ("create", "--validate=false", "-f", "-"), _probe_like("rke2-numa-try-tolerations", "{node}", tolerations=[{"operator": "Exists"}]),
                "rke2-numa-probes", "spec.tolerations"),

@@ -33,7 +33,7 @@ import hashlib
 import re
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import CpusetError, format_cpulist, parse_cpulist
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import dra
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import dra, dra_plan
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import cpus_per_core, parse_kubelet_args
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import pod_level_resource_managers
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import shortfall
@@ -95,6 +95,12 @@ PROBE_PATHS = ("/sys/fs/cgroup", "/proc/self/status", "/var/run/nvidia-container
                "/proc/driver/nvidia/gpus")
 VOLUME_MOUNTS_ROOT = "/var/run/nvidia-container-devices"
 TERMINAL = ("Succeeded", "Failed")
+# A DRA probe (dra_probe_pods): its claim entry, and the toleration that lets the scheduler place it on the cordoned node
+# (pkg/scheduler/framework/plugins/nodeunschedulable Filter: a pod that tolerates this taint goes to an unschedulable
+# Node) - a DRA probe cannot bypass the scheduler as the others do: only the scheduler allocates a claim (a pod with a
+# nodeName and an unallocated claim never starts).
+DRA_PROBE_CLAIM = "numa"
+UNSCHEDULABLE_TOLERATION = {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
 
 
 class ProveError(ValueError):
@@ -176,10 +182,78 @@ def pod_level_shape(plan, topology, memory):
             "pod_level": True}
 
 
+def _probe_manifest(name, namespace, image, shape, requests, hold, tolerations, placement):
+    """A probe pod: restricted Pod Security, the probe script, ``requests`` as its requests and limits, placed by
+    ``placement`` (nodeName, or the DRA probe's node affinity and claim)."""
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(PROBE_LABELS),
+                     "annotations": {"rke2-numa.maitred.io/shape": shape["name"]}},
+        "spec": dict({
+            "restartPolicy": "Never",
+            "tolerations": tolerations,
+            "terminationGracePeriodSeconds": 1,
+            "automountServiceAccountToken": False,
+            "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "runAsGroup": 65534,
+                                "seccompProfile": {"type": "RuntimeDefault"}},
+            "containers": [{
+                "name": "probe", "image": image, "imagePullPolicy": "IfNotPresent",
+                "command": ["sh", "-c", PROBE_SCRIPT],
+                "resources": {"requests": dict(requests), "limits": dict(requests)},
+                "env": [{"name": "RKE2_NUMA_PROBE_HOLD", "value": str(hold)}],
+                "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+            }],
+        }, **placement),
+    }
+
+
+def dra_probes(plan):
+    """Whether the node's probes are DRA probes: its plan has dra-driver-cpu hand out the CPUs, with claim templates."""
+    claims = plan.get("dra") or {}
+    return claims.get("cpu_allocator") == dra_plan.DRA_DRIVER_CPU and bool(claims.get("templates"))
+
+
+def dra_probe_pods(plan, node_name, image, namespace, memory):
+    """The DRA probes of a node planned with dra-driver-cpu: per claim template of its plan, a ResourceClaimTemplate of
+    the probe's own (the plan's spec, named as the probe) and a pod that takes it - its GPUs and CPUs come from the claim,
+    its memory is a request. The pod does not bypass the scheduler: required node affinity on the Node's name (matchFields
+    metadata.name, the form the admission policy accepts) and a toleration of the cordon's taint. All run together (each
+    holds what it got a moment), so that the allocator spreads them over the NUMA nodes. [{name, namespace, shape,
+    requests, manifest, template}]."""
+    try:
+        memory_bytes = parse_bytes(memory, "rke2_numa_probe_memory")
+    except QuantityError as e:
+        raise ProveError(str(e))
+    base = _probe_base(node_name)
+    templates = (plan.get("dra") or {}).get("templates") or []
+    hold = PROBE_HOLD if len(templates) > 1 else 0
+    tolerations = probe_tolerations(plan.get("node_taints")) + [dict(UNSCHEDULABLE_TOLERATION)]
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}}}
+    probes = []
+    for i, entry in enumerate(templates):
+        name = "%s-%d" % (base, i)
+        shape = {"name": entry["shape"], "cpu": entry["cpu"], "memory": memory_bytes, "gpus": entry["gpus"], "hugepages": 0,
+                 "dra_template": entry["name"]}
+        requests = {"memory": binary_si(memory_bytes)}
+        manifest = _probe_manifest(name, namespace, image, shape, requests, hold, tolerations, {
+            "affinity": affinity, "resourceClaims": [{"name": DRA_PROBE_CLAIM, "resourceClaimTemplateName": name}]})
+        manifest["spec"]["containers"][0]["resources"]["claims"] = [{"name": DRA_PROBE_CLAIM}]
+        template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                    "metadata": {"name": name, "namespace": namespace, "labels": dict(PROBE_LABELS)},
+                    "spec": entry["template"]["spec"]}
+        probes.append({"name": name, "namespace": namespace, "shape": shape, "manifest": manifest, "template": template,
+                       "requests": dict(requests, **{"claim %s" % entry["name"]: "%d GPU, %d CPU" % (entry["gpus"], entry["cpu"])})})
+    return probes
+
+
 def probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory, use_pod_shapes=True, whole_nodes=False):
     """The probe pods for one node: [{name, namespace, shape, requests, manifest}] (the
     arguments are the prove role's variables, whose defaults live there; ``whole_nodes``: see probe_shapes), and on a
-    node whose kubelet runs the pod-level resource managers one pod-level probe (pod_level_shape)."""
+    node whose kubelet runs the pod-level resource managers one pod-level probe (pod_level_shape). A node planned with
+    dra-driver-cpu gets its DRA probes instead (dra_probe_pods)."""
+    if dra_probes(plan):
+        return dra_probe_pods(plan, node_name, image, namespace, memory)
     hugepage_resource = (plan.get("hugepages") or {}).get("resource")
     probes = []
     base = _probe_base(node_name)
@@ -196,27 +270,9 @@ def probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory
         if shape["gpus"]:
             requests[gpu_resource] = str(shape["gpus"])
         name = "%s-%d" % (base, i)
-        manifest = {
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace, "labels": dict(PROBE_LABELS),
-                         "annotations": {"rke2-numa.maitred.io/shape": shape["name"]}},
-            "spec": {
-                "nodeName": node_name,   # the scheduler is bypassed: the node is cordoned
-                "restartPolicy": "Never",
-                "tolerations": probe_tolerations(plan.get("node_taints")),
-                "terminationGracePeriodSeconds": 1,
-                "automountServiceAccountToken": False,
-                "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "runAsGroup": 65534,
-                                    "seccompProfile": {"type": "RuntimeDefault"}},
-                "containers": [{
-                    "name": "probe", "image": image, "imagePullPolicy": "IfNotPresent",
-                    "command": ["sh", "-c", PROBE_SCRIPT],
-                    "resources": {"requests": dict(requests), "limits": dict(requests)},
-                    "env": [{"name": "RKE2_NUMA_PROBE_HOLD", "value": str(hold)}],
-                    "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
-                }],
-            },
-        }
+        # the scheduler is bypassed (nodeName): the node is cordoned
+        manifest = _probe_manifest(name, namespace, image, shape, requests, hold, probe_tolerations(plan.get("node_taints")),
+                                   {"nodeName": node_name})
         if shape.get("pod_level"):   # the pod's own budget; its container asks for nothing (the pod's shared pool)
             manifest["spec"]["resources"] = manifest["spec"]["containers"][0].pop("resources")
         probes.append({"name": name, "namespace": namespace, "shape": shape, "requests": requests, "manifest": manifest})
@@ -389,13 +445,19 @@ def probe_expectations(plan):
       CPUs; ``none`` runs it on the shared pool;
     - ``pinned_memory``: Memory Manager ``Static`` sets the container's cpuset.mems to its NUMA
       node(s); under ``None`` the kubelet leaves CpusetMems empty and the container sees every node;
-    - ``alignment``: ``fail``, ``warn`` or None (above)."""
+    - ``alignment``: ``fail``, ``warn`` or None (above);
+    - ``dra``: the probes are DRA probes (dra_probes) - dra-driver-cpu gives them exclusive CPUs from their claim, which
+      keeps the GPUs on the CPUs' NUMA node whatever the Topology Manager's policy (a probe off one node is a failure);
+      nothing pins their memory (the kernel allocates it on the node of the CPUs they run on)."""
     flags = parse_kubelet_args(plan.get("kubelet_args") or [])
     cpu = flags.get("cpu-manager-policy", "none")
     memory = flags.get("memory-manager-policy", "None")
     topology = flags.get("topology-manager-policy", "none")
+    if dra_probes(plan):
+        return {"cpu_manager_policy": cpu, "memory_manager_policy": memory, "topology_manager_policy": topology,
+                "exclusive_cpus": True, "pinned_memory": False, "alignment": "fail", "dra": True}
     return {"cpu_manager_policy": cpu, "memory_manager_policy": memory, "topology_manager_policy": topology,
-            "exclusive_cpus": cpu == "static", "pinned_memory": memory == "Static", "alignment": ALIGNMENT.get(topology)}
+            "exclusive_cpus": cpu == "static", "pinned_memory": memory == "Static", "alignment": ALIGNMENT.get(topology), "dra": False}
 
 
 def _reading(found, cgroup_key, status_key):
@@ -441,8 +503,8 @@ def _judge_output(result, probe, pod, found, plan, topology, cpu_entries, gpu_re
             reasons.append("the probe runs on %d CPUs (%s) for a request of %d: not exclusive CPUs (the shared pool)"
                            % (len(cpus), format_cpulist(cpus), shape["cpu"]))
         if cpus & reserved:
-            reasons.append("CPUs %s are reserved (reserved-cpus %s): the CPU Manager did not pin the probe"
-                           % (format_cpulist(cpus & reserved), plan["reserved_cpus"]))
+            reasons.append("CPUs %s are reserved (reserved-cpus %s): the %s did not pin the probe"
+                           % (format_cpulist(cpus & reserved), plan["reserved_cpus"], "DRA driver dra.cpu" if expect["dra"] else "CPU Manager"))
         for other_uid, containers in sorted((cpu_entries or {}).items()):
             for container, assigned in sorted(containers.items()):
                 both = cpus & set(parse_cpulist(assigned))
@@ -487,7 +549,11 @@ def _judge_gpus(result, found, topology, shape, node, expect, gpu_resource, misa
     if away:
         where = ", ".join("%s on NUMA node %s" % (d["address"], d.get("numa_node")) for d in away)
         pinned = " and ".join(n for n, on in (("CPUs", expect["exclusive_cpus"]), ("memory", expect["pinned_memory"])) if on)
-        if not reasons and expect["alignment"] == "fail":
+        if not reasons and expect["dra"]:
+            reasons.append("its CPUs (dra.cpu) are on NUMA node %d and its GPU is not (%s): its claim did not keep them on one "
+                           "NUMA node - does the claim template %s carry the matchAttribute %s constraint across its requests?"
+                           % (node, where, shape.get("dra_template"), dra_plan.CONSTRAINT))
+        elif not reasons and expect["alignment"] == "fail":
             # the cause first: the Node's failed annotation keeps a reason's first 200 characters or so
             reasons.append("%s %s on NUMA node %d but the GPU is not: the device plugin publishes "
                            "no NUMA topology for %s, so the kubelet cannot align it under %s - "
@@ -514,6 +580,9 @@ def _verdict(result):
              % ((result["cpus"],) if expect.get("exclusive_cpus") else (result["cpus"], expect.get("cpu_manager_policy"))),
              ("memory node %s" if expect.get("pinned_memory") else "memory nodes %s (memory-manager-policy %s)")
              % ((result["mems"],) if expect.get("pinned_memory") else (result["mems"], expect.get("memory_manager_policy")))]
+    if expect.get("dra"):   # the claim's: dra.cpu's CPUs; nothing pins memory (the kernel's local allocation)
+        parts = ["exclusive CPUs %s (dra.cpu, by its claim)" % result["cpus"],
+                 "memory not pinned (nodes %s: the kernel allocates on its CPUs' node)" % result["mems"]]
     if result["gpus"]:
         parts.append("GPU " + ", ".join(result["gpus"]))
     result["summary"] = ("NUMA node %d: " % result["numa_node"] if result["numa_node"] is not None else "") + ", ".join(parts)

@@ -107,6 +107,11 @@ RULES = (
          "see which GPUs, NICs and CPUs each node serves by DRA, and on which NUMA node", optional=True),
     Rule(CLUSTER, DRA_GROUP, "resourceclaims", (("list", _ALL),),
          "see the devices each pod holds by DRA, and whether its claim keeps them on one NUMA node", optional=True),
+    # the DRA probes (a node planned with dra-driver-cpu, plugin_utils/prove.py dra_probe_pods): a claim template each,
+    # deleted without waiting (a template has no finalizer; kubectl delete reads each named object first); the claims
+    # made from them go with their pods
+    Rule(PROBE, DRA_GROUP, "resourceclaimtemplates", (("create", (ROLLING, PROVE)), ("delete", (ROLLING, PROVE)), ("get", (ROLLING, PROVE))),
+         "create and delete the DRA probes' claim templates (the plan's, under dra-driver-cpu)", optional=True),
 )
 LEASE_NAMED_VERBS = ("get", "update")
 
@@ -117,6 +122,7 @@ _RESOURCES = {"node": ("", "nodes"), "nodes": ("", "nodes"), "no": ("", "nodes")
               "selfsubjectaccessreview": ("authorization.k8s.io", "selfsubjectaccessreviews"),
               "lease": ("coordination.k8s.io", "leases"), "leases": ("coordination.k8s.io", "leases"),
               "resourceslices": (DRA_GROUP, "resourceslices"), "resourceclaims": (DRA_GROUP, "resourceclaims"),
+              "resourceclaimtemplate": (DRA_GROUP, "resourceclaimtemplates"), "resourceclaimtemplates": (DRA_GROUP, "resourceclaimtemplates"),
               "selfsubjectaccessreviews": ("authorization.k8s.io", "selfsubjectaccessreviews")}
 # access.yml's, with the admin kubeconfig (the identity's bootstrap; the identity holds none of them): the identity's
 # objects - its namespaces, ServiceAccount, roles and bindings, the admission policies and the enrolment ConfigMap -

@@ -133,3 +133,36 @@ def test_served_reads_discovery():
 def test_without_cel_the_stand_in_is_a_cluster_without_the_api(tmp_path):
     api = kubeapi.Api(str(tmp_path), os.path.join(str(tmp_path), "log"), policies=False)
     assert kubeapi.ADMISSION_GROUP not in [g for g, _v in api.groups()]
+
+
+def _probe_policy_denial(pod):
+    return deny(kubeapi.PODS, pod, None, operation="CREATE", namespace="rke2-numa-probe", name=pod["metadata"]["name"])
+
+
+def test_the_probes_prove_makes_pass_and_a_dra_probe_that_could_land_elsewhere_is_denied(tmp_path):
+    """Both kinds of probe prove.yml makes on gpu-a (nodeName; a DRA probe's one matchFields value) are admitted; a DRA
+    probe whose affinity allows another Node, or adds a term, or names none, is denied as a probe outside the enrolment."""
+    from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import prove
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+    from ansible_collections.maitred.rke2_numa.tests.fixtures.gen_sysfs import make_spec, write_tree
+    write_tree(make_spec(sockets=2, cores_per_socket=4, threads=2, gpus_per_node=1), str(tmp_path))
+    topology = read_topology(str(tmp_path))
+    plugin = prove.probe_pods(make_plan(topology), topology, "gpu-a", "busybox:1.37", "rke2-numa-probe", "nvidia.com/gpu", "64Mi")
+    dra = prove.probe_pods(make_plan(topology, cpu_allocator="dra-driver-cpu", cpu_manager_policy="none", memory_manager_policy="None"),
+                           topology, "gpu-a", "busybox:1.37", "rke2-numa-probe", "nvidia.com/gpu", "64Mi")
+    assert "nodeName" in plugin[0]["manifest"]["spec"] and "nodeName" not in dra[0]["manifest"]["spec"]
+    for probe in plugin + dra:
+        assert _probe_policy_denial(probe["manifest"]) is None, probe["name"]
+    base = dra[0]["manifest"]
+    terms = base["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    for change in (lambda t: t[0]["matchFields"][0].__setitem__("values", ["gpu-a", "other-1"]),
+                   lambda t: t[0]["matchFields"][0].__setitem__("values", ["other-1"]),
+                   lambda t: t.append({"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "Exists"}]}),
+                   lambda t: t[0]["matchFields"][0].__setitem__("operator", "NotIn"),
+                   lambda t: t.clear()):
+        pod = copy.deepcopy(base)
+        change(pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"])
+        assert "may run probe pods only on the Nodes playbooks/access.yml enrolled" in (_probe_policy_denial(pod) or ""), terms
+    del base["spec"]["affinity"]
+    assert "may run probe pods only on the Nodes" in (_probe_policy_denial(base) or "")

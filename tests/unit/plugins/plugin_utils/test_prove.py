@@ -354,7 +354,7 @@ def test_what_the_probe_expects_under_each_policy_combination(machine, cpu, memo
     assert probe_expectations(plan) == {
         "cpu_manager_policy": cpu, "memory_manager_policy": memory, "topology_manager_policy": alignment,
         "exclusive_cpus": cpu == "static", "pinned_memory": memory == "Static",
-        "alignment": {"none": None, "best-effort": "warn"}.get(alignment, "fail")}
+        "alignment": {"none": None, "best-effort": "warn"}.get(alignment, "fail"), "dra": False}
     cpus = isolated_core(topology, plan, 0) if cpu == "static" else topology["cpus_online"]
     gpu = gpus_on(topology, 0)[0]["uuid"]
     good = judge(machine, log(cpus, "0" if memory == "Static" else "0-1", gpu), plan=plan)[1]
