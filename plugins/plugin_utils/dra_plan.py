@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import textwrap
 
 import yaml
 
@@ -53,6 +54,10 @@ DEVICE_CLASSES = (
     (dra.NIC, NAME_PREFIX + "nic", 'device.driver == "dra.net" && "pciAddress" in device.attributes["dra.net"]'),
 )
 CLASS_OF = dict((kind, name) for kind, name, expression in DEVICE_CLASSES)
+# Why a host planned with the kubelet's CPU Manager gets no template.
+KUBELET_NOTE = ("the kubelet hands out exclusive CPUs (rke2_numa_cpu_allocator=kubelet): a GPU that comes from a ResourceClaim is "
+                "not aligned with them (the Topology Manager takes no DRA hints) - serve GPUs by the device plugin, or plan with "
+                "rke2_numa_cpu_allocator=dra-driver-cpu")
 
 
 def allocator_error(options):
@@ -133,10 +138,7 @@ def plan_claims(options, topology, tables, fits, cpus_per_core):
     refuses under strict_fit, as for the kubelet path)."""
     allocator = options["cpu_allocator"]
     if allocator != DRA_DRIVER_CPU:
-        return {"cpu_allocator": allocator, "templates": [],
-                "note": "the kubelet hands out exclusive CPUs (rke2_numa_cpu_allocator=kubelet): a GPU that comes from a "
-                        "ResourceClaim is not aligned with them (the Topology Manager takes no DRA hints) - serve GPUs by "
-                        "the device plugin, or plan with rke2_numa_cpu_allocator=dra-driver-cpu"}
+        return {"cpu_allocator": allocator, "templates": [], "note": KUBELET_NOTE}
     nic = _nic_on_every_gpu_node(topology, tables)
     if fits:
         shapes = [dict(name=f["name"], gpus=f["request"]["gpus"], cpu=f["request"]["cpu"], nodes=list(f["nodes"]))
@@ -186,13 +188,14 @@ def claim_templates_text(plans):
             "# publish that attribute (KEP-6072; the check reports a GPU that does not).",
             "#   kubectl apply -n <the pods' namespace> -f dra.yaml     (the DeviceClasses are cluster-scoped)",
             "#", "# Hosts:"]
-    for host in sorted(plans):
-        claims = plans[host].get("dra") or {}
-        if claims.get("cpu_allocator") != DRA_DRIVER_CPU:
-            head.append("#   %s: no templates - %s" % (host, claims.get("note") or "planned before DRA plans"))
-            continue
+    kubelet = [h for h in sorted(plans) if (plans[h].get("dra") or {}).get("cpu_allocator") != DRA_DRIVER_CPU]
+    for host in sorted(set(plans) - set(kubelet)):
+        claims = plans[host]["dra"]
         taken = ", ".join("%s (NUMA node %s)" % (t["name"], ", ".join(str(n) for n in t["nodes"])) for t in claims["templates"])
         head.append("#   %s: dra-driver-cpu --reserved-cpus=%s; %s" % (host, plans[host].get("reserved_cpus"), taken or claims.get("note")))
+    if kubelet:   # one reason for them all
+        head += ["#   %s: no templates -" % ", ".join(kubelet)]
+        head += ["#     " + line for line in textwrap.wrap(KUBELET_NOTE, 110)]
     templates = fleet_templates(plans)
     docs = (device_classes() + [t for t, hosts in templates]) if templates else []
     body = "".join("---\n" + yaml.safe_dump(d, default_flow_style=False, sort_keys=False, width=1000) for d in docs)

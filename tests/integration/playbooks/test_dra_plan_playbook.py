@@ -100,7 +100,7 @@ def test_strict_fit_refuses_the_shape_that_fits_no_single_numa_node_and_the_kube
     assert kubelet.returncode == 0, kubelet.stdout + kubelet.stderr
     text = (tmp_path / "plans" / "dra.yaml").read_text()
     assert [d for d in yaml.safe_load_all(text) if d] == []
-    assert "#   gpu-a: no templates - the kubelet hands out exclusive CPUs (rke2_numa_cpu_allocator=kubelet)" in text
+    assert "#   gpu-a: no templates -\n#     the kubelet hands out exclusive CPUs (rke2_numa_cpu_allocator=kubelet)" in text
 
 
 def test_dra_driver_cpu_beside_the_static_cpu_manager_is_refused_before_any_file_is_written(tmp_path, machine):

@@ -101,7 +101,7 @@ def test_dra_yaml_holds_the_classes_and_each_template_once_and_says_what_each_ho
         "rke2-numa-1gpu-6cpu", "rke2-numa-1gpu-6cpu-nic", "rke2-numa-2gpu-14cpu", "rke2-numa-2gpu-14cpu-nic"]
     assert all("namespace" not in d["metadata"] for d in docs)
     assert "#   gpu-a: dra-driver-cpu --reserved-cpus=%s; rke2-numa-1gpu-6cpu (NUMA node 0, 1)" % plans["gpu-a"]["reserved_cpus"] in text
-    assert "#   gpu-c: no templates - the kubelet hands out exclusive CPUs" in text
+    assert "#   gpu-c: no templates -\n#     the kubelet hands out exclusive CPUs" in text
 
 
 def test_two_hosts_whose_shapes_share_a_name_and_differ_get_a_template_each(two_nodes):
