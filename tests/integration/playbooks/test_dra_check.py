@@ -9,15 +9,16 @@ CPUs (dra.cpu) on one NUMA node is not."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import time
 import uuid
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import format_cpulist, parse_cpulist
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import dra
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
-from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import Cluster, needs_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import (
+    Cluster, StandinNode, claim_template, dra_objects, needs_kubectl, wait_for)
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node, rke2
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_first_roll import run
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import node_vars
@@ -171,24 +172,40 @@ def test_labels_on_a_node_whose_gpus_are_dra_only_promise_no_kubelet_aligned_gpu
         assert cluster.stop() == 0
 
 
+@contextlib.contextmanager
+def standin_node(tmp_path, root, plan, dra_gpus):
+    """The API stand-in (1.35) and gpu-a's rke2 stand-in running ``plan`` (its kubelet args; the rest of the node made
+    to comply), the GPUs ``dra_gpus`` (RKE2_STANDIN_DRA_GPUS) served by DRA: yields (cluster, node), both stopped after."""
+    comply(root, plan, kubelet=False)
+    (tmp_path / "api").mkdir()
+    cluster = Cluster(tmp_path / "api", lease_namespace=True, version=SERVER)
+    node = None
+    try:
+        node = StandinNode(cluster, root, NODE, plan["kubelet_args"], RKE2_STANDIN_DRA_GPUS=dra_gpus, RKE2_STANDIN_VERSION=SERVER)
+        node.start()
+        yield cluster, node
+    finally:
+        if node is not None:
+            node.stop()
+        assert cluster.stop() == 0
+
+
+def numa_gpus(topology):
+    """The machine's GPUs in NUMA node order."""
+    return sorted((d for d in topology["pci_devices"] if d["kind"] == "gpu"), key=lambda d: d["numa_node"])
+
+
 def test_a_node_with_both_paths_judges_each_pod_by_the_path_its_gpu_came_from(tmp_path):
     """Both stand-ins for real: node gpu-a serves its NUMA node 0 GPU by the device plugin and its node 1 GPU by DRA
     (RKE2_STANDIN_DRA_GPUS), its kubelet pins CPUs (static, single-numa-node, pod scope). A Guaranteed pod asking for
     nvidia.com/gpu gets the device plugin's GPU with its CPUs (the Topology Manager aligns it); one whose GPU comes from
     a claim gets its CPUs where the Topology Manager puts them (node 0) and the DRA GPU on node 1. The check flags the
     second only, with where each landed, as read from the kubelet's checkpoint and the claim's allocation."""
-    from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import StandinNode, claim_template, dra_objects
     root = make_node(tmp_path / NODE, **SPEC)
     topology = read_topology(str(root))
     plan = make_plan(topology)
-    comply(root, plan, kubelet=False)
-    gpus = sorted((d for d in topology["pci_devices"] if d["kind"] == "gpu"), key=lambda d: d["numa_node"])
-    (tmp_path / "api").mkdir()
-    cluster = Cluster(tmp_path / "api", lease_namespace=True, version=SERVER)
-    node = None
-    try:
-        node = StandinNode(cluster, root, NODE, plan["kubelet_args"], RKE2_STANDIN_DRA_GPUS=gpus[1]["address"], RKE2_STANDIN_VERSION=SERVER)
-        node.start()
+    gpus = numa_gpus(topology)
+    with standin_node(tmp_path, root, plan, gpus[1]["address"]) as (cluster, node):
         for plural, obj in dra_objects(root, NODE):
             if plural == "resourceslices" and obj["spec"]["driver"] == "dra.cpu":
                 continue   # no dra.cpu beside the static CPU Manager
@@ -210,10 +227,7 @@ def test_a_node_with_both_paths_judges_each_pod_by_the_path_its_gpu_came_from(tm
                                                    "command": ["sleep", "60"]}])}
             out = cluster.kubectl("create", "--validate=false", "-f", "-", stdin=json.dumps(pod))
             assert out.returncode == 0, out.stderr
-        deadline = time.time() + 20
-        while time.time() < deadline and not all((node.pod(n, "ml") or {}).get("started") for n in ("plugin-gpu", "dra-gpu")):
-            time.sleep(0.1)
-        assert all((node.pod(n, "ml") or {}).get("started") for n in ("plugin-gpu", "dra-gpu")), (
+        assert wait_for(lambda: all((node.pod(n, "ml") or {}).get("started") for n in ("plugin-gpu", "dra-gpu"))), (
             cluster.kubectl("get", "pods", "-A", "-o", "json").stdout[-3000:], node.journal()[-1000:])
         report = tmp_path / "report"
         out, text = run(cluster, tmp_path, "check.yml", {NODE: node_vars(root, rke2_numa_kubelet_dir=node.kubelet_dir)},
@@ -226,7 +240,3 @@ def test_a_node_with_both_paths_judges_each_pod_by_the_path_its_gpu_came_from(tm
         assert " on NUMA node 1 while the kubelet pins its CPUs" in pods["dra_unaligned"][0]
         assert "are on NUMA node 0 - not its GPU's" in pods["dra_unaligned"][0]
         assert not [t for t in pods["topology_errors"] + pods["unpinned"] if "plugin-gpu" in json.dumps(t)]
-    finally:
-        if node is not None:
-            node.stop()
-        assert cluster.stop() == 0

@@ -15,15 +15,13 @@ import json
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import dra_plan
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
-from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import Cluster, StandinNode, dra_objects, kubeapi, needs_kubectl
-from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import dra_objects, kubeapi, needs_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import make_node
+from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_dra_check import NODE, SPEC, numa_gpus, standin_node
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_first_roll import run
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import node_vars
 
 pytestmark = needs_kubectl
-NODE = "gpu-a"
-SPEC = dict(sockets=2, cores_per_socket=4, threads=2, gpus_per_node=1)   # two NUMA nodes, a GPU on each
-SERVER = "v1.35.2+rke2r1"
 DRA = {"cpu_allocator": "dra-driver-cpu", "cpu_manager_policy": "none", "memory_manager_policy": "None"}
 
 
@@ -32,14 +30,8 @@ def test_a_dra_probe_is_proven_with_the_plan_s_template_and_not_proven_naming_bo
     topology = read_topology(str(root))
     plan = make_plan(topology, **DRA)   # prove.yml plans without the Node's version: the oldest minor, as here
     assert [t["name"] for t in plan["dra"]["templates"]] == ["rke2-numa-1gpu-6cpu"]
-    comply(root, plan, kubelet=False)
-    gpus = sorted((d for d in topology["pci_devices"] if d["kind"] == "gpu"), key=lambda d: d["numa_node"])
-    (tmp_path / "api").mkdir()
-    cluster = Cluster(tmp_path / "api", lease_namespace=True, version=SERVER)
-    node = None
-    try:
-        node = StandinNode(cluster, root, NODE, plan["kubelet_args"], RKE2_STANDIN_DRA_GPUS="all", RKE2_STANDIN_VERSION=SERVER)
-        node.start()
+    gpus = numa_gpus(topology)
+    with standin_node(tmp_path, root, plan, "all") as (cluster, node):
         # what the drivers publish (dra.cpu: the CPUs of each NUMA node but the reserved) and the classes dra.yaml names
         for plural, obj in dra_objects(root, NODE, cpu_capacity=6):
             if plural == "resourceslices":
@@ -80,7 +72,3 @@ def test_a_dra_probe_is_proven_with_the_plan_s_template_and_not_proven_naming_bo
         out, text = run(cluster, tmp_path, "prove.yml", hosts, "-e", "@%s" % (tmp_path / "other.json"))
         assert out.returncode != 0 and "is undefined" not in text, text[-4000:]
         assert "not proven: plan-host: the rke2_numa_plan given was made for Kubernetes 1.35, and this host's kubelet is 1.33" in text
-    finally:
-        if node is not None:
-            node.stop()
-        assert cluster.stop() == 0

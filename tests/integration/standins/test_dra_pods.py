@@ -19,23 +19,13 @@ import pytest
 
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import (
-    NUMA_NODE, Cluster, StandinNode, claim_template, dra_objects, kubeapi, needs_kubectl, rke2)
+    NUMA_NODE, Cluster, StandinNode, claim_template, dra_objects, kubeapi, needs_kubectl, rke2, wait_for)
 
 pytestmark = [needs_kubectl, pytest.mark.skipif(kubeapi.celpy is None, reason="cel-python (the stand-in's CEL)")]
 SERVER = "v1.35.2+rke2r1"   # resource.k8s.io/v1 is served from 1.34
 SCRIPT = ("echo cpus=$(cat /sys/fs/cgroup/cpuset.cpus.effective); echo status=$(grep Cpus_allowed_list /proc/self/status | cut -f2); "
           "for f in /dev/nvidia*; do echo dev=${f##*/}; done; env | grep -E '^(NVIDIA_VISIBLE_DEVICES|DRA_CPUSET_)' | sort; "
           "echo done; exec sleep 60")   # bash: dash drops DRA_CPUSET_<claim UID> from the environment (a name with "-")
-
-
-def wait_for(check, timeout=15.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    return check()
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ import time
 import pytest
 
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
-from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, wait_for
 
 STANDINS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "standins")
 RKE2_PATH = os.path.join(STANDINS, "rke2", "rke2.py")
@@ -42,16 +42,6 @@ def _load(name, path):
 rke2 = _load("rke2_standin_for_pods", RKE2_PATH)
 kubeapi = _load("kubeapi_standin_for_pods", KUBEAPI_PATH)
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="no kubectl client on PATH (the test runs the real one against the stand-ins)")
-
-
-def wait_for(check, timeout=10.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    return check()
 
 
 class Cluster:

@@ -24,6 +24,7 @@ from fractions import Fraction
 import pytest
 
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import wait_for
 
 STANDINS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "standins")
 RKE2_PATH = os.path.join(STANDINS, "rke2", "rke2.py")
@@ -600,16 +601,6 @@ def healthz(port, host="127.0.0.1"):
         return exc.code, ""
     except OSError:
         return None, ""
-
-
-def wait_for(check, timeout=8.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    return check()
 
 
 class Running:
