@@ -5,17 +5,13 @@
 
 from __future__ import annotations
 
-import json
-
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.dra_plan import claim_templates_text
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import plans_of
 
 
 def rke2_numa_dra_claim_templates(hosts, hostvars):
     """dra.yaml's text for the planned ``hosts`` (their rke2_numa_plan in ``hostvars``; a host without one is left out)."""
-    # plain types: Ansible hands filters its own (tagged) strings, which YAML cannot represent
-    plans = json.loads(json.dumps(dict((str(h), hostvars[h]["rke2_numa_plan"]) for h in hosts
-                                       if isinstance((hostvars[h] if h in hostvars else {}).get("rke2_numa_plan"), dict))))
-    return claim_templates_text(plans)
+    return claim_templates_text(plans_of(hosts, hostvars))
 
 
 class FilterModule(object):

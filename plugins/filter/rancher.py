@@ -5,11 +5,10 @@
 
 from __future__ import annotations
 
-import json
-
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import dns1123_label_errors, qualified_name_errors
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import plans_of
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import (
     RANCHER_MACHINE_LABEL, machine_labels, managed_by, rancher_at_work, rancher_selector_config, rancher_selector_text)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import dropin_config
@@ -39,9 +38,7 @@ def rke2_numa_rancher_selector_config(hosts, hostvars, machine_label, cluster, d
     errors = qualified_name_errors(machine_label) + (dns1123_label_errors(cluster) if cluster else [])
     if errors:
         raise AnsibleFilterError("rancher_selector_config: %s" % "; ".join(errors))
-    # plain types: Ansible hands filters its own (tagged) strings, which YAML cannot represent
-    plans = json.loads(json.dumps(dict((str(h), hostvars[h]["rke2_numa_plan"]) for h in hosts
-                                       if isinstance((hostvars[h] if h in hostvars else {}).get("rke2_numa_plan"), dict))))
+    plans = plans_of(hosts, hostvars)
     result = rancher_selector_config(plans, str(machine_label), str(cluster or "CLUSTER-NAME"), str(dropin_path),
                                      lambda plan: dropin_config(plan["kubelet_args"], plan.get("node_labels") or [], plan.get("node_taints") or []))
     return rancher_selector_text(result)

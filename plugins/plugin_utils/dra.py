@@ -190,6 +190,12 @@ def gpu_path(plugin_gpus, dra_gpus):
         (bool(plugin_gpus), bool(dra_gpus))]
 
 
+def claims_planned(plan):
+    """Whether ``plan`` (a numa_plan result) carries ResourceClaimTemplates: only a plan whose exclusive CPUs
+    dra-driver-cpu hands out does (dra_plan.plan_claims) - its probes are DRA probes, its DRA GPUs are aligned by claim."""
+    return bool(((plan or {}).get("dra") or {}).get("templates"))
+
+
 # ---------------------------------------------------------------- claims and pods
 
 def pod_claims(pod):

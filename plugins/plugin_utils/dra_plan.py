@@ -23,11 +23,11 @@ import textwrap
 import yaml
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import dra
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import PREFIX
 
-KUBELET, DRA_DRIVER_CPU = "kubelet", "dra-driver-cpu"
+DRA_DRIVER_CPU = "dra-driver-cpu"
 CPU_CAPACITY = "dra.cpu/cpu"   # dra-driver-cpu pkg/driver: the grouped device's consumable capacity
 CONSTRAINT = dra.NUMA_NODE
-LABEL_PREFIX = "rke2-numa.maitred.io/"
 NAME_PREFIX = "rke2-numa-"
 
 # What a plan with dra-driver-cpu requires of the kubelet: (option, the value it must have, why). One table; the
@@ -120,7 +120,7 @@ def claim_template(name, shape, nic):
     if nic:
         requests.append({"name": "nic", "exactly": {"deviceClassName": CLASS_OF[dra.NIC], "count": 1}})
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": name, "labels": {LABEL_PREFIX + "shape": shape["name"]}},
+            "metadata": {"name": name, "labels": {PREFIX + "shape": shape["name"]}},
             "spec": {"spec": {"devices": {"requests": requests, "constraints": [{"matchAttribute": CONSTRAINT}]}}}}
 
 

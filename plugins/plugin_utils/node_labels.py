@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.dra import claims_planned
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import node_label_error
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import GIB, hugepage_resource
 
@@ -162,9 +163,8 @@ def numa_labels(plan, dra=None):
         if pages(table):
             labels[numa_node_label(table["node"], size_name)] = pages(table)
     if dra_gpus:
-        claims = plan.get("dra") or {}
         labels[DRA_GPUS] = dra_gpus
-        labels[DRA_ALIGNMENT] = "claim" if claims.get("cpu_allocator") == "dra-driver-cpu" and claims.get("templates") else "none"
+        labels[DRA_ALIGNMENT] = "claim" if claims_planned(plan) else "none"
     labels[PLAN] = plan["fingerprint"]
     labels = dict((key, str(value)) for key, value in labels.items())
     errors = ["%s=%s: %s" % (key, value, node_label_error("%s=%s" % (key, value))) for key, value in sorted(labels.items())

@@ -1048,6 +1048,13 @@ def make_plan(topology, node_version=None, **options):
     }
 
 
+def plans_of(hosts, hostvars):
+    """{host: its rke2_numa_plan} of the planned ``hosts`` (a host without one is left out), as plain types: Ansible hands
+    filters its own (tagged) strings, which YAML cannot represent (the fleet-wide outputs: rancher.yaml, dra.yaml)."""
+    return json.loads(json.dumps(dict((str(h), hostvars[h]["rke2_numa_plan"]) for h in hosts
+                                      if isinstance((hostvars[h] if h in hostvars else {}).get("rke2_numa_plan"), dict))))
+
+
 def foreign_plan_error(given, plan):
     """plan-host: why a plan given beside the one just made (an rke2_numa_plan extra var beats the fact the plan role
     sets, and would reach the roles that follow) must not be applied to this host ('' when it was made for this

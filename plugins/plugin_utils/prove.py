@@ -207,12 +207,6 @@ def _probe_manifest(name, namespace, image, shape, requests, hold, tolerations, 
     }
 
 
-def dra_probes(plan):
-    """Whether the node's probes are DRA probes: its plan has dra-driver-cpu hand out the CPUs, with claim templates."""
-    claims = plan.get("dra") or {}
-    return claims.get("cpu_allocator") == dra_plan.DRA_DRIVER_CPU and bool(claims.get("templates"))
-
-
 def dra_probe_pods(plan, node_name, image, namespace, memory):
     """The DRA probes of a node planned with dra-driver-cpu: per claim template of its plan, a ResourceClaimTemplate of
     the probe's own (the plan's spec, named as the probe) and a pod that takes it - its GPUs and CPUs come from the claim,
@@ -252,7 +246,7 @@ def probe_pods(plan, topology, node_name, image, namespace, gpu_resource, memory
     arguments are the prove role's variables, whose defaults live there; ``whole_nodes``: see probe_shapes), and on a
     node whose kubelet runs the pod-level resource managers one pod-level probe (pod_level_shape). A node planned with
     dra-driver-cpu gets its DRA probes instead (dra_probe_pods)."""
-    if dra_probes(plan):
+    if dra.claims_planned(plan):
         return dra_probe_pods(plan, node_name, image, namespace, memory)
     hugepage_resource = (plan.get("hugepages") or {}).get("resource")
     probes = []
@@ -446,14 +440,14 @@ def probe_expectations(plan):
     - ``pinned_memory``: Memory Manager ``Static`` sets the container's cpuset.mems to its NUMA
       node(s); under ``None`` the kubelet leaves CpusetMems empty and the container sees every node;
     - ``alignment``: ``fail``, ``warn`` or None (above);
-    - ``dra``: the probes are DRA probes (dra_probes) - dra-driver-cpu gives them exclusive CPUs from their claim, which
+    - ``dra``: the probes are DRA probes (dra.claims_planned) - dra-driver-cpu gives them exclusive CPUs from their claim, which
       keeps the GPUs on the CPUs' NUMA node whatever the Topology Manager's policy (a probe off one node is a failure);
       nothing pins their memory (the kernel allocates it on the node of the CPUs they run on)."""
     flags = parse_kubelet_args(plan.get("kubelet_args") or [])
     cpu = flags.get("cpu-manager-policy", "none")
     memory = flags.get("memory-manager-policy", "None")
     topology = flags.get("topology-manager-policy", "none")
-    if dra_probes(plan):
+    if dra.claims_planned(plan):
         return {"cpu_manager_policy": cpu, "memory_manager_policy": memory, "topology_manager_policy": topology,
                 "exclusive_cpus": True, "pinned_memory": False, "alignment": "fail", "dra": True}
     return {"cpu_manager_policy": cpu, "memory_manager_policy": memory, "topology_manager_policy": topology,
