@@ -16,8 +16,10 @@ options (each one VERBS allows for the verb) and the stdin. The object is given 
 From them come
 - the argv (``call_argv``), run by the action on ``rke2_numa_kubectl_host`` with ``rke2_numa_kubeconfig`` (access.yml:
   with the admin kubeconfig, the identity's bootstrap);
-- the API requests the call sends (``call_requests``: plugin_utils/rbac.py kubectl_requests, the one table of them),
-  which the RBAC tests read from the tasks' arguments and the identity grants;
+- the API requests the call sends (``call_requests``: VERBS, the one table of what each verb sends), which the RBAC
+  tests read from the tasks' arguments and the identity grants (plugin_utils/rbac.py RULES); whether it writes
+  (``reads_only``: a read runs in check mode, a write never); the module's documentation of each verb (its doc
+  fragment, written by scripts/gen_specs.py from VERBS);
 - the result (``call_result``): kubectl's own failure words (failure_reason), the failures kubectl reports with exit
   code 0 (cordon and uncordon print "error: unable to ..." when the API refuses the patch), the parsed object.
 """
@@ -28,33 +30,140 @@ import collections
 import json
 import re
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import dns1123_label_errors, dns1123_subdomain_errors
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.task_result import failure_reason
+
+DRA_GROUP = "resource.k8s.io"   # Dynamic Resource Allocation (resource.k8s.io/v1)
+# kubectl's resource words, as our calls write them -> (API group, resource)
+_RESOURCES = {"node": ("", "nodes"), "nodes": ("", "nodes"), "no": ("", "nodes"),
+              "pod": ("", "pods"), "pods": ("", "pods"), "po": ("", "pods"),
+              "daemonset": ("apps", "daemonsets"), "daemonsets": ("apps", "daemonsets"), "ds": ("apps", "daemonsets"),
+              "selfsubjectaccessreview": ("authorization.k8s.io", "selfsubjectaccessreviews"),
+              "selfsubjectaccessreviews": ("authorization.k8s.io", "selfsubjectaccessreviews"),
+              "lease": ("coordination.k8s.io", "leases"), "leases": ("coordination.k8s.io", "leases"),
+              "resourceslices": (DRA_GROUP, "resourceslices"), "resourceclaims": (DRA_GROUP, "resourceclaims"),
+              "resourceclaimtemplate": (DRA_GROUP, "resourceclaimtemplates"), "resourceclaimtemplates": (DRA_GROUP, "resourceclaimtemplates")}
+# access.yml's, with the admin kubeconfig (the identity's bootstrap; the identity holds none of them): the identity's
+# objects - its namespaces, ServiceAccount, roles and bindings, the admission policies and the enrolment ConfigMap -
+# and the SubjectAccessReviews that ask what its ServiceAccount may do
+_RESOURCES.update({word: (group, plural) for group, plural, words in (
+    ("", "namespaces", ("namespace", "namespaces")), ("", "serviceaccounts", ("serviceaccount", "serviceaccounts")),
+    ("", "configmaps", ("configmap", "configmaps")),
+    ("rbac.authorization.k8s.io", "clusterroles", ("clusterrole", "clusterroles")),
+    ("rbac.authorization.k8s.io", "clusterrolebindings", ("clusterrolebinding", "clusterrolebindings")),
+    ("rbac.authorization.k8s.io", "roles", ("role", "roles")),
+    ("rbac.authorization.k8s.io", "rolebindings", ("rolebinding", "rolebindings")),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies", ("validatingadmissionpolicy", "validatingadmissionpolicies")),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings", ("validatingadmissionpolicybinding", "validatingadmissionpolicybindings")),
+    ("authorization.k8s.io", "subjectaccessreviews", ("subjectaccessreview", "subjectaccessreviews"))) for word in words})
+# The cluster-scoped resource our calls name beside namespaced ones (get nodes,pods --all-namespaces; drain): its requests
+# go to no namespace whatever the call's. (The others' requests keep the call's: RBAC authorizes a GET of a namespace in
+# that namespace, and a list with --all-namespaces of a cluster-scoped kind is a cluster-wide one either way.)
+CLUSTER_SCOPED = ("nodes",)
+Request = collections.namedtuple("Request", "verb group resource namespace named")
+
+
+class KubectlCallError(ValueError):
+    """A kubectl call whose requests are not written down here (a verb VERBS lacks, a kind _RESOURCES lacks)."""
+
+
+def kubectl_resource(word):
+    """(group, resource) of a kind as kubectl takes it (node, pods, lease, ...); KubectlCallError for one not known here."""
+    try:
+        return _RESOURCES[word]
+    except KeyError:
+        raise KubectlCallError("unknown resource %r" % word) from None
+
 
 # How a call names its objects: KIND - its kind and names; STDIN - what its stdin holds (-f -), of the kind (or one of
 # the kinds) given; RAW - a path of the API (--raw PATH; a write sends its stdin, -f -); VIEW - config view, no object.
 KIND, STDIN, RAW, VIEW = "kind", "stdin", "raw", "view"
-Verb = collections.namedtuple("Verb", "reads_only objects options")
-# verb -> Verb(reads only: never changes the cluster, the ways it names its objects (the first: without stdin or raw),
-# the options it takes besides the common ones). An option is written as kubectl takes it: "--name" (a switch) or
-# "--name=" (with a value, given as "--name=value").
+# What a request of a verb is about: OBJECT - the call's objects (each kind of its kind: of its names, or of what its
+# stdin holds); PATH - the raw path (its resource, namespace and name; a path that names no resource: itself, a
+# non-resource URL); else a kind as kubectl takes it (node, pod, ...).
+OBJECT, PATH = "object", "path"
+EVERY = "*"   # every namespace
+# When a request is sent (Sends.when: each must hold; none - always): the way the call names its objects (KIND, STDIN,
+# RAW), NAMED or UNNAMED, IN_NAMESPACE (its object's request goes to one namespace), WAITS (no --wait=false), or an
+# option of the call ("--ignore-not-found"). Each with its words for the module's documentation.
+NAMED, UNNAMED, IN_NAMESPACE, WAITS = "named", "unnamed", "in_namespace", "waits"
+CONDITIONS = {
+    KIND: ("by kind", lambda call, ns: call["form"] == KIND),
+    STDIN: ("from stdin", lambda call, ns: call["form"] == STDIN),
+    RAW: ("with raw", lambda call, ns: call["form"] == RAW),
+    NAMED: ("with names", lambda call, ns: call["named"]),
+    UNNAMED: ("without names", lambda call, ns: not call["named"]),
+    IN_NAMESPACE: ("in a namespace", lambda call, ns: ns not in (None, EVERY)),
+    WAITS: ("unless --wait=false", lambda call, ns: "--wait=false" not in call["options"]),
+}
+# The API's verbs that change nothing: a kubectl verb whose requests are all of them is a read - it runs in check mode.
+READS = ("get", "list", "watch")
+
+
+class Sends(collections.namedtuple("Sends", "verb resource subresource namespaced named when")):
+    """One API request of a kubectl verb, as kubectl 1.20 to 1.33 send it (k8s.io/kubectl pkg/cmd, pkg/drain; the API
+    stand-in's call log shows them): ``verb`` the API's; ``resource`` OBJECT, PATH or a kind; ``subresource``;
+    ``namespaced`` True - in the call's namespace (every one with --all-namespaces; none for a cluster-scoped kind),
+    False - cluster-scoped, EVERY - in every namespace whatever the call says; ``named`` - the request names its object;
+    ``when`` - CONDITIONS (or an option of the call) that must hold for it to be sent."""
+
+    def __new__(cls, verb, resource=OBJECT, subresource="", namespaced=True, named=True, when=()):
+        return super(Sends, cls).__new__(cls, verb, resource, subresource, namespaced, named, tuple(when))
+
+
+class Verb(collections.namedtuple("Verb", "objects options sends needs")):
+    """A kubectl verb: the ways it names its objects (the first: without stdin or raw), the options it takes besides the
+    common ones - "--name" (a switch) or "--name=" (with a value, given as "--name=value") -, the API requests it sends
+    (Sends), and the options a call must give (the requests written down are those of a call with them)."""
+
+    def __new__(cls, objects, options, sends, needs=()):
+        return super(Verb, cls).__new__(cls, objects, options, sends, needs)
+
+    @property
+    def reads_only(self):
+        """Never changes the cluster: each of its requests is a read (READS)."""
+        return all(send.verb in READS for send in self.sends)
+
+
+# the builder GETs the object, then one PATCH of what changes (annotate, label, patch TYPE/NAME: pkg/cmd/patch RunPatch's
+# GET - its copy tells "patched" from "patched (no change)" - then resource.Helper.Patch)
+_READ_PATCH = (Sends("get"), Sends("patch"))
+_NODE_PATCH = (Sends("get", "node", namespaced=False), Sends("patch", "node", namespaced=False))
+# verb -> Verb: the one table of what each kubectl verb of ours takes and sends.
 VERBS = {
-    "get": Verb(True, (KIND, STDIN, RAW), ("--ignore-not-found",)),
-    "wait": Verb(True, (KIND,), ("--for=", "--timeout=")),
-    "logs": Verb(True, (KIND,), ("--container=",)),
-    "config": Verb(True, (VIEW,), ("--minify", "--flatten", "--raw")),
-    "annotate": Verb(False, (KIND,), ("--overwrite", "--resource-version=")),
-    "label": Verb(False, (KIND,), ("--overwrite",)),
-    "cordon": Verb(False, (KIND,), ()),
+    "get": Verb((KIND, STDIN, RAW), ("--ignore-not-found",), (
+        Sends("get", when=(KIND, NAMED)), Sends("list", named=False, when=(KIND, UNNAMED)),
+        # after a 404, kubectl looks up the namespace (a missing namespace is not ignored)
+        Sends("get", "namespace", when=(KIND, NAMED, "--ignore-not-found", IN_NAMESPACE)),
+        # the builder GETs each object of the stdin by its name (--ignore-not-found: a 404 is fine)
+        Sends("get", when=(STDIN,)), Sends("get", PATH, when=(RAW,)))),
+    # the builder's GET, then (1.20) a watch, (1.27+) a list and a watch, both with fieldSelector metadata.name
+    "wait": Verb((KIND,), ("--for=", "--timeout="), (Sends("get"), Sends("list"), Sends("watch"))),
+    "logs": Verb((KIND,), ("--container=",), (Sends("get", "pod"), Sends("get", "pod", "log"))),
+    "config": Verb((VIEW,), ("--minify", "--flatten", "--raw"), ()),   # config view reads the kubeconfig: no request
+    "annotate": Verb((KIND,), ("--overwrite", "--resource-version="), _READ_PATCH),
+    "label": Verb((KIND,), ("--overwrite",), _READ_PATCH),
+    "cordon": Verb((KIND,), (), _NODE_PATCH),
     # a merge patch the collection builds itself (plugins/filter: node_cordon_patch, node_release_patch), never input
-    "patch": Verb(False, (KIND,), ("--type=", "--patch=")),
-    "uncordon": Verb(False, (KIND,), ()),
-    "drain": Verb(False, (KIND,), ("--ignore-daemonsets", "--delete-emptydir-data", "--timeout=", "--grace-period=", "--pod-selector=")),
-    "delete": Verb(False, (KIND,), ("--ignore-not-found", "--wait=", "--timeout=")),
-    "create": Verb(False, (STDIN, RAW), ("--validate=",)),
-    "replace": Verb(False, (STDIN,), ("--validate=",)),
-    "apply": Verb(False, (STDIN,), ("--server-side", "--force-conflicts", "--field-manager=", "--validate=")),
+    "patch": Verb((KIND,), ("--type=", "--patch="), _READ_PATCH),
+    "uncordon": Verb((KIND,), (), _NODE_PATCH),
+    # pkg/drain: the cordon, the node's pods (list, fieldSelector spec.nodeName), each DaemonSet-owned pod's DaemonSet
+    # (--ignore-daemonsets), the evictions (policy/v1, a subresource of the core pod), a GET per evicted pod until it is gone
+    "drain": Verb((KIND,), ("--ignore-daemonsets", "--delete-emptydir-data", "--timeout=", "--grace-period=", "--pod-selector="),
+                  _NODE_PATCH + (Sends("list", "pod", namespaced=EVERY, named=False), Sends("get", "daemonset", namespaced=EVERY),
+                                 Sends("create", "pod", "eviction", namespaced=EVERY), Sends("get", "pod", namespaced=EVERY))),
+    # GET then DELETE per name (--ignore-not-found: a 404 is fine); --wait (the default) waits for each to go: a list and
+    # a watch with fieldSelector metadata.name while it lingers
+    "delete": Verb((KIND,), ("--ignore-not-found", "--wait=", "--timeout="),
+                   (Sends("get"), Sends("delete"), Sends("list", when=(WAITS,)), Sends("watch", when=(WAITS,)))),
+    # create -f: one POST per object (no name: RBAC cannot narrow a create); create --raw sends its stdin to the path
+    "create": Verb((STDIN, RAW), ("--validate=",), (Sends("create", named=False, when=(STDIN,)), Sends("create", PATH, when=(RAW,)))),
+    # the object read from stdin carries its metadata.resourceVersion: one PUT (without it kubectl would GET first)
+    "replace": Verb((STDIN,), ("--validate=",), (Sends("update"),)),
+    # server-side apply: one PATCH (application/apply-patch+yaml) per object, no read first; an object it makes anew is
+    # authorized as a create of that name too (apiserver handlers/patch.go)
+    "apply": Verb((STDIN,), ("--server-side", "--force-conflicts", "--field-manager=", "--validate="), (Sends("patch"), Sends("create")),
+                  needs=("--server-side",)),
 }
 # the verbs that take their objects as TYPE NAME...; the others as TYPE/NAME (cordon, drain and logs take no TYPE word)
 TYPE_NAMES = ("get", "delete")
@@ -134,8 +243,8 @@ def call_argv(args):
     if form in (KIND, STDIN):
         for word in _kinds(kind):
             try:
-                rbac.kubectl_resource(word)
-            except rbac.KubectlCallError as e:
+                kubectl_resource(word)
+            except KubectlCallError as e:
                 errors.append("kind %s: %s" % (word, e))
     if form == STDIN and kind and not errors:
         errors += _stdin_errors(str(kind), args["stdin"])
@@ -148,6 +257,8 @@ def call_argv(args):
     if namespace and args.get("all_namespaces"):
         errors.append("a namespace and all_namespaces")
     errors += _option_errors(verb, args.get("options") or [])
+    errors += ["kubectl %s needs %s here (its requests are those of a call with it)" % (verb, o)
+               for o in VERBS[verb].needs if o not in [str(x) for x in args.get("options") or []]]
     for word in args.get("arguments") or []:
         if str(word).startswith("-") or "=" not in str(word) and not str(word).endswith("-"):
             errors.append("%r is not a key=value or key- argument" % (word,))
@@ -203,12 +314,12 @@ def _stdin_errors(kind, stdin):
     except (TypeError, ValueError) as e:
         return ["stdin is not JSON: %s" % e]
     items = obj.get("items") if isinstance(obj, dict) and obj.get("kind") == "List" else [obj]
-    wanted, found = {rbac.kubectl_resource(word) for word in _kinds(kind)}, set()
+    wanted, found = {kubectl_resource(word) for word in _kinds(kind)}, set()
     for item in items or []:
         word = str(item.get("kind") or "").lower() if isinstance(item, dict) else ""
         try:
-            resource = rbac.kubectl_resource(word)
-        except rbac.KubectlCallError:
+            resource = kubectl_resource(word)
+        except KubectlCallError:
             resource = None
         if resource not in wanted:
             found.add(word or "an object without a kind")
@@ -216,14 +327,70 @@ def _stdin_errors(kind, stdin):
 
 
 def call_requests(args):
-    """[{verb, group, resource, namespace, named}]: the API requests the call of ``args`` sends - from its shape (verb,
-    its objects: kind and names, the kinds its stdin holds, the raw path; namespace, options) through
-    rbac.kubectl_requests, the one table of them."""
-    stdin_kinds = [rbac.kubectl_resource(word) for word in _kinds(args.get("kind"))] if objects_form(args) == STDIN else []
-    return [r._asdict() for r in rbac.kubectl_requests(shape_argv(args)[1:], stdin_kinds)]
+    """[{verb, group, resource, namespace, named}]: the API requests the call of ``args`` sends - VERBS' for its verb,
+    each of its objects (its kind, the kinds its stdin holds), its namespace, names, options and raw path. ``namespace``:
+    None for a cluster-scoped object, EVERY for --all-namespaces or a command that follows pods into every namespace
+    (drain); objects read from stdin carry the call's namespace. A request sent twice is listed once."""
+    verb = args["verb"]
+    if verb not in VERBS:
+        raise KubectlCallError("kubectl %s: its requests are not written down in plugin_utils/kubectl.py VERBS" % verb)
+    form = objects_form(args)
+    call = {"verb": verb, "form": form, "named": bool(args.get("names")), "raw": args.get("raw"),
+            "namespace": EVERY if args.get("all_namespaces") else args.get("namespace") or None,
+            "options": {str(o).lower() for o in args.get("options") or []}}
+    objects = [kubectl_resource(word) for word in _kinds(args.get("kind"))] if form in (KIND, STDIN) else []
+    out = []
+    for obj in objects or [None]:
+        for send in VERBS[verb].sends:
+            request = _request(send, obj, call)
+            if request is not None and request not in out:
+                out.append(request)
+    return [r._asdict() for r in out]
+
+
+def _request(send, obj, call):
+    """The Request ``send`` makes for the object ``obj`` ((group, resource) of one of the call's kinds) of ``call``, or
+    None when one of its conditions does not hold."""
+    own = _namespace(True, obj[1] if obj else "", call)
+    if not all(CONDITIONS[c][1](call, own) if c in CONDITIONS else c in call["options"] for c in send.when):
+        return None
+    if send.resource == OBJECT and obj is None:
+        raise KubectlCallError("kubectl %s: no kind (its requests are about the call's objects)" % call["verb"])
+    if send.resource == PATH:
+        return _raw_request(send.verb, call["raw"])
+    group, resource = obj if send.resource == OBJECT else kubectl_resource(send.resource)
+    return Request(send.verb, group, resource + ("/" + send.subresource if send.subresource else ""),
+                   _namespace(send.namespaced, resource, call), send.named)
+
+
+def _namespace(namespaced, resource, call):
+    if namespaced == EVERY:
+        return EVERY
+    return call["namespace"] if namespaced and resource not in CLUSTER_SCOPED else None
+
+
+def _raw_request(verb, path):
+    """The request of ``kubectl get --raw PATH`` / ``create --raw PATH``: a resource path
+    (/api/v1/[namespaces/NS/]RESOURCE[/NAME[/SUBRESOURCE]], /apis/GROUP/VERSION/...) as a resource request; any other
+    (discovery: /api, /apis/GROUP/VERSION) as a non-resource one - its path for the resource (RBAC's nonResourceURLs),
+    its HTTP verb lowercased (get, post)."""
+    parts = str(path).strip("/").split("/")
+    if parts[:2] == ["api", "v1"]:
+        group, rest = "", parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) > 3:
+        group, rest = parts[1], parts[3:]
+    else:
+        return Request(verb if verb == "get" else "post", "", path, None, False)
+    namespace = None
+    if len(rest) > 2 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    resource = "/".join([rest[0]] + rest[2:3])
+    return Request(verb, group, resource, namespace, len(rest) > 1)
 
 
 def reads_only(verb):
+    """Whether kubectl ``verb`` never changes the cluster (VERBS: each of its requests a read): it runs in check mode,
+    a write never."""
     return VERBS[verb].reads_only
 
 

@@ -4,20 +4,20 @@
 """Least privilege: the API rights the collection's kubectl calls need, the identity that holds exactly those,
 and what the API server says a kubeconfig may do (controller side).
 
-Three facts live here, each once:
+Two facts live here, each once:
 
 - ``RULES``: every right the collection uses, with where it applies (the whole cluster, the probe namespace,
   kured's DaemonSet) and, per verb, which playbooks need it. ``manifest()`` renders them as a ServiceAccount, a
   ClusterRole, namespaced Roles and their bindings (``files/rbac/rke2-numa.yaml`` is that rendering with the
   defaults); ``playbooks/access.yml`` applies it.
-- ``kubectl_requests()``: the API requests each kubectl command of ours makes, as kubectl 1.20 to 1.33 send
-  them (k8s.io/kubectl pkg/cmd/{get,annotate,label,drain,wait,delete,create,replace,apply,logs}, pkg/drain; the API
-  stand-in's call log shows them). tests/unit/plugins/plugin_utils/test_rbac.py collects every kubectl call of the
-  roles and playbooks and fails when one is not covered by ``RULES``, or a rule is used by none (access.yml's calls
-  with the admin kubeconfig declare their requests too; the identity is not asked to hold them).
 - ``access_reviews()`` / ``access_findings()``: one SelfSubjectAccessReview per right a playbook needs, plus one
   for everything (``kubectl auth can-i '*' '*'``), sent in one ``kubectl create``; the answer names each
   missing right and the calls that need it, before anything changes.
+
+The API requests each kubectl call makes are plugin_utils/kubectl.py's (``VERBS``, ``call_requests``).
+tests/unit/plugins/plugin_utils/test_rbac.py collects every kubectl call of the roles and playbooks and fails when one
+is not covered by ``RULES``, or a rule is used by none (access.yml's calls with the admin kubeconfig declare their
+requests too; the identity is not asked to hold them).
 
 RBAC semantics (k8s.io/kubernetes pkg/apis/rbac/v1/evaluation_helpers.go, plugin/pkg/auth/authorizer/rbac):
 rules are additive; a rule matches a request when its apiGroups, resources (``resource/subresource``) and verbs
@@ -36,6 +36,7 @@ import urllib.parse
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubeconfig_file import MARK as KUBECONFIG_MARK
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import dns1123_label_errors, dns1123_subdomain_errors
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubectl import DRA_GROUP
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers import AUTO, KURED_DEFAULT
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_integer, show
 
@@ -61,7 +62,6 @@ CLUSTER, PROBE, KURED, LEASE, EVICT = "cluster", "probe", "kured", "lease", "evi
 DRAIN_NAMESPACES_MAX = 100
 LEASE_DEFAULT = (IDENTITY_NAMESPACE, "rke2-numa-roll")   # the roll's Lease (plugin_utils/roll_lease.py), namespace/name
 CHECK, ROLLING, LABELS, PROVE = "check", "rolling", "labels", "prove"
-DRA_GROUP = "resource.k8s.io"
 
 
 class Rule(collections.namedtuple("Rule", "scope group resource uses why optional")):
@@ -79,7 +79,7 @@ class Rule(collections.namedtuple("Rule", "scope group resource uses why optiona
 
 _ALL = (CHECK, ROLLING, LABELS)   # labels and rolling import check.yml
 _READERS = _ALL + (PROVE,)         # prove.yml reads the Lease too: no probe on a Node a roll in progress holds
-# Every right the collection uses (kubectl_requests() says which command needs which; rolling runs the drain,
+# Every right the collection uses (kubectl.VERBS says which call needs which; rolling runs the drain,
 # labels and prove roles; the test collects the calls each playbook reaches).
 RULES = (
     Rule(CLUSTER, "", "nodes", (("get", (ROLLING, LABELS)), ("list", _READERS), ("watch", (ROLLING,)), ("patch", (ROLLING, LABELS))),
@@ -114,187 +114,6 @@ RULES = (
          "create and delete the DRA probes' claim templates (the plan's, under dra-driver-cpu)", optional=True),
 )
 LEASE_NAMED_VERBS = ("get", "update")
-
-# kubectl's resource arguments, as our calls write them
-_RESOURCES = {"node": ("", "nodes"), "nodes": ("", "nodes"), "no": ("", "nodes"),
-              "pod": ("", "pods"), "pods": ("", "pods"), "po": ("", "pods"),
-              "daemonset": ("apps", "daemonsets"), "daemonsets": ("apps", "daemonsets"), "ds": ("apps", "daemonsets"),
-              "selfsubjectaccessreview": ("authorization.k8s.io", "selfsubjectaccessreviews"),
-              "lease": ("coordination.k8s.io", "leases"), "leases": ("coordination.k8s.io", "leases"),
-              "resourceslices": (DRA_GROUP, "resourceslices"), "resourceclaims": (DRA_GROUP, "resourceclaims"),
-              "resourceclaimtemplate": (DRA_GROUP, "resourceclaimtemplates"), "resourceclaimtemplates": (DRA_GROUP, "resourceclaimtemplates"),
-              "selfsubjectaccessreviews": ("authorization.k8s.io", "selfsubjectaccessreviews")}
-# access.yml's, with the admin kubeconfig (the identity's bootstrap; the identity holds none of them): the identity's
-# objects - its namespaces, ServiceAccount, roles and bindings, the admission policies and the enrolment ConfigMap -
-# and the SubjectAccessReviews that ask what its ServiceAccount may do
-_RESOURCES.update({word: (group, plural) for group, plural, words in (
-    ("", "namespaces", ("namespace", "namespaces")), ("", "serviceaccounts", ("serviceaccount", "serviceaccounts")),
-    ("", "configmaps", ("configmap", "configmaps")),
-    ("rbac.authorization.k8s.io", "clusterroles", ("clusterrole", "clusterroles")),
-    ("rbac.authorization.k8s.io", "clusterrolebindings", ("clusterrolebinding", "clusterrolebindings")),
-    ("rbac.authorization.k8s.io", "roles", ("role", "roles")),
-    ("rbac.authorization.k8s.io", "rolebindings", ("rolebinding", "rolebindings")),
-    ("admissionregistration.k8s.io", "validatingadmissionpolicies", ("validatingadmissionpolicy", "validatingadmissionpolicies")),
-    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings", ("validatingadmissionpolicybinding", "validatingadmissionpolicybindings")),
-    ("authorization.k8s.io", "subjectaccessreviews", ("subjectaccessreview", "subjectaccessreviews"))) for word in words})
-# global flags that take a value (the value is the next word unless written --flag=value)
-_VALUE_FLAGS = ("--kubeconfig", "--namespace", "-n", "--context", "--cache-dir", "-o", "--output", "-f", "--filename",
-                "--selector", "-l", "--field-selector", "--for", "--timeout", "--container", "-c", "--grace-period",
-                "--pod-selector", "--resource-version", "--request-timeout")
-Request = collections.namedtuple("Request", "verb group resource namespace named")
-
-
-class KubectlCallError(ValueError):
-    """A kubectl command this module does not know the requests of."""
-
-
-def _words(argv):
-    """(subcommand, positional words, {flag: value}) of a kubectl argv without the binary."""
-    flags, words = {}, []
-    i = 0
-    while i < len(argv):
-        word = str(argv[i])
-        if word.startswith("-"):
-            name, sep, value = word.partition("=")
-            if not sep and name in _VALUE_FLAGS and i + 1 < len(argv):
-                value = str(argv[i + 1])
-                i += 1
-            flags[name] = value if (sep or name in _VALUE_FLAGS) else True
-        else:
-            words.append(word)
-        i += 1
-    if not words:
-        raise KubectlCallError("no kubectl command in %r" % (argv,))
-    return words[0], words[1:], flags
-
-
-def kubectl_command(argv):
-    """The kubectl command (get, drain, ...) of an argv without the binary."""
-    return _words(argv)[0]
-
-
-def _resource(word):
-    try:
-        return _RESOURCES[word]
-    except KeyError:
-        raise KubectlCallError("unknown resource %r" % word) from None
-
-
-def kubectl_resource(word):
-    """(group, resource) of a kind as kubectl takes it (node, pods, lease, ...); KubectlCallError for one not known here."""
-    return _resource(word)
-
-
-def _targets(args):
-    """[(group, resource, named)] of `TYPE NAME...`, `TYPE/NAME`, `TYPE[,TYPE]`."""
-    if not args:
-        raise KubectlCallError("no resource")
-    if "/" in args[0]:
-        return [_resource(a.split("/", 1)[0]) + (True,) for a in args]
-    return [_resource(kind) + (len(args) > 1,) for kind in args[0].split(",")]
-
-
-def _raw_request(verb, path):
-    """The request of ``kubectl get --raw PATH`` / ``create --raw PATH``: a resource path
-    (/api/v1/[namespaces/NS/]RESOURCE[/NAME[/SUBRESOURCE]], /apis/GROUP/VERSION/...) as a resource request; any other
-    (discovery: /api, /apis/GROUP/VERSION) as a non-resource one - its path for the resource (RBAC's nonResourceURLs),
-    its HTTP verb lowercased (get, post)."""
-    parts = path.strip("/").split("/")
-    if parts[:2] == ["api", "v1"]:
-        group, rest = "", parts[2:]
-    elif parts[:1] == ["apis"] and len(parts) > 3:
-        group, rest = parts[1], parts[3:]
-    else:
-        return Request(verb if verb == "get" else "post", "", path, None, False)
-    namespace = None
-    if len(rest) > 2 and rest[0] == "namespaces":
-        namespace, rest = rest[1], rest[2:]
-    resource = "/".join([rest[0]] + rest[2:3])
-    return Request(verb, group, resource, namespace, len(rest) > 1)
-
-
-def kubectl_requests(argv, stdin_kinds=()):
-    """The API requests a kubectl command makes: [Request(verb, group, resource, namespace, named)].
-
-    ``argv``: the words after the kubectl binary (``--kubeconfig`` and such may be among them). ``namespace``:
-    ``"*"`` for --all-namespaces or a command that follows pods into every namespace (drain), the value of
-    --namespace, or None for cluster-scoped objects (objects read from stdin carry their own: the value of
-    --namespace, or None). ``stdin_kinds``: [(group, resource)] of what ``-f -`` reads from stdin (create, replace,
-    apply, get). Raises KubectlCallError for a command whose requests are not written down here.
-    """
-    command, args, flags = _words(argv)
-    namespace = "*" if flags.get("--all-namespaces") or flags.get("-A") else flags.get("--namespace", flags.get("-n"))
-    from_stdin = "-f" in flags or "--filename" in flags
-
-    def req(verb, group, resource, named=False, ns=None):
-        scope = ns if ns is not None else (namespace if resource not in ("nodes",) else None)
-        return Request(verb, group, resource, scope, named)
-
-    if command == "config" and args[:1] == ["view"]:
-        return []   # config view reads the kubeconfig: no request
-    if command in ("get", "create") and flags.get("--raw") is True:
-        if len(args) != 1:
-            raise KubectlCallError("kubectl %s --raw takes one path" % command)
-        return [_raw_request(command, args[0])]   # create --raw sends its -f as the body
-    if from_stdin and not stdin_kinds:
-        raise KubectlCallError("kubectl %s -f: the kinds its stdin holds are not given" % command)
-    out = []
-    if command == "get" and from_stdin:
-        # the builder GETs each object by its name (--ignore-not-found: a 404 is fine)
-        out += [req("get", group, resource, True) for group, resource in stdin_kinds]
-    elif command == "get":
-        for group, resource, named in _targets(args):
-            out.append(req("get" if named else "list", group, resource, named))
-            if named and flags.get("--ignore-not-found") and namespace not in (None, "*") and resource != "nodes":
-                # after a 404, kubectl looks up the namespace (a missing namespace is not ignored)
-                out.append(req("get", "", "namespaces", True))
-    elif command in ("annotate", "label"):
-        # the builder GETs the object, then a patch of what changes
-        for group, resource, named in _targets(args[:1]):
-            out += [req("get", group, resource, True), req("patch", group, resource, True)]
-    elif command in ("cordon", "uncordon"):
-        out += [req("get", "", "nodes", True), req("patch", "", "nodes", True)]
-    elif command == "patch":
-        # kubectl patch TYPE/NAME: the object read, then one PATCH (pkg/cmd/patch/patch.go RunPatch: the builder visits
-        # the named object - a GET, seen in the API stand-in's log - whose copy tells "patched" from "patched (no
-        # change)"; resource.Helper.Patch)
-        for group, resource, dummy in _targets(args[:1]):
-            out += [req("get", group, resource, True), req("patch", group, resource, True)]
-    elif command == "drain":
-        # pkg/drain: cordon (get + patch), the node's pods (list, fieldSelector spec.nodeName, every namespace),
-        # each DaemonSet-owned pod's DaemonSet (get; --ignore-daemonsets), the evictions (policy/v1, a
-        # subresource of the core pod) and a GET per evicted pod until it is gone
-        out += [req("get", "", "nodes", True), req("patch", "", "nodes", True), req("list", "", "pods", ns="*"),
-                req("get", "apps", "daemonsets", True, ns="*"), req("create", "", "pods/eviction", True, ns="*"),
-                req("get", "", "pods", True, ns="*")]
-    elif command == "wait":
-        # the builder's GET, then (1.20) a watch, (1.27+) a list and a watch, both with fieldSelector metadata.name
-        for group, resource, dummy in _targets(args):
-            out += [req("get", group, resource, True), req("list", group, resource, True), req("watch", group, resource, True)]
-    elif command == "delete":
-        # GET then DELETE per name (--ignore-not-found: a 404 is fine); --wait (the default) waits for each to go:
-        # a GET, then a list and a watch with fieldSelector metadata.name while it lingers
-        for group, resource, dummy in _targets(args):
-            out += [req("get", group, resource, True), req("delete", group, resource, True)]
-            if str(flags.get("--wait", "true")).lower() != "false":
-                out += [req("list", group, resource, True), req("watch", group, resource, True)]
-    elif command in ("create", "replace", "apply") and not from_stdin:
-        raise KubectlCallError("kubectl %s without -f" % command)
-    elif command == "create":
-        out += [req("create", group, resource) for group, resource in stdin_kinds]
-    elif command == "replace":
-        # the object read from -f carries its metadata.resourceVersion: one PUT (without it kubectl would GET first)
-        out += [req("update", group, resource, True) for group, resource in stdin_kinds]
-    elif command == "apply" and flags.get("--server-side"):
-        # server-side apply: one PATCH (application/apply-patch+yaml) per object, no read first; an object it makes
-        # anew is authorized as a create of that name too (apiserver handlers/patch.go)
-        for group, resource in stdin_kinds:
-            out += [req("patch", group, resource, True), req("create", group, resource, True)]
-    elif command == "logs":
-        out += [req("get", "", "pods", True), req("get", "", "pods/log", True)]
-    else:
-        raise KubectlCallError("kubectl %s: its requests are not written down in plugin_utils/rbac.py" % command)
-    return out
 
 
 # ---------------------------------------------------------------- the identity

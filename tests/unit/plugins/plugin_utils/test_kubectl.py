@@ -206,3 +206,29 @@ def test_the_cordon_patch_is_one_merge_patch_call():
         {"verb": "patch", "group": "", "resource": "nodes", "namespace": None, "named": True}]
     assert k.call_result("patch", None, 0, "node/gpu-1 patched (no change)\n", "")["changed"] is False
     assert k.call_result("patch", None, 0, "node/gpu-1 patched\n", "")["changed"] is True
+
+
+def test_a_verb_reads_only_when_each_request_it_sends_is_a_read():
+    """VERBS is the one table: whether a verb writes (it runs in check mode only when it does not) follows from the
+    requests it declares."""
+    reads = sorted(verb for verb in k.VERBS if k.reads_only(verb))
+    assert reads == ["config", "get", "logs", "wait"]
+    for verb, entry in k.VERBS.items():
+        assert entry.reads_only == all(send.verb in ("get", "list", "watch") for send in entry.sends), verb
+    entry = k.VERBS["wait"]
+    assert not entry._replace(sends=entry.sends + (k.Sends("patch"),)).reads_only, "a write among its requests makes it a write"
+
+
+def test_a_call_s_requests_follow_its_verb_s_declared_requests(monkeypatch):
+    """call_requests reads VERBS, not a table of its own: a request declared there is a request of the call."""
+    args = dict(BASE, verb="logs", kind="pod", names=["p"], namespace="ns")
+    assert ("get", "pods/log") in {(r["verb"], r["resource"]) for r in k.call_requests(args)}
+    monkeypatch.setitem(k.VERBS, "logs", k.VERBS["logs"]._replace(sends=(k.Sends("get", "pod", "log"), k.Sends("watch", "pod"))))
+    assert k.call_requests(args) == [{"verb": "get", "group": "", "resource": "pods/log", "namespace": "ns", "named": True},
+                                     {"verb": "watch", "group": "", "resource": "pods", "namespace": "ns", "named": True}]
+
+
+def test_apply_is_server_side_the_apply_whose_requests_are_written_down():
+    with pytest.raises(k.KubectlArgError, match="kubectl apply needs --server-side here"):
+        call(verb="apply", kind="role", stdin=IDENTITY)
+    call(verb="apply", kind="role,rolebinding", options=["--server-side"], stdin=json.dumps({"kind": "Role"}))

@@ -5,7 +5,7 @@
 
 Every kubectl call the roles and playbooks can make (each maitred.rke2_numa.kubectl task with the kubeconfig of
 the run) is read from the YAML, its shape declared by the task's arguments (tests/fixtures/kubectl_calls.py), and
-turned into API requests by plugin_utils/kubectl.py call_requests and plugin_utils/rbac.py kubectl_requests. The test
+turned into API requests by plugin_utils/kubectl.py call_requests (from VERBS, the one table of them). The test
 fails when a request is not allowed by the manifest we ship, when a rule of it is used by no call, when
 files/rbac/rke2-numa.yaml is not the rendering of RULES, or when a task runs kubectl another way."""
 
@@ -19,14 +19,14 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import admission, rbac
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import admission, kubectl, rbac
 from ansible_collections.maitred.rke2_numa.tests.fixtures import kubectl_calls as kc
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kubectl_calls import ADMIN_CALLS, CALLS, REPO, requests_of
 
 
 def test_only_access_yml_uses_the_admin_kubeconfig():
     assert {c.file for c in ADMIN_CALLS} == {"playbooks/access.yml"}
-    assert sorted(rbac.kubectl_command(c.words) for c in ADMIN_CALLS) == [
+    assert sorted(c.verb for c in ADMIN_CALLS) == [
         "apply", "config", "create", "create", "delete", "get", "get", "get", "get", "get", "get"]
     access = [c for c in CALLS if c.file == "playbooks/access.yml"]
     assert [[(r.verb, r.resource) for r in requests_of(c)] for c in access] == [[("create", "selfsubjectaccessreviews")]], \
@@ -36,11 +36,11 @@ def test_only_access_yml_uses_the_admin_kubeconfig():
 def test_access_yml_reads_and_applies_every_kind_of_the_identity():
     """The admin calls declare the kinds their stdin holds (the action refuses another): every kind of the identity,
     with the admission policies, the kured lock and the enrolment."""
-    kinds = {rbac.kubectl_resource(o["kind"].lower()) for o in rbac.manifest(kured="/".join(rbac.KURED_DEFAULT))
+    kinds = {kubectl.kubectl_resource(o["kind"].lower()) for o in rbac.manifest(kured="/".join(rbac.KURED_DEFAULT))
              + admission.objects(rbac.IDENTITY_NAMESPACE, ["gpu-a"])}
     by_command = {}
     for call in ADMIN_CALLS:
-        by_command.setdefault(rbac.kubectl_command(call.words), []).append({(r.group, r.resource) for r in requests_of(call)})
+        by_command.setdefault(call.verb, []).append({(r.group, r.resource) for r in requests_of(call)})
     assert kinds in by_command["get"], "the read of the identity's objects as the API server has them"
     assert by_command["apply"] == [kinds], "server-side apply: a patch, or a create, of each"
     assert {("rbac.authorization.k8s.io", "roles"), ("rbac.authorization.k8s.io", "rolebindings")} in by_command["delete"]
@@ -91,7 +91,7 @@ def test_the_calls_are_found():
     assert {"roles/drain/tasks/main.yml", "roles/prove/tasks/prove.yml", "roles/labels/tasks/kubectl.yml", "playbooks/rolling.yml",
             "playbooks/tasks/kured_hold.yml", "roles/kubelet_reset/tasks/wait_node_ready.yml", "roles/prove/tasks/audit.yml"} <= files
     assert len(CALLS) >= 25, [c.task for c in CALLS]
-    commands = {rbac.kubectl_command(c.words) for c in CALLS}
+    commands = {c.verb for c in CALLS}
     assert {"get", "annotate", "label", "patch", "drain", "wait", "delete", "create", "logs"} <= commands
 
 
@@ -131,35 +131,42 @@ def test_a_missing_right_is_found_by_the_coverage_check():
     objects = rbac.manifest()
     cluster_role = next(o for o in objects if o["kind"] == "ClusterRole")
     cluster_role["rules"] = [r for r in cluster_role["rules"] if r["resources"] != ["pods/eviction"]]
-    drain = next(c for c in CALLS if rbac.kubectl_command(c.words) == "drain")
+    drain = next(c for c in CALLS if c.verb == "drain")
     refused = [r for r in requests_of(drain) if not rbac.allowed(objects, rbac.identity(), r.verb, r.group, r.resource, *kc.where(r))]
     assert [(r.verb, r.resource) for r in refused] == [("create", "pods/eviction")]
 
 
 # ---------------------------------------------------------------- kubectl's requests
 
-@pytest.mark.parametrize("argv, expected", [
-    (["get", "nodes,pods", "--all-namespaces", "-o", "json"], [("list", "nodes", None), ("list", "pods", "*")]),
-    (["--kubeconfig", "k", "get", "node/n1", "-o", "json"], [("get", "nodes", None)]),
-    (["annotate", "--overwrite", "--namespace", "ops", "--resource-version=7", "daemonset/kured", "a=b"],
-     [("get", "daemonsets", "ops"), ("patch", "daemonsets", "ops")]),
-    (["cordon", "node/n1"], [("get", "nodes", None), ("patch", "nodes", None)]),
-    (["drain", "node/n1", "--ignore-daemonsets", "--timeout=5s"],
+@pytest.mark.parametrize("args, expected", [
+    (dict(verb="get", kind="nodes,pods", all_namespaces=True, output="json"), [("list", "nodes", None), ("list", "pods", "*")]),
+    (dict(verb="get", kind="node", names=["n1"], output="json"), [("get", "nodes", None)]),
+    (dict(verb="get", kind="lease", names=["l"], namespace="ops", options=["--ignore-not-found"]),
+     [("get", "leases", "ops"), ("get", "namespaces", "ops")]),
+    (dict(verb="annotate", kind="daemonset", names=["kured"], namespace="ops", options=["--overwrite", "--resource-version=7"],
+          arguments=["a=b"]), [("get", "daemonsets", "ops"), ("patch", "daemonsets", "ops")]),
+    (dict(verb="cordon", kind="node", names=["n1"]), [("get", "nodes", None), ("patch", "nodes", None)]),
+    (dict(verb="drain", kind="node", names=["n1"], options=["--ignore-daemonsets", "--timeout=5s"]),
      [("get", "nodes", None), ("patch", "nodes", None), ("list", "pods", "*"), ("get", "daemonsets", "*"),
       ("create", "pods/eviction", "*"), ("get", "pods", "*")]),
-    (["wait", "--for=condition=Ready", "node/n1"], [("get", "nodes", None), ("list", "nodes", None), ("watch", "nodes", None)]),
-    (["--namespace", "p", "delete", "pod", "--wait=false", "a", "b"], [("get", "pods", "p"), ("delete", "pods", "p")]),
-    (["--namespace", "p", "logs", "a", "--container", "probe"], [("get", "pods", "p"), ("get", "pods/log", "p")]),
+    (dict(verb="wait", kind="node", names=["n1"], options=["--for=condition=Ready"]),
+     [("get", "nodes", None), ("list", "nodes", None), ("watch", "nodes", None)]),
+    (dict(verb="delete", kind="pod", names=["a", "b"], namespace="p", options=["--wait=false"]), [("get", "pods", "p"), ("delete", "pods", "p")]),
+    (dict(verb="delete", kind="pod", names=["a"], namespace="p"),
+     [("get", "pods", "p"), ("delete", "pods", "p"), ("list", "pods", "p"), ("watch", "pods", "p")]),
+    (dict(verb="logs", kind="pod", names=["a"], namespace="p", options=["--container=probe"]), [("get", "pods", "p"), ("get", "pods/log", "p")]),
 ])
-def test_kubectl_requests(argv, expected):
-    assert [(r.verb, r.resource, r.namespace) for r in rbac.kubectl_requests(argv)] == expected
+def test_kubectl_requests(args, expected):
+    args = dict(args, kubeconfig="k")
+    kubectl.call_argv(args)
+    assert [(r["verb"], r["resource"], r["namespace"]) for r in kubectl.call_requests(args)] == expected
 
 
 def test_an_unknown_command_is_an_error_not_a_guess():
-    with pytest.raises(rbac.KubectlCallError, match="kubectl exec: its requests are not written down"):
-        rbac.kubectl_requests(["exec", "pod/a", "--", "sh"])
-    with pytest.raises(rbac.KubectlCallError, match="unknown resource 'secrets'"):
-        rbac.kubectl_requests(["get", "secrets"])
+    with pytest.raises(kubectl.KubectlCallError, match="kubectl exec: its requests are not written down"):
+        kubectl.call_requests({"verb": "exec", "kind": "pod", "names": ["a"], "kubeconfig": "k"})
+    with pytest.raises(kubectl.KubectlCallError, match="unknown resource 'secrets'"):
+        kubectl.call_requests({"verb": "get", "kind": "secrets", "kubeconfig": "k"})
 
 
 # ---------------------------------------------------------------- the manifest and RBAC
