@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import assess, unread_reason
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import unread_reason
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_state import reset_reasons, reset_wait_errors, topology_at_next_start
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import ConfigError
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.verify import verify_node
@@ -31,16 +31,6 @@ def verify_plan(plan, state):
         raise AnsibleFilterError("cannot read RKE2's config as RKE2 does: %s" % e)
 
 
-def node_compliance(plan, state, config_mode="auto", dropin_path=None, labels_via="nfd", node_labels=None, rancher_machine=None):
-    """{compliant, runs_plan, reasons, actions, blocked, plan_fingerprint, warnings} for ``state`` (node_state_info's
-    result); ``node_labels``: the Node's labels from the API (None when not read); ``rancher_machine``: the Node's
-    rke.cattle.io/machine label (None when not read or not there)."""
-    try:
-        return assess(plan, state, config_mode, dropin_path, labels_via, node_labels, rancher_machine)
-    except Exception as e:  # a rule's refusal (a kernel arg the plan should not hold...): the host fails, naming it
-        raise AnsibleFilterError("cannot decide compliance: %s" % e)
-
-
 def node_unread(state):
     """Why node_state_info could not read the node ('' when it could): ``cannot read <places> as <user> (run with
     become)``, from its result's ``access``."""
@@ -55,7 +45,6 @@ class FilterModule(object):
             "kubelet_reset_reasons": kubelet_reset_reasons,
             "kubelet_start_topology": kubelet_start_topology,
             "reset_wait_bounds": reset_wait_errors,
-            "node_compliance": node_compliance,
             "node_unread": node_unread,
             "verify_plan": verify_plan,
         }

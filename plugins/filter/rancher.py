@@ -10,20 +10,13 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import dns1123_label_errors, qualified_name_errors
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import plans_of
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import (
-    RANCHER_MACHINE_LABEL, machine_labels, managed_by, rancher_at_work, rancher_selector_config, rancher_selector_text)
+    machine_labels, managed_by, rancher_at_work, rancher_selector_config, rancher_selector_text)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import dropin_config
 
 
 def rke2_numa_rancher_machines(reply):
     """{Node name: rke.cattle.io/machine} from a ``kubectl get nodes[,pods] -o json`` reply."""
     return machine_labels((reply or {}).get("items"))
-
-
-def rke2_numa_managed_by(rancher, machine=None):
-    """{managed_by, evidence, at_work} of a node: node_state_info's ``rancher`` and its Node's rke.cattle.io/machine label
-    (None when not read); the evidence lists the interlocks too, as the compliance decision's managed_by_evidence."""
-    found = managed_by(rancher, {RANCHER_MACHINE_LABEL: machine} if machine else None)
-    return dict(found, evidence=found["evidence"] + found["at_work"])
 
 
 def rke2_numa_rancher_at_work(node, rancher, cordoned_key):
@@ -48,5 +41,5 @@ class FilterModule(object):
     """maitred.rke2_numa Rancher filters."""
 
     def filters(self):
-        return {"rancher_machines": rke2_numa_rancher_machines, "rancher_at_work": rke2_numa_rancher_at_work, "managed_by": rke2_numa_managed_by,
+        return {"rancher_machines": rke2_numa_rancher_machines, "rancher_at_work": rke2_numa_rancher_at_work,
                 "rancher_selector_config": rke2_numa_rancher_selector_config}

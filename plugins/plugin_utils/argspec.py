@@ -64,13 +64,3 @@ def _spec(options, without_choices):
             entry["options"] = _spec(doc["suboptions"], without_choices)
         spec[name] = entry
     return spec
-
-
-def doc_defaults(documentation):
-    """{option: its documented default (None when it has none)}."""
-    return dict((name, doc.get("default")) for name, doc in doc_options(documentation).items())
-
-
-def doc_choices(documentation, name):
-    """The documented choices of one option, as a tuple."""
-    return tuple(doc_options(documentation)[name]["choices"])

@@ -43,7 +43,6 @@ AUTOSCALER_TAINTS = {
     "karpenter.sh/disrupted": "Karpenter is disrupting it",
     "karpenter.sh/disruption": "Karpenter is disrupting it",
 }
-SUC_NODE_LABEL = "upgrade.cattle.io/node"
 _KURED_LABELS = ("app.kubernetes.io/name", "app", "name", "k8s-app")
 ROLL_LOCK_NODE = "rke2-numa.maitred.io/roll"
 

@@ -605,9 +605,6 @@ def render_markdown(entries, mode="plan", title="RKE2 NUMA fleet report", notice
 
 # ---------------------------------------------------------------- prove.yml's reports
 
-PROVE_VERDICTS = ("failed", "inconclusive", "proven")
-
-
 def prove_fleet(reports):
     """prove.yml's fleet.json from each host's report ({host: rke2_numa_prove_report, or None when the host did not
     get to judge its probes}): {hosts, proven, failed, inconclusive, not_run} - a host is failed when a probe

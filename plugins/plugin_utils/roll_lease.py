@@ -48,15 +48,12 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_boolean, as_integer, as_percent, show
 
 LEASE_API_VERSION = "coordination.k8s.io/v1"
-DEFAULT_NAMESPACE = specs.default("rke2_numa_roll_lease_namespace")
-DEFAULT_NAME = specs.default("rke2_numa_roll_lease_name")
 ROLL_ID_MAX = 63                      # it is a Node annotation's value and a Lease's holderIdentity: short, readable
 _ROLL_ID = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 LEGACY_MARKER = "true"                # the marker before roll ids: a roll of unknown id
 # s: rke2_numa_roll_lease_seconds' bounds (its spec says why)
 LEASE_SECONDS_MIN, LEASE_SECONDS_MAX = specs.bounds("rke2_numa_roll_lease_seconds")
 LEASE_MARGIN = 120                    # s: kubectl round trips and Ansible's own time between two renewals
-LOCK_WAIT_MAX = specs.bounds("rke2_numa_roll_lock_wait")[1]   # s
 LOCK_POLL_SECONDS = 10                # s: how often a waiting roll reads the Lease again
 MANAGED_BY = {"app.kubernetes.io/name": "rke2-numa", "app.kubernetes.io/managed-by": "maitred.rke2_numa"}
 MODES = ("take", "renew", "release")

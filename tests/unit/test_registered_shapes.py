@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, maitred.rke2_numa contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """One shape per registered name: a variable the collection's plays and roles register comes from one module
-everywhere, so a filter that reads it (kubelet_reset_reasons, node_compliance ...) never meets a second shape
+everywhere, so a filter that reads it (kubelet_reset_reasons, verify_plan ...) never meets a second shape
 under the same name (__rke2_numa_state was node_state_info's result in check.yml and kubelet_state_info's in
 decide.yml)."""
 

@@ -504,9 +504,8 @@ def test_the_check_says_what_rancher_s_next_restart_would_do_to_a_merged_node(no
 
 def test_check_yml_s_facts_are_the_decision_s(node):
     """check.yml's facts (numa_plan with check: compliance.check_facts): the decision, and rke2_numa_managed_by(_evidence)
-    from it - the managed_by filter says the same of the same read; a node whose root's files could not be read is not
-    judged."""
-    from ansible_collections.maitred.rke2_numa.plugins.filter.rancher import rke2_numa_managed_by
+    from it - Rancher's files, its interlock and the Node's machine label as evidence; a node whose root's files could
+    not be read is not judged."""
     root, plan, state = node
     rancher_node(root)
     lock = root / "var/lib/rancher/agent/interlock/applyinator-active"
@@ -517,11 +516,11 @@ def test_check_yml_s_facts_are_the_decision_s(node):
         facts = check_facts(plan, {"state": read, "config_mode": "auto", "dropin_path": str(root / DROPIN), "labels_via": "nfd",
                                    "node_labels": None, "rancher_machine": machine, "pod_audit": {"unpinned": []}})
         assert sorted(facts) == sorted(CHECK_FACTS)
-        assert facts["rke2_numa_compliance"] == assess(plan, read, "auto", str(root / DROPIN), rancher_machine=machine)
-        found = rke2_numa_managed_by(read["rancher"], machine)
-        assert (facts["rke2_numa_managed_by"], facts["rke2_numa_managed_by_evidence"]) == (found["managed_by"], found["evidence"]), facts
+        decision = assess(plan, read, "auto", str(root / DROPIN), rancher_machine=machine)
+        assert facts["rke2_numa_compliance"] == decision
+        assert (facts["rke2_numa_managed_by"], facts["rke2_numa_managed_by_evidence"]) == ("rancher", decision["managed_by_evidence"]), facts
+        assert decision["managed_by"] == "rancher" and len(decision["managed_by_evidence"]) == (3 if machine is None else 4), decision
         assert facts["rke2_numa_topology"] is read["topology"] and facts["rke2_numa_pod_audit"] == {"unpinned": []}
-    assert len(found["evidence"]) == 4 and rke2_numa_managed_by({"managed_by": "none", "evidence": [], "at_work": []})["managed_by"] == "none"
     unread = dict(read, access={"user": "ops", "denied": ["/var/lib/kubelet"]})
     assert check_facts(plan, {"state": unread}) == {"rke2_numa_topology": read["topology"], "rke2_numa_pod_audit": {},
                                                     "rke2_numa_compliance": {}, "rke2_numa_managed_by": "unknown",
