@@ -4,8 +4,8 @@
 """What a host's boot configuration holds, read in one place (module_utils: runs on the host).
 
 ``read_boot_inputs`` reads everything a boot-parameter method needs under a
-root (files only, plus the kernel entries ``grubby --info=ALL`` reports);
-boot_plan's ``plan_from_inputs`` (pure, also usable on the controller) computes
+root (its declaration's read_inputs: files, plus what a program such as
+``grubby --info=ALL`` reports); boot_plan's ``plan_from_inputs`` (pure, also usable on the controller) computes
 the change that would make the boot configuration hold the wanted arguments.
 The boot_params module writes that change; node_state_info returns the inputs
 so that the controller can judge compliance without a second round trip. The
@@ -18,28 +18,8 @@ from __future__ import annotations
 import os
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_distro
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_files import (
-    DEFAULT_GRUB,
-    DROPIN,
-    DROPIN_NAME,
-    GRUB_D,
-    KERNEL_CMDLINE,
-    RECORD,
-    CmdlineError,
-)
-
-
-def path_under(root, rel):
-    return os.path.join(root, rel)
-
-
-def read_text(path):
-    """File text, or None when it does not exist."""
-    try:
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        return None
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_files import CmdlineError, path_under, read_text
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_plan import REGISTRY, detect
 
 
 def detect_method(root, proc_root):
@@ -50,7 +30,7 @@ def detect_method(root, proc_root):
         raise CmdlineError("cannot tell the distribution: %s does not exist; set method" % path_under(root, boot_distro.OS_RELEASE))
     transactional = boot_distro.is_transactional(read_text(path_under(proc_root, boot_distro.PROC_MOUNTS)),
                                                  os.path.exists(path_under(root, boot_distro.TRANSACTIONAL_UPDATE)))
-    return boot_distro.detect_method(boot_distro.parse_os_release(os_release), transactional)
+    return detect(boot_distro.parse_os_release(os_release), transactional)
 
 
 def run_checked(module, argv, what, fail=None):
@@ -62,36 +42,18 @@ def run_checked(module, argv, what, fail=None):
     return out
 
 
-def grubby_entries(module, required, fail=None):
-    """Every kernel entry from ``grubby --info=ALL`` ([] with a warning when grubby is missing and not
-    required). When grubby fails, ``fail`` is called as run_checked calls it."""
-    grubby = module.get_bin_path("grubby", required=required)
-    if grubby is None:
-        module.warn("grubby not found: the kernel entries were not read; only files are checked")
-        return []
-    # imported here: the read of a host that has no grubby compiles neither grubby's parser nor the rewriters it needs
-    from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grubby import parse_grubby_info  # pylint: disable=import-outside-toplevel
-    return parse_grubby_info(run_checked(module, [grubby, "--info=ALL"], "cannot read the kernel entries", fail))
+def tool_reader(module, required, fail=None):
+    """A method's read_tool: ``read_tool(program, args, what)`` is the program's output, or None with a warning when it is
+    missing and not required; when it fails, ``fail`` is called as run_checked calls it."""
+    def read_tool(program, args, what):
+        path = module.get_bin_path(program, required=required)
+        if path is None:
+            module.warn("%s not found: %s were not read; only files are checked" % (program, what))
+            return None
+        return run_checked(module, [path] + list(args), "cannot read " + what, fail)
+    return read_tool
 
 
-def read_boot_inputs(method, root, grubby_entries=None):
-    """The files (and grubby's entries) ``method`` plans from, as a JSON-able dict.
-
-    ``grubby_entries``: a callable returning parse_grubby_info's list (grubby needs a command).
-    """
-    inputs = {"method": method}
-    if method == "grub_d":
-        grub_d = path_under(root, GRUB_D)
-        others = []
-        if os.path.isdir(grub_d):
-            others = [[n, read_text(os.path.join(grub_d, n)) or ""] for n in sorted(os.listdir(grub_d))
-                      if n.endswith(".cfg") and n != DROPIN_NAME]
-        inputs.update(default_grub=read_text(path_under(root, DEFAULT_GRUB)), others=others,
-                      dropin=read_text(path_under(root, DROPIN)))
-        return inputs
-    inputs.update(record=read_text(path_under(root, RECORD)), kernel_cmdline=read_text(path_under(root, KERNEL_CMDLINE)))
-    if method == "grubby":
-        inputs["entries"] = grubby_entries() if grubby_entries else []
-    else:
-        inputs["default_grub"] = read_text(path_under(root, DEFAULT_GRUB))
-    return inputs
+def read_boot_inputs(method, root, read_tool=None):
+    """The files (and the programs' output, through ``read_tool``: tool_reader) ``method`` plans from, as a JSON-able dict."""
+    return dict(REGISTRY[method].read_inputs(root, read_tool), method=method)

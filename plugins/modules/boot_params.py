@@ -268,8 +268,8 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_config as bc
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_distro import PROC_CMDLINE
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_methods import METHODS
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_plan import plan_from_inputs
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grubby import grubby_entries_text, plan_grubby
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_plan import REGISTRY, plan_from_inputs
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_grubby import grubby_entries_text
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import FileTransaction
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import (
     MANAGED_KERNEL_ARGS,
@@ -309,12 +309,12 @@ def diffs(root, change):
     return out
 
 
-def apply_change(module, root, change, wanted, managed):
+def apply_change(module, root, method, change, wanted, managed):
     """Back up and write the files, run the commands; returns (whether the commands ran, backup paths).
 
     The commands' programs are found before anything is written. The files are one FileTransaction (a file
-    behind a symlink is written at the link's target, the link stays): when a write or a command fails,
-    every file is put back and the task fails.
+    behind a symlink is written at the link's target, the link stays): when a write or a command fails, or the
+    method's verify finds what the commands did short, every file is put back and the task fails.
     """
     if module.check_mode:
         return False, []
@@ -325,10 +325,10 @@ def apply_change(module, root, change, wanted, managed):
         txn.write(_path(root, f["path"]), f["after"].encode("utf-8", "surrogateescape"), f["mode"])
     for argv in commands:
         bc.run_checked(module, argv, "cannot update the boot loader", txn.fail)
-    if commands and "entries" in change:
-        left = plan_grubby(bc.grubby_entries(module, True, txn.fail), None, wanted, managed, change["record"])["commands"]
-        if left:
-            txn.fail("grubby ran but the kernel entries still differ; grubby would still need: %s" % " ".join(left[0]))
+    verify = REGISTRY[method].verify
+    left = verify(root, bc.tool_reader(module, True, txn.fail), change, wanted, managed) if commands and verify else None
+    if left:
+        txn.fail(left)
     return bool(commands), txn.backups
 
 
@@ -345,17 +345,17 @@ def main():
         if cmdline is None:
             raise CmdlineError("cannot read the running kernel command line %s" % _path(proc_root, PROC_CMDLINE))
         method = bc.detect_method(root, proc_root) if p["method"] == "auto" else p["method"]
-        inputs = bc.read_boot_inputs(method, root, lambda: bc.grubby_entries(module, p["update_bootloader"]))
+        inputs = bc.read_boot_inputs(method, root, bc.tool_reader(module, p["update_bootloader"]))
         change = plan_from_inputs(inputs, wanted, managed)
     except CmdlineError as e:
         module.fail_json(msg=to_native(e))
     except (IOError, OSError) as e:
         module.fail_json(msg="cannot read the boot configuration under %s: %s" % (root, to_native(e)))
 
-    ran, backups = apply_change(module, root, change, wanted, managed)
+    ran, backups = apply_change(module, root, method, change, wanted, managed)
     running = split_cmdline(cmdline)
     own = running_ownership(wanted, managed, change["history"], change["after"])
-    staged = method == "transactional_update" and bool(change["commands"]) and p["update_bootloader"]
+    staged = REGISTRY[method].staged and bool(change["commands"]) and p["update_bootloader"]
     added, removed = added_removed(change["locations"], wanted)
     result = dict(
         changed=bool(change["files"] or change["commands"]),

@@ -288,7 +288,7 @@ def main():
 
     try:
         method = bc.detect_method(p["boot_root"], p["sysfs_root"]) if p["boot_method"] == "auto" else p["boot_method"]
-        boot = bc.read_boot_inputs(method, p["boot_root"], lambda: bc.grubby_entries(module, False, cannot_read))
+        boot = bc.read_boot_inputs(method, p["boot_root"], bc.tool_reader(module, False, cannot_read))
         boot["error"] = None
     except (CmdlineError, IOError, OSError) as e:
         boot = {"method": None, "error": str(e)}

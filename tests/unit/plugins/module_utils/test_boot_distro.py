@@ -1,15 +1,12 @@
 # -*- coding: utf-8 -*-
-"""boot_distro: os-release, transactional systems and the boot method of each distribution."""
+"""boot_distro: os-release, transactional systems; boot_plan.detect: the boot method of each distribution."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_distro import (
-    detect_method,
-    is_transactional,
-    parse_os_release,
-)
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_distro import is_transactional, parse_os_release
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.boot_plan import detect as detect_method
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args import CmdlineError
 
 
@@ -63,9 +60,3 @@ def test_unsupported_distro_is_named(release, transactional):
     assert "debian, ubuntu (grub_d)" in msg and "rhel, centos, rocky, almalinux, fedora (grubby)" in msg
     assert "sle-micro" in msg and "transactional_update" in msg
 
-
-def test_every_boot_method_named_in_the_spec_has_a_planner_and_a_distro():
-    """The methods' names are the common role's rke2_numa_boot_method choices (module_utils/boot_methods.py is
-    generated from them): a name added there fails here until boot_plan plans it and a distribution uses it."""
-    from ansible_collections.maitred.rke2_numa.plugins.module_utils import boot_distro, boot_methods, boot_plan
-    assert set(boot_plan.PLANNERS) == set(boot_methods.METHODS) == {m for dummy, m in boot_distro.DISTRO_METHODS}

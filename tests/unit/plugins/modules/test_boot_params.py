@@ -564,6 +564,22 @@ def test_a_failed_boot_loader_update_restores_the_files_and_is_retried(tmp_path,
     assert code == 0 and third["changed"] is False
 
 
+def test_a_grubby_that_changes_nothing_fails_the_task_and_puts_the_files_back(tmp_path, capsys, tools, monkeypatch):
+    """grubby's verify (boot_method_grubby): the entries read again after grubby ran must need nothing more."""
+    root = rocky_root(tmp_path)
+    before = tree(root)
+    lazy = tmp_path / "lazy"
+    lazy.mkdir()
+    (lazy / "grubby").write_text('#!/bin/sh\ncase "$*" in --update-kernel*) exit 0 ;; esac\nexec "%s" "$@"\n'
+                                 % os.path.join(STANDINS, "grubby"))
+    (lazy / "grubby").chmod(0o755)
+    monkeypatch.setenv("PATH", str(lazy) + os.pathsep + os.environ["PATH"])
+    code, result = run(capsys, args=WANTED, root=str(root))
+    assert code == 1 and result["msg"].startswith("grubby ran but the kernel entries still differ; grubby would still need: "
+                                                  "grubby --update-kernel=ALL --args=" + " ".join(WANTED))
+    assert tree(root) == before and tools() == ["grubby --info=ALL", "grubby --info=ALL"]
+
+
 @pytest.mark.parametrize("setup", [pytest.param(debian_new, id="grub_d-new"), pytest.param(suse_grub_symlinked, id="transactional_update")])
 def test_a_failed_write_puts_the_file_back_and_runs_nothing(tmp_path, capsys, tools, monkeypatch, setup):
     root = setup(tmp_path, capsys)
