@@ -59,4 +59,3 @@ def test_unsupported_distro_is_named(release, transactional):
     assert "unsupported distribution: os-release ID=%r" % release.get("ID", "") in msg
     assert "debian, ubuntu (grub_d)" in msg and "rhel, centos, rocky, almalinux, fedora (grubby)" in msg
     assert "sle-micro" in msg and "transactional_update" in msg
-
