@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Files changed on the host as one transaction: backed up first, written atomically, put back on failure.
 
-Used by boot_params (the boot configuration: FileTransaction) and kubelet_checkpoints (the checkpoints' backup
-folder: copy_file, new_folder). A file is never half written: its new bytes go to a temporary file in the same
+The one way a module writes a file on the host: boot_params (the boot configuration), rke2_config_files (RKE2's
+config files the rke2_config action planned), kubelet_checkpoints (the checkpoints, their backup folder) and
+kubeconfig_file (the scoped kubeconfig). A file is never half written: its new bytes go to a temporary file in the same
 folder (a rename does not cross file systems), which is synced and then renamed over it. A file behind a symlink
 is written at the link's target, so the link stays. A folder of backups is 0700: what it holds may be secret.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+import time
 
 
 def missing_dirs(folder):
@@ -39,29 +41,64 @@ def _keep_owner_and_mode(path, st):
 
 
 def replace_file(dest, data, like=None, move=None):
-    """Write ``data`` over ``dest`` atomically: a temporary file beside it (0600 while it is written), synced, given
-    the owner and mode of ``like`` (a stat) when given, then moved over ``dest`` by ``move(tmp, dest)`` - os.rename,
-    or AnsibleModule.atomic_move, which gives it an existing dest's mode, owner and SELinux context. When anything
-    fails, dest is as it was and the temporary file is gone."""
+    """Write ``data`` over ``dest`` atomically: a temporary file beside it (0600 while it is written), given the owner
+    and mode of ``like`` (a stat, or Attrs) before its first byte when given, synced, then moved over ``dest`` by
+    ``move(tmp, dest)`` - os.rename, or AnsibleModule.atomic_move, which gives it an existing dest's mode, owner and
+    SELinux context. When anything fails, dest is as it was and the temporary file is gone."""
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(dest), prefix=".%s." % os.path.basename(dest))
     try:
         with os.fdopen(fd, "wb") as f:
+            if like is not None:
+                _keep_owner_and_mode(tmp, like)
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        if like is not None:
-            _keep_owner_and_mode(tmp, like)
         (move or os.rename)(tmp, dest)
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
 
 
-def copy_file(src, dest):
-    """Copy src to dest atomically (see replace_file), keeping src's mode and owner."""
-    st = os.stat(src)
-    with open(src, "rb") as f:
-        replace_file(dest, f.read(), like=st)
+class Attrs(object):
+    """The mode and owner a file is written with (what replace_file's ``like`` reads of a stat)."""
+
+    def __init__(self, mode, uid, gid):
+        self.st_mode, self.st_uid, self.st_gid = mode, uid, gid
+
+
+def backup_folder(folder):
+    """``folder`` made ready for backups: created when missing, 0700 whatever the umask, root's when run as root."""
+    if not os.path.isdir(folder):
+        os.makedirs(folder, 0o700)
+    if os.geteuid() == 0:
+        os.chown(folder, 0, 0)
+    os.chmod(folder, 0o700)
+    return folder
+
+
+def backup_name(real, stamp):
+    """A file's backup in a backup folder: its real path with ``/`` as ``_``, and when (``<stamp>~``)."""
+    return "%s.%s~" % (real.strip("/").replace("/", "_"), stamp)
+
+
+def write_backup(folder, name, data):
+    """``data`` as a new backup ``<folder>/<name>`` (a ``.2``, ``.3`` ... before a final ``~`` when that exists
+    already): 0600, the module's user's, never readable by others. Returns its path."""
+    base, tail = (name[:-1], "~") if name.endswith("~") else (name, "")
+    path, n = os.path.join(folder, name), 1
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            break
+        except FileExistsError:
+            n += 1
+            path = os.path.join(folder, "%s.%d%s" % (base, n, tail))
+    with os.fdopen(fd, "wb") as f:
+        os.fchmod(f.fileno(), 0o600)
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    return path
 
 
 def new_folder(backup_dir, name):
@@ -95,14 +132,27 @@ def snapshot(path, module=None):
     return saved
 
 
+def _is_as_saved(saved):
+    """Whether the file still has the bytes, mode and owner of its snapshot."""
+    try:
+        st = os.lstat(saved["real"])
+        with open(saved["real"], "rb") as f:
+            data = f.read()
+    except (IOError, OSError):
+        return False
+    old = saved["stat"]
+    return data == saved["data"] and (st.st_mode, st.st_uid, st.st_gid) == (old.st_mode, old.st_uid, old.st_gid)
+
+
 def put_back(saved, module=None):
-    """Put one file back exactly as snapshot found it (bytes, mode, owner, SELinux context); a file the transaction
-    created is removed, with the folders it created."""
+    """Put one file back as ``saved`` holds it (bytes, mode and owner of its stat, SELinux context) - the one way back,
+    for a failed run (its snapshot) and for undoing an earlier run (its backup); a file the transaction created
+    (data None) is removed, with the folders it created."""
     real = saved["real"]
     if saved["data"] is None:
         if os.path.lexists(real):
             os.unlink(real)
-    else:
+    elif not _is_as_saved(saved):  # a change that failed left it as it was: nothing to put back
         replace_file(real, saved["data"], like=saved["stat"])
         if saved["context"] is not None:
             module.set_context_if_different(real, saved["context"], False)
@@ -114,49 +164,115 @@ def put_back(saved, module=None):
 
 
 class FileTransaction(object):
-    """The files one module run writes: each backed up beside itself before it is written (AnsibleModule.backup_local,
-    ``<path>.<pid>.<date>@<time>~``, its mode kept), written atomically; ``fail`` puts every one back and fails
-    the task.
+    """The files one module run writes or removes: each backed up before its first change, changed atomically;
+    ``fail`` puts every one back and fails the task.
+
+    The one backup layout: with ``backup_dir``, a 0600 copy in that folder (0700, root's), named ``backup_name``
+    (or the name the module gives); without, beside the file (AnsibleModule.backup_local,
+    ``<path>.<pid>.<date>@<time>~``, its mode kept: boot_params' contract); ``backup=False`` keeps no copy on disk
+    (the snapshot in memory still puts a failed run back). Every file's snapshot is taken before it changes.
 
     Put back, the files differ from the wanted state again, so the next run makes the same change (and runs what
     follows it, such as a boot loader update) again; left written, the next run would find nothing to do.
     """
 
-    def __init__(self, module):
+    def __init__(self, module, backup_dir=None, backup=True, result=None):
         self.module = module
-        self.saved = []  # snapshots, in the order written
+        self.backup_dir, self.backup_on = backup_dir, backup
+        self.result = result or {}  # what fail returns besides the message
+        self.saved = []  # snapshots, in the order first changed or backed up
         self.backups = []
+        self._stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
-    def write(self, path, data, mode=None):
-        """Back up ``path`` when it exists, then write ``data`` at its real path (creating its folder). ``mode`` is
-        set when given; otherwise an existing file keeps its mode and owner. A failure fails the task, every file
-        put back."""
+    def _snapshot(self, path, name=None, copy=True):
+        """The snapshot of ``path`` (taken, and the file backed up unless ``copy`` is false, on the first call)."""
+        real = os.path.realpath(path)
+        for saved in self.saved:
+            if saved["real"] == real:
+                return saved
+        saved = snapshot(path, self.module)
+        saved["backup"] = ""
+        if saved["data"] is not None and self.backup_on and copy:
+            if self.backup_dir is None:
+                saved["backup"] = self.module.backup_local(path)
+            else:
+                folder = backup_folder(self.backup_dir)
+                saved["backup"] = write_backup(folder, name or backup_name(real, self._stamp), saved["data"])
+            self.backups.append(saved["backup"])
+        self.saved.append(saved)
+        return saved
+
+    def _step(self, path, what, change):
         try:
-            saved = snapshot(path, self.module)
-            if saved["data"] is not None:
-                self.backups.append(self.module.backup_local(path))
-            self.saved.append(saved)
-            folder = os.path.dirname(saved["real"])
-            missing = missing_dirs(folder)
-            if missing:
-                os.makedirs(folder, 0o755)
-                saved["dirs"].extend(missing)
-            replace_file(saved["real"], data, move=self.module.atomic_move)
-            if mode is not None:
-                os.chmod(saved["real"], mode)
-        except Exception as e:  # backup_local raises Exception; the rest IOError/OSError
-            self.fail("cannot write %s: %s" % (path, e))
+            return change()
+        except Exception as e:  # backup_local and atomic_move raise Exception; the rest IOError/OSError
+            self.fail("cannot %s %s: %s" % (what, path, e))
+
+    def backup(self, path, name=None, copy=True):
+        """Back up ``path`` now (before any file of the transaction changes; ``copy`` false: its snapshot only, no copy on
+        disk); its backup's path ("" when it does not exist or no copy is kept)."""
+        return self._step(path, "back up", lambda: self._snapshot(path, name, copy))["backup"]
+
+    def write(self, path, data, mode=None, owner=None):
+        """Write ``data`` at the real path of ``path`` (backed up first; its folder created). ``owner`` (uid, gid)
+        with ``mode``: the new file has them before its first byte (a secret is never readable by others); ``mode``
+        alone is set after the write; neither: an existing file keeps its mode and owner. A failure fails the task,
+        every file put back."""
+        self._step(path, "write", lambda: self._apply(self._snapshot(path), data, mode, owner))
+
+    def remove(self, path):
+        """Remove ``path`` (backed up first); a failure fails the task, every file put back."""
+        self._step(path, "remove", lambda: self._apply(self._snapshot(path), None))
+
+    def restore(self, path, backup, mode, owner):
+        """Undo an earlier run: the bytes of its ``backup`` back at ``path`` with the ``mode`` and ``owner`` (uid, gid)
+        the file had (as put_back gives a snapshot's); a failure fails the task, every file put back."""
+        def change():
+            with open(backup, "rb") as f:
+                data = f.read()
+            self._apply(self._snapshot(path), data, mode, owner)
+        self._step(path, "put back", change)
+
+    def _apply(self, saved, data, mode=None, owner=None):
+        """The one step that changes a file of the transaction (from here on, a failure puts it back)."""
+        real = saved["real"]
+        saved["touched"] = True
+        if data is None:
+            if os.path.lexists(real):
+                os.unlink(real)
+            return
+        missing = missing_dirs(os.path.dirname(real))
+        if missing:
+            os.makedirs(os.path.dirname(real), 0o755)
+            saved["dirs"].extend(missing)
+        if owner is not None:
+            replace_file(real, data, like=Attrs(mode if mode is not None else 0o600, owner[0], owner[1]))
+            self._keep_context(saved)
+            return
+        replace_file(real, data, move=self.module.atomic_move)
+        if mode is not None:
+            os.chmod(real, mode)
+
+    def _keep_context(self, saved):
+        """After a plain rename: the SELinux context the file had (a new one: the default for its path)."""
+        if self.module.selinux_enabled():
+            context = saved["context"] or self.module.selinux_default_context(saved["real"])
+            self.module.set_context_if_different(saved["real"], context, False)
+
+    def touched(self):
+        """The snapshots of the files a change was made to (or tried), in that order."""
+        return [saved for saved in self.saved if saved.get("touched")]
 
     def roll_back(self):
-        """Put back every file written, last first; the backups go once all are back. Returns the files that could
+        """Put back every file changed, last first; backups beside the files go once all are back. Returns the files that could
         not be put back, each with its error (their backups stay)."""
         problems = []
-        for saved in reversed(self.saved):
+        for saved in reversed(self.touched()):
             try:
                 put_back(saved, self.module)
             except (IOError, OSError) as e:
                 problems.append("%s (%s)" % (saved["path"], e))
-        if not problems:
+        if not problems and self.backup_dir is None:  # beside the file they would litter its folder; in a backup folder they stay
             for backup in self.backups:
                 try:
                     os.unlink(backup)
@@ -165,12 +281,61 @@ class FileTransaction(object):
         return problems
 
     def fail(self, msg, **kwargs):
-        """Put back every file written, then fail the task with ``msg`` and what was put back (or, when a file could
+        """Put back every file changed, then fail the task with ``msg`` and what was put back (or, when a file could
         not be, where its backup is: RV(backup_files))."""
         problems = self.roll_back()
+        kwargs = dict(self.result, **kwargs)
         if problems:
             self.module.fail_json(msg="%s; could not put back %s: the backups are %s" % (msg, ", ".join(problems), ", ".join(self.backups) or "none"),
                                   backup_files=self.backups, **kwargs)
-        if self.saved:
-            msg += "; put back %s as before this run, so the next run tries again" % ", ".join(s["path"] for s in self.saved)
+        if self.touched():
+            msg += "; put back %s as before this run, so the next run tries again" % ", ".join(s["path"] for s in self.touched())
         self.module.fail_json(msg=msg, backup_files=[], **kwargs)
+
+
+# ---- Files planned elsewhere (the rke2_config action plans RKE2's files on the controller), written as one transaction.
+
+def write_planned(module, files, backup_dir, owner=(0, 0), mode=0o600):
+    """``files``: [{path, content (None: remove), backup}] in the order they change. Every file is backed up (a copy in
+    ``backup_dir`` when ``backup``, else its snapshot only) before the first changes; each is then written ``mode``,
+    owned by ``owner``, or removed. Returns each file's backup ("" when none). A failure puts every file back and fails
+    the task."""
+    txn = FileTransaction(module, backup_dir=backup_dir)
+    backups = [txn.backup(f["path"], copy=bool(f.get("backup"))) for f in files]
+    for f in files:
+        if f.get("content") is None:
+            txn.remove(f["path"])
+        else:
+            txn.write(f["path"], f["content"].encode("utf-8"), mode, owner)
+    return backups
+
+
+def _unchanged(path, backup, mode, owner):
+    """Whether ``path`` already is its backup's bytes with ``mode`` and ``owner`` (``backup`` None: does not exist)."""
+    if backup is None:
+        return not os.path.lexists(path)
+    try:
+        st = os.stat(path)
+        with open(path, "rb") as f, open(backup, "rb") as b:
+            same = f.read() == b.read()
+    except (IOError, OSError):
+        return False
+    return same and stat.S_IMODE(st.st_mode) == mode and (st.st_uid, st.st_gid) == tuple(owner)
+
+
+def restore_recorded(module, files):
+    """Undo an earlier run from what it recorded: ``files`` [{path, backup_file ("": the run created it, so it is
+    removed), mode, uid, gid}] - each put back from its backup with the mode and owner it had, as one transaction (no
+    copy kept: the backups are the way back). Returns whether anything changed."""
+    txn = FileTransaction(module, backup=False)
+    changed = False
+    for f in files:
+        backup, owner = f.get("backup_file") or None, (f.get("uid"), f.get("gid"))
+        if _unchanged(f["path"], backup, f.get("mode"), owner):
+            continue
+        changed = True
+        if backup is None:
+            txn.remove(f["path"])
+        else:
+            txn.restore(f["path"], backup, f["mode"], owner)
+    return changed

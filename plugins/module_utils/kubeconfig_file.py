@@ -7,8 +7,9 @@ access.yml writes a bearer token there, as root. So the file it replaces must be
 a link, not a device or FIFO), one link only, owned by the user who runs kubectl with it, whose first line is our
 mark. Only that first line's bytes are read, compared and forgotten: nothing of the file is ever returned (a
 ``head`` whose output ``-v`` shows printed root's line of /etc/passwd, or a one-line join token). The new file is
-written beside the old one (0600, chowned before a byte is written), synced, and renamed over it: a reader sees the
-old file or the new one, never half of one, and a failed run leaves the old one as it was.
+written through module_utils/file_txn.FileTransaction: beside the old one (0600, chowned before a byte is written),
+synced, and renamed over it - a reader sees the old file or the new one, never half of one, and a failed run puts
+the old one back as it was.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import os
 import pwd
 import stat
-import tempfile
 
 MARK = "# maitred.rke2_numa: the scoped identity's kubeconfig, written by playbooks/access.yml"
 MODE = 0o600
@@ -72,30 +72,3 @@ def target_refusal(path, owner, uid):
     except OSError as e:
         return "it cannot be read (%s)" % (e.strerror or e.__class__.__name__)
     return "" if ours else "its first line is not our mark"
-
-
-def write_atomic(path, content, uid, gid):
-    """Write ``content`` to ``path``: a new file in the same folder, mode 0600 and owned by uid:gid before a byte is
-    written, synced, then renamed over ``path``. The temporary file is removed when anything fails."""
-    folder = os.path.dirname(path) or "/"
-    fd, temp = tempfile.mkstemp(prefix=".rke2-numa-kubeconfig.", dir=folder)
-    try:
-        os.fchmod(fd, MODE)
-        os.fchown(fd, uid, gid)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            fd = None
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-        temp = None
-        dir_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    finally:
-        if fd is not None:
-            os.close(fd)
-        if temp is not None and os.path.lexists(temp):
-            os.unlink(temp)

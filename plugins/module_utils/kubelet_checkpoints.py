@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
     CpusetError,
     format_cpulist,
     parse_cpulist,
 )
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import copy_file, new_folder
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import FileTransaction, new_folder
 
 CPU_STATE = "cpu_manager_state"
 MEMORY_STATE = "memory_manager_state"
@@ -110,42 +111,42 @@ class CheckpointError(Exception):
     pass
 
 
-def backup_and_remove(kubelet_dir, backup_dir, stamp, check_mode=False):
-    """Copy each checkpoint that exists into a new folder <backup_dir>/<stamp> (0700; each copy keeps its mode
-    and owner), write the manifest, then delete the checkpoints. Nothing is deleted before every copy is
-    written. {changed, backup_path, backed_up, removed}."""
+def _previous(path):
+    """The mode and owner a checkpoint has (its backup is 0600: the manifest keeps them)."""
+    st = os.stat(path)
+    return {"mode": stat.S_IMODE(st.st_mode), "uid": st.st_uid, "gid": st.st_gid}
+
+
+def backup_and_remove(module, kubelet_dir, backup_dir, stamp):
+    """In a new folder <backup_dir>/<stamp> (0700): a 0600 copy of each checkpoint that exists, named as it is, and the
+    manifest (which existed, their mode and owner); then the checkpoints are deleted - one FileTransaction: nothing is
+    deleted before every copy is written, and a failed delete puts back the ones deleted before it.
+    {changed, backup_path, backed_up, removed}."""
     existing = [name for name in FILES if os.path.lexists(os.path.join(kubelet_dir, name))]
     # The folder and its manifest are made even when no checkpoint exists: the way back then removes what
     # the kubelet that failed wrote (the state before was their absence).
     result = {"changed": True, "backup_path": "", "backed_up": [], "removed": [os.path.join(kubelet_dir, n) for n in existing]}
-    if check_mode:
+    if module.check_mode:
         return result
     for name in existing:
         if not os.path.isfile(os.path.join(kubelet_dir, name)) or os.path.islink(os.path.join(kubelet_dir, name)):
             raise CheckpointError("%s is not a regular file; nothing was backed up or deleted" % os.path.join(kubelet_dir, name))
     folder = new_folder(backup_dir, stamp)
+    txn = FileTransaction(module, backup_dir=folder, result={"backup_path": folder, "backed_up": result["backed_up"]})
+    previous = dict((name, _previous(os.path.join(kubelet_dir, name))) for name in existing)
     for name in existing:
-        copy_file(os.path.join(kubelet_dir, name), os.path.join(folder, name))
-        result["backed_up"].append(os.path.join(folder, name))
+        result["backed_up"].append(txn.backup(os.path.join(kubelet_dir, name), name))
     fd = os.open(os.path.join(folder, MANIFEST), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:
-        json.dump({"kubelet_dir": kubelet_dir, "existed": existing}, f)
-    # from here on a failure may have deleted some: the caller gets the folder to restore from
+        json.dump({"kubelet_dir": kubelet_dir, "existed": existing, "previous": previous}, f)
     result["backup_path"] = folder
-    try:
-        for name in existing:
-            os.unlink(os.path.join(kubelet_dir, name))
-    except OSError as e:
-        error = CheckpointError("deleting the checkpoints failed (%s); the backup is in %s" % (e, folder))
-        error.result = {"backup_path": folder, "backed_up": result["backed_up"]}
-        raise error
+    for name in existing:
+        txn.remove(os.path.join(kubelet_dir, name))
     return result
 
 
-def restore(kubelet_dir, backup_path, check_mode=False):
-    """Undo backup_and_remove: each checkpoint it backed up is copied back (mode and owner kept, atomically);
-    a checkpoint that did not exist before is removed again (the kubelet that failed wrote it). Only a folder
-    with our manifest, for this kubelet_dir, is trusted. {changed, restored, removed}."""
+def _manifest(kubelet_dir, backup_path):
+    """The manifest of a backup folder this collection made for ``kubelet_dir``: (existed, previous); refused otherwise."""
     try:
         with open(os.path.join(backup_path, MANIFEST)) as f:
             manifest = json.load(f)
@@ -158,22 +159,44 @@ def restore(kubelet_dir, backup_path, check_mode=False):
     missing = [name for name in existed if not os.path.isfile(os.path.join(backup_path, name))]
     if missing:
         raise CheckpointError("%s lacks %s; nothing was restored" % (backup_path, ", ".join(missing)))
+    return existed, manifest.get("previous") or {}
+
+
+def _wanted(backup, previous):
+    """(bytes, mode, (uid, gid)) a checkpoint comes back with: the manifest's mode and owner (a folder made before it
+    kept them: the copy's own)."""
+    st = os.stat(backup)
+    with open(backup, "rb") as f:
+        data = f.read()
+    mode = previous.get("mode", stat.S_IMODE(st.st_mode))
+    return data, mode, (previous.get("uid", st.st_uid), previous.get("gid", st.st_gid))
+
+
+def _differs(dest, data, mode, owner):
+    if not os.path.isfile(dest) or os.path.islink(dest):
+        return True
+    st = os.stat(dest)
+    with open(dest, "rb") as f:
+        return f.read() != data or stat.S_IMODE(st.st_mode) != mode or (st.st_uid, st.st_gid) != tuple(owner)
+
+
+def restore(module, kubelet_dir, backup_path):
+    """Undo backup_and_remove, as one FileTransaction: each checkpoint it backed up comes back (bytes, mode and owner);
+    a checkpoint that did not exist before is removed again (the kubelet that failed wrote it). Only a folder with our
+    manifest, for this kubelet_dir, is trusted. {changed, restored, removed}."""
+    existed, previous = _manifest(kubelet_dir, backup_path)
+    txn = FileTransaction(module, backup=False)
     restored, removed = [], []
     for name in FILES:
         dest = os.path.join(kubelet_dir, name)
         if name in existed:
-            with open(os.path.join(backup_path, name), "rb") as f:
-                wanted = f.read()
-            current = None
-            if os.path.isfile(dest):
-                with open(dest, "rb") as f:
-                    current = f.read()
-            if current != wanted or (os.stat(dest).st_mode & 0o7777) != (os.stat(os.path.join(backup_path, name)).st_mode & 0o7777):
+            data, mode, owner = _wanted(os.path.join(backup_path, name), previous.get(name) or {})
+            if _differs(dest, data, mode, owner):
                 restored.append(dest)
-                if not check_mode:
-                    copy_file(os.path.join(backup_path, name), dest)
+                if not module.check_mode:
+                    txn.write(dest, data, mode, owner)
         elif os.path.lexists(dest):
             removed.append(dest)
-            if not check_mode:
-                os.unlink(dest)
+            if not module.check_mode:
+                txn.remove(dest)
     return {"changed": bool(restored or removed), "restored": restored, "removed": removed}

@@ -70,7 +70,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubeconfig_file import MARK, owner_ids, target_refusal, write_atomic
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import FileTransaction
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubeconfig_file import MARK, MODE, owner_ids, target_refusal
 
 
 def main():
@@ -102,11 +103,8 @@ def main():
         if not content.startswith(MARK + "\n"):
             module.fail_json(msg="the kubeconfig to write does not start with access.yml's mark: nothing was written", **result)
         result["changed"] = True
-        if not module.check_mode:
-            try:
-                write_atomic(path, content, uid, gid)
-            except OSError as e:
-                module.fail_json(msg="could not write %s: %s; the old file is as it was" % (path, e.strerror or e), **result)
+        if not module.check_mode:  # no copy of the token on disk: the snapshot puts a failed write back
+            FileTransaction(module, backup=False, result=result).write(path, content.encode("utf-8"), MODE, (uid, gid))
     module.exit_json(**result)
 
 

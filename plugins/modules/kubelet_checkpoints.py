@@ -14,13 +14,14 @@ description:
   - The kubelet state reset as one transaction on the host, with the RKE2 agent stopped (the
     C(maitred.rke2_numa.kubelet_reset) role stops it).
   - O(state=absent) copies each of C(cpu_manager_state) and C(memory_manager_state) that exists into a new
-    folder under O(backup_dir) (0700; each copy keeps its mode and owner), writes a manifest of which existed,
-    and only then deletes them. Returns the folder as RV(backup_path). The folder and its manifest are made
-    even when neither exists, so that the way back removes what a failed kubelet writes.
+    folder under O(backup_dir) (0700; each copy 0600, named as the checkpoint), writes a manifest of which existed
+    with their mode and owner, and only then deletes them. Returns the folder as RV(backup_path). The folder and its
+    manifest are made even when neither exists, so that the way back removes what a failed kubelet writes. When a
+    delete fails, the checkpoints deleted before it are put back and the task fails.
   - O(state=restored) undoes that from O(backup_path) - each checkpoint that was backed up is copied back
-    (mode and owner kept, written beside it and renamed), and one that did not exist before is removed (the
-    kubelet that failed wrote it). Only a folder with this module's manifest, made for the same O(kubelet_dir),
-    is trusted; nothing else is ever removed.
+    (mode and owner as the manifest says, written beside it and renamed), and one that did not exist before is
+    removed (the kubelet that failed wrote it); when one fails, those changed before it are put back. Only a folder
+    with this module's manifest, made for the same O(kubelet_dir), is trusted; nothing else is ever removed.
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - maitred.rke2_numa.shared.node
@@ -56,7 +57,7 @@ EXAMPLES = r"""
 RETURN = r"""
 backup_path:
   description: The backup folder (empty in check mode).
-  returned: state=absent (also when deleting failed - restore from it)
+  returned: state=absent (also when deleting failed - restoring from it changes nothing once the checkpoints are put back)
   type: str
   sample: /var/lib/rke2-numa/backup/20261203T064000Z
 backed_up:
@@ -97,10 +98,9 @@ def main():
     params = module.params
     try:
         if params["state"] == "absent":
-            result = backup_and_remove(params["kubelet_dir"], params["backup_dir"], time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
-                                       module.check_mode)
+            result = backup_and_remove(module, params["kubelet_dir"], params["backup_dir"], time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
         else:
-            result = restore(params["kubelet_dir"], params["backup_path"], module.check_mode)
+            result = restore(module, params["kubelet_dir"], params["backup_path"])
     except CheckpointError as e:
         module.fail_json(msg=str(e), **getattr(e, "result", {}))
     except (IOError, OSError) as e:

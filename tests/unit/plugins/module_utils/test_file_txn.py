@@ -14,7 +14,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import file_txn
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import FileTransaction, copy_file, new_folder, replace_file
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import FileTransaction, new_folder, replace_file
 
 
 class Failed(Exception):
@@ -73,11 +73,54 @@ def test_a_replaced_file_takes_the_mode_it_is_given(tmp_path):
     assert path.read_bytes() == b"new" and mode(path) == 0o644 and listing(tmp_path) == ["backup", "cpu_manager_state"]
 
 
-def test_copy_file_keeps_mode_and_writes_no_partial_file(tmp_path):
-    (tmp_path / "src").write_bytes(b"x" * 10000)
-    os.chmod(tmp_path / "src", 0o604)
-    copy_file(str(tmp_path / "src"), str(tmp_path / "dest"))
-    assert (tmp_path / "dest").read_bytes() == b"x" * 10000 and mode(tmp_path / "dest") == 0o604
+def test_in_a_backup_dir_every_file_is_backed_up_0600_in_a_0700_folder_under_one_name(tmp_path):
+    """The one backup layout: <backup_dir>/<real path with _>.<stamp>~, 0600 whatever the file's mode, in a 0700
+    folder; a second backup of the same name in the same second gets .2 before the ~, never overwrites."""
+    path = tmp_path / "etc" / "config.yaml"
+    path.parent.mkdir()
+    path.write_bytes(b"token: x\n")
+    os.chmod(path, 0o644)
+    backups = tmp_path / "backup"
+    first = FileTransaction(Module(), backup_dir=str(backups))
+    first.write(str(path), b"new\n", 0o600, (os.getuid(), os.getgid()))
+    second = FileTransaction(Module(), backup_dir=str(backups))
+    second._stamp = first._stamp
+    second.backup(str(path))
+    name = "%s.%s" % (str(path).strip("/").replace("/", "_"), first._stamp)
+    assert first.backups == [str(backups / (name + "~"))] and second.backups == [str(backups / (name + ".2~"))]
+    assert mode(backups) == 0o700 and mode(first.backups[0]) == 0o600 and mode(second.backups[0]) == 0o600
+    assert open(first.backups[0], "rb").read() == b"token: x\n" and open(second.backups[0], "rb").read() == b"new\n"
+    assert mode(path) == 0o600
+
+
+def test_restore_puts_an_earlier_runs_backup_back_with_the_mode_it_had(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_bytes(b"old\n")
+    os.chmod(path, 0o644)
+    txn = FileTransaction(Module(), backup_dir=str(tmp_path / "backup"))
+    backup = txn.backup(str(path))
+    txn.write(str(path), b"new\n", 0o600, (os.getuid(), os.getgid()))
+    FileTransaction(Module(), backup=False).restore(str(path), backup, 0o644, (os.getuid(), os.getgid()))
+    assert path.read_bytes() == b"old\n" and mode(path) == 0o644 and listing(tmp_path) == ["backup", "config.yaml"]
+
+
+def test_a_failed_remove_puts_back_the_file_removed_before_it(tmp_path, monkeypatch):
+    (tmp_path / "a").write_bytes(b"a\n")
+    (tmp_path / "b").write_bytes(b"b\n")
+    os.chmod(tmp_path / "a", 0o640)
+    txn = FileTransaction(Module(), backup=False)
+    txn.remove(str(tmp_path / "a"))
+    real_unlink = os.unlink
+
+    def unlink(path, *args, **kwargs):
+        if str(path) == str(tmp_path / "b"):
+            raise OSError(1, "Operation not permitted")
+        return real_unlink(path, *args, **kwargs)
+    monkeypatch.setattr(file_txn.os, "unlink", unlink)
+    with pytest.raises(Failed) as info:
+        txn.remove(str(tmp_path / "b"))
+    assert info.value.args[0]["msg"].startswith("cannot remove %s: [Errno 1] Operation not permitted; put back" % (tmp_path / "b"))
+    assert (tmp_path / "a").read_bytes() == b"a\n" and mode(tmp_path / "a") == 0o640 and listing(tmp_path) == ["a", "b"]
 
 
 def test_a_backup_folder_is_0700_whatever_the_umask_and_never_reused(tmp_path):
@@ -120,12 +163,13 @@ def test_restore_puts_back_bytes_and_mode_removes_created_files_and_folders_and_
     txn.write(str(kept), b"changed\n", mode=0o644)
     txn.write(str(created), b"new\n", mode=0o644)
     txn.write(str(link), b"changed again\n")
-    assert kept.read_bytes() == b"changed again\n" and mode(kept) == 0o644 and len(txn.backups) == 2
+    # one snapshot and one backup per real file: the second write through the link keeps the first (the state before)
+    assert kept.read_bytes() == b"changed again\n" and mode(kept) == 0o644 and len(txn.backups) == 1
     with pytest.raises(Failed) as info:
         txn.fail("cannot update the boot loader: update-grub exited 5", rc=5)
     result = info.value.args[0]
-    assert result["msg"] == ("cannot update the boot loader: update-grub exited 5; put back %s, %s, %s as before this run, so the"
-                             " next run tries again" % (kept, created, link)) and result["rc"] == 5 and result["backup_files"] == []
+    assert result["msg"] == ("cannot update the boot loader: update-grub exited 5; put back %s, %s as before this run, so the"
+                             " next run tries again" % (kept, created)) and result["rc"] == 5 and result["backup_files"] == []
     assert {p: (os.lstat(p).st_mode, os.readlink(p) if os.path.islink(p) else open(p, "rb").read())
             for p in (str(kept), str(link))} == before
     assert listing(tmp_path / "etc" / "default") == ["grub"] and listing(tmp_path / "etc") == ["default", "kernel-cmdline"]

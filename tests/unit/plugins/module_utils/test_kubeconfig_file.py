@@ -4,12 +4,18 @@
 """The scoped kubeconfig's file: ours or refused (what it is, never what it holds), replaced atomically, 0600, owned."""
 from __future__ import annotations
 
+import json
 import os
+import pwd
 import stat
 
 import pytest
 
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.maitred.rke2_numa.plugins.module_utils import file_txn
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import kubeconfig_file as kf
+from ansible_collections.maitred.rke2_numa.plugins.modules import kubeconfig_file
 
 ME = os.getuid()
 OURS = kf.MARK + "\n# the token expires at ...\n{}\n"
@@ -55,27 +61,37 @@ def test_a_file_of_ours_owned_by_another_user_is_refused(tmp_path):
         "owned by uid %d, not alice (rke2_numa_access_kubeconfig_owner): a file another user may have put there" % ME)
 
 
-def test_the_write_replaces_the_file_at_once_0600_and_leaves_no_temporary_file(tmp_path):
+def write(capsys, path, content, owner=None):
+    """kubeconfig_file as Ansible runs it, state=written: (exit code, result)."""
+    args = {"path": str(path), "state": "written", "content": content, "owner": owner or pwd.getpwuid(ME).pw_name}
+    with patch_module_args(args):
+        with pytest.raises(SystemExit) as exc:
+            kubeconfig_file.main()
+    return exc.value.code, json.loads(capsys.readouterr().out)
+
+
+def test_the_write_replaces_the_file_at_once_0600_and_leaves_no_temporary_file(tmp_path, capsys):
     target = tmp_path / "k.yaml"
     target.write_text(OURS)
     target.chmod(0o644)
     before = os.stat(str(target)).st_ino
-    kf.write_atomic(str(target), OURS + "new\n", ME, os.getgid())
+    code, result = write(capsys, target, OURS + "new\n")
     info = os.stat(str(target))
+    assert code == 0 and result["changed"]
     assert target.read_text() == OURS + "new\n" and stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == ME
     assert info.st_ino != before, "a new file renamed over the old one"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.yaml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.yaml"], "no temporary file, no copy of the token"
 
 
-def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path, monkeypatch):
+def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path, capsys, monkeypatch):
     target = tmp_path / "k.yaml"
     target.write_text(OURS)
 
     def broken(*args):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(kf.os, "fsync", broken)
-    with pytest.raises(OSError):
-        kf.write_atomic(str(target), OURS + "new\n", ME, os.getgid())
+    monkeypatch.setattr(file_txn.os, "fsync", broken)
+    code, result = write(capsys, target, OURS + "new\n")
+    assert code == 1 and "No space left on device" in result["msg"] and result["refusal"] == ""
     assert target.read_text() == OURS and sorted(p.name for p in tmp_path.iterdir()) == ["k.yaml"]
 
 

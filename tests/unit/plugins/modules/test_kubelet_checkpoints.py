@@ -11,6 +11,7 @@ import stat
 
 import pytest
 
+from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import kubelet_checkpoints as kc
@@ -50,7 +51,9 @@ def test_absent_backs_up_with_modes_then_deletes_and_restored_puts_them_back(kub
     folder = result["backup_path"]
     assert os.path.dirname(folder) == str(backups) and mode(backups) == 0o700 and mode(folder) == 0o700
     assert sorted(os.listdir(folder)) == ["cpu_manager_state", "memory_manager_state", kc.MANIFEST]
-    assert mode(os.path.join(folder, "cpu_manager_state")) == 0o644 and mode(os.path.join(folder, "memory_manager_state")) == 0o600
+    # the copies are 0600 (one backup layout); the manifest keeps the mode each comes back with
+    assert mode(os.path.join(folder, "cpu_manager_state")) == 0o600 and mode(os.path.join(folder, "memory_manager_state")) == 0o600
+    assert json.load(open(os.path.join(folder, kc.MANIFEST)))["previous"]["cpu_manager_state"]["mode"] == 0o644
     assert sorted(os.listdir(kubelet)) == ["pods"]
     # the kubelet that failed wrote new ones
     (kubelet / "cpu_manager_state").write_text(json.dumps({"policyName": "static", "defaultCpuSet": "0-3", "checksum": 9}))
@@ -93,16 +96,21 @@ def test_a_reset_with_no_checkpoint_still_records_that_so_the_way_back_removes_w
     assert code == 0 and len(back["removed"]) == 2 and os.listdir(empty) == []
 
 
+def module():
+    with patch_module_args({}):
+        return AnsibleModule(argument_spec={})
+
+
 def test_two_resets_in_one_second_get_two_folders(kubelet, tmp_path):
-    first = kc.backup_and_remove(str(kubelet), str(tmp_path / "b"), "20261203T000000Z")
+    first = kc.backup_and_remove(module(), str(kubelet), str(tmp_path / "b"), "20261203T000000Z")
     (kubelet / "cpu_manager_state").write_text(CPU)
-    second = kc.backup_and_remove(str(kubelet), str(tmp_path / "b"), "20261203T000000Z")
+    second = kc.backup_and_remove(module(), str(kubelet), str(tmp_path / "b"), "20261203T000000Z")
     assert first["backup_path"] != second["backup_path"] and second["backup_path"].endswith(".2")
 
 
 @pytest.mark.parametrize("case", ["no-manifest", "other-kubelet", "copy-missing"])
 def test_restore_trusts_only_its_own_backup_and_then_touches_nothing(kubelet, tmp_path, capsys, case):
-    folder = kc.backup_and_remove(str(kubelet), str(tmp_path / "b"), "s")["backup_path"]
+    folder = kc.backup_and_remove(module(), str(kubelet), str(tmp_path / "b"), "s")["backup_path"]
     (kubelet / "memory_manager_state").write_text("written by the failed kubelet")
     target = kubelet
     if case == "no-manifest":
@@ -125,3 +133,15 @@ def test_a_checkpoint_that_is_a_symlink_is_refused_before_anything_is_written(ku
     assert code == 1 and "not a regular file" in result["msg"]
     assert not (tmp_path / "b").exists() and os.path.islink(kubelet / "cpu_manager_state")
     assert (kubelet / "memory_manager_state").read_text() == MEMORY
+
+
+def test_a_backup_made_before_the_manifest_kept_modes_restores_with_the_copies_own(kubelet, tmp_path, capsys):
+    """An earlier reset's folder (copies with their modes kept, a manifest without ``previous``) still restores."""
+    folder = kc.backup_and_remove(module(), str(kubelet), str(tmp_path / "b"), "s")["backup_path"]
+    manifest = os.path.join(folder, kc.MANIFEST)
+    data = json.load(open(manifest))
+    del data["previous"]
+    json.dump(data, open(manifest, "w"))
+    os.chmod(os.path.join(folder, "cpu_manager_state"), 0o644)
+    code, result = run(capsys, kubelet_dir=str(kubelet), state="restored", backup_path=folder)
+    assert code == 0 and mode(kubelet / "cpu_manager_state") == 0o644 and mode(kubelet / "memory_manager_state") == 0o600
