@@ -3,21 +3,20 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """rke2_config: merge the plan's kubelet args into RKE2's config.
 
-Reads the file with slurp, edits it on the controller (PyYAML is not needed
-on the node), then on the node: backs the file up (0600, in a 0700 folder)
-before any change, content or mode, and writes it atomically, 0600
-root:root. A symlinked file stays a symlink: its target is what is backed
-up and written. The result says how to undo the run exactly (``backup_file``
-and ``previous`` mode/owner/group, or ``created``). The join token never
-reaches the output: the copy runs without diff, and the diff shown is made
-here from text masked on its parsed nodes.
+Reads the files with stat, find and slurp and plans on the controller (PyYAML is not needed on the node, every
+refusal before the first write), then changes every file of the run on the node in one module call
+(rke2_config_files: one module_utils/file_txn.FileTransaction): each backed up first (0600, in a 0700 folder),
+written atomically 0600 root:root, or removed; a failed write puts back every file changed before it. A symlinked file
+stays a symlink: its target is what is backed up and written. The result says how to undo the run exactly
+(``backup_file`` and ``previous`` mode/owner/group, or ``created``); ``restore`` puts that back through the same
+module. The join token never reaches the output: the files go to the module as no_log content, and the diff shown is
+made here from text masked on its parsed nodes.
 """
 
 from __future__ import annotations
 
 import base64
 import os
-import time
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
@@ -52,8 +51,6 @@ ARGUMENT_SPEC = dict(argument_spec(rke2_config_doc.DOCUMENTATION, fragments=_FRA
 
 class ActionModule(ActionBase):
     """Merge or drop in the kubelet args; back up first; never show the token."""
-
-    TRANSFERS_FILES = True
 
     def _module(self, name, args, task_vars):
         result = self._execute_module(module_name=name, module_args=args, task_vars=task_vars)
@@ -113,28 +110,14 @@ class ActionModule(ActionBase):
         return {"mode": mode, "path": conf, "folder": folder, "before": before, "ours": is_ours_conf(before),
                 "others": others, "real": real, "stat": st}
 
-    def _backup(self, real, backup_dir, task_vars):
-        """A 0600 root copy of the file in the 0700 backup folder, before anything changes."""
-        self._module("ansible.builtin.file", {"path": backup_dir, "state": "directory", "mode": "0700",
-                                              "owner": "root", "group": "root"}, task_vars)
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        dest = os.path.join(backup_dir, "%s.%s~" % (real.strip("/").replace("/", "_"), stamp))
-        self._module("ansible.builtin.copy", {"src": real, "dest": dest, "remote_src": True, "mode": "0600",
-                                              "owner": "root", "group": "root"}, task_vars)
-        return dest
-
-    def _write(self, dest, content, task_vars):
-        """Atomic write through the copy action, 0600 root:root, without its (unmasked) diff."""
-        task = self._task.copy()
-        task.args.clear()
-        task.args.update(content=content, dest=dest, mode="0600", owner="root", group="root", backup=False)
-        task.diff = False
-        copy = self._shared_loader_obj.action_loader.get(
-            "ansible.legacy.copy", task=task, connection=self._connection, play_context=self._play_context,
-            loader=self._loader, templar=self._templar, shared_loader_obj=self._shared_loader_obj)
-        result = copy.run(task_vars=task_vars)
+    def _host(self, state, files, args, task_vars):
+        """Every file of the run changed on the host in one module call, one FileTransaction (rke2_config_files): a failed
+        change puts back every file changed before it. Returns the module's result."""
+        result = self._execute_module(module_name="maitred.rke2_numa.rke2_config_files", task_vars=task_vars,
+                                      module_args={"state": state, "files": files, "backup_dir": args["backup_dir"]})
         if result.get("failed"):
-            raise AnsibleActionFail("writing %s failed: %s" % (dest, result.get("msg")))
+            back = "" if result.get("backup_files") else "; every file this run had changed is back as it was"
+            raise AnsibleActionFail("%s%s" % (result.get("msg"), back))
         return result
 
     def _undo_checked(self, args, backup, previous):
@@ -142,12 +125,6 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("restore: the backup %s is not in %s; nothing written" % (backup, args["backup_dir"]))
         if backup and not (isinstance(previous, dict) and all(previous.get(k) for k in ("mode", "owner", "group"))):
             raise AnsibleActionFail("restore: the backup %s comes without the previous mode, owner and group; nothing written" % backup)
-
-    def _put_back(self, backup, real, previous, task_vars):
-        """The backup copied back over ``real`` with its previous mode, owner and group; whether that changed anything."""
-        done = self._module("ansible.builtin.copy", {"src": backup, "dest": real, "remote_src": True, "mode": previous["mode"],
-                                                     "owner": previous["owner"], "group": previous["group"]}, task_vars)
-        return bool(done.get("changed"))
 
     def _restore(self, args, undo, task_vars):
         """Undo an earlier run from its result: its backups back with the previous mode and owner (the file it manages and
@@ -180,25 +157,18 @@ class ActionModule(ActionBase):
                 self._undo_checked(args, str(other["backup_file"]), other.get("previous"))
             others.append(("" if made else str(other["backup_file"]), other_real, other.get("previous")))
         out = {"changed": False, "restored": "", "removed": "", "also_restored": [], "path": target, "real_path": real}
+        files = []
         if backup:
-            out.update(changed=True, restored=real)
-            if not self._task.check_mode:
-                out["changed"] = self._put_back(backup, real, previous, task_vars)
+            out.update(restored=real)
+            files.append(dict(previous, path=real, backup_file=backup))
         elif created and st is not None:
-            out.update(changed=True, removed=real)
-            if not self._task.check_mode:
-                self._module("ansible.builtin.file", {"path": real, "state": "absent"}, task_vars)
+            out.update(removed=real)
+            files.append({"path": real, "backup_file": ""})
         for other_backup, other_real, other_previous in others:
-            if not other_backup:  # created by the undone run
-                out["also_restored"].append(other_real + " (removed)")
-                if not self._task.check_mode:
-                    done = self._module("ansible.builtin.file", {"path": other_real, "state": "absent"}, task_vars)
-                    out["changed"] = bool(done.get("changed")) or out["changed"]
-                else:
-                    out["changed"] = True
-                continue
-            out["also_restored"].append(other_real)
-            out["changed"] = True if self._task.check_mode else self._put_back(other_backup, other_real, other_previous, task_vars) or out["changed"]
+            out["also_restored"].append(other_real if other_backup else other_real + " (removed)")
+            files.append(dict(other_previous or {}, path=other_real, backup_file=other_backup))
+        if files:
+            out["changed"] = True if self._task.check_mode else self._host("restored", files, args, task_vars)["changed"]
         return out
 
     def run(self, tmp=None, task_vars=None):
@@ -264,13 +234,17 @@ class ActionModule(ActionBase):
                  if other_st else None}
                 for p, change, dummy, (other_real, other_st) in others]
         if (changed or others) and not self._task.check_mode:
-            # every file backed up before the first write (the other files always: their backup is how they come back)
-            if st and changed and (args["backup"] or also):  # with other files, how ours comes back
-                result["backup_file"] = self._backup(real, args["backup_dir"], task_vars)
-            for entry in also:
-                if not entry["created"]:
-                    entry["backup_file"] = self._backup(entry["real_path"], args["backup_dir"], task_vars)
-            self._transaction(real, st, new_text, changed, also, [text for dummy, dummy2, text, dummy3 in others], result, task_vars)
+            # our file first, then the others; every one backed up before the first write (the other files always: their
+            # backup is how they come back; ours with backup, or with other files: how ours comes back)
+            files = [{"path": real, "content": before if new_text is None else new_text,
+                      "backup": bool(st) and (args["backup"] or bool(also))}] if changed else []
+            files += [{"path": entry["real_path"], "content": None if entry["change"] == "removed" else text,
+                       "backup": not entry["created"]} for entry, (dummy, dummy2, text, dummy3) in zip(also, others)]
+            backups = self._host("written", files, args, task_vars)["backups"]
+            if changed and files[0]["backup"]:
+                result["backup_file"] = backups[0]
+            for entry, backup in zip(also, backups[1 if changed else 0:]):
+                entry["backup_file"] = backup
         diffs = []
         if new_text is not None:
             diffs.append({"before": mask(before or ""), "after": mask(new_text), "before_header": real, "after_header": real})
@@ -295,55 +269,3 @@ class ActionModule(ActionBase):
                       previous=previous, mode=mode, report=report, also_changed=also,
                       managed_by=rancher["managed_by"], rancher_evidence=rancher["evidence"] + rancher["at_work"])
         return result
-
-    def _transaction(self, real, st, new_text, changed, also, texts, result, task_vars):
-        """Our file first, then the others (config.yaml without what merge mode wrote, earlier drop-ins of ours gone);
-        when a write fails, every file already written is put back from its backup (a file we created is removed)."""
-        done = []
-        try:
-            if changed:
-                if new_text is None:  # content as planned: only the secret-safe mode and owner
-                    self._module("ansible.builtin.file", dict(SECURE, path=real), task_vars)
-                else:
-                    if st:  # make it 0600 before the token-holding content is rewritten
-                        self._module("ansible.builtin.file", {"path": real, "mode": "0600"}, task_vars)
-                    else:  # a new file: config.yaml.d (or /etc/rancher/rke2) may not exist yet; copy does not create it
-                        self._module("ansible.builtin.file", {"path": os.path.dirname(real), "state": "directory"}, task_vars)
-                    done.append(("ours", real))
-                    self._write(real, new_text, task_vars)
-            for entry, text in zip(also, texts):
-                # in the list once something of it changed (a failed first step changed nothing)
-                if entry["change"] == "removed":
-                    self._module("ansible.builtin.file", {"path": entry["real_path"], "state": "absent"}, task_vars)
-                    done.append(("other", entry))
-                elif entry["created"]:  # file mode's drop-in: its folder may not exist yet (copy does not create it)
-                    self._module("ansible.builtin.file", {"path": os.path.dirname(entry["real_path"]), "state": "directory"},
-                                 task_vars)
-                    done.append(("other", entry))
-                    self._write(entry["real_path"], text, task_vars)
-                else:
-                    self._module("ansible.builtin.file", {"path": entry["real_path"], "mode": "0600"}, task_vars)
-                    done.append(("other", entry))
-                    self._write(entry["real_path"], text, task_vars)
-        except AnsibleActionFail as e:
-            put_back = []
-            for kind, what in reversed(done):
-                try:
-                    if kind == "other" and what["created"]:
-                        self._module("ansible.builtin.file", {"path": what["real_path"], "state": "absent"}, task_vars)
-                        put_back.append(what["real_path"] + " (removed)")
-                    elif kind == "other":
-                        self._put_back(what["backup_file"], what["real_path"], what["previous"], task_vars)
-                        put_back.append(what["real_path"])
-                    elif result.get("backup_file"):
-                        self._put_back(result["backup_file"], real, {"mode": st["mode"], "owner": st["pw_name"],
-                                                                     "group": st["gr_name"]}, task_vars)
-                        put_back.append(real)
-                    elif st is None:
-                        self._module("ansible.builtin.file", {"path": real, "state": "absent"}, task_vars)
-                        put_back.append(real + " (removed)")
-                except AnsibleActionFail as again:
-                    raise AnsibleActionFail("%s; putting the files back failed too (%s): the backups are in %s"
-                                            % (e, again, os.path.dirname(what["backup_file"] if kind == "other" else
-                                                                         result.get("backup_file") or real)))
-            raise AnsibleActionFail("%s; every file this run had changed is back as it was (%s)" % (e, ", ".join(put_back) or "none yet"))

@@ -202,3 +202,23 @@ def test_a_file_that_cannot_be_put_back_keeps_every_backup_and_names_them(tmp_pa
     assert result["msg"] == "update-grub failed; could not put back %s ([Errno 30] Read-only file system): the backups are %s" % (
         tmp_path / "a", txn.backups[0])
     assert result["backup_files"] == txn.backups and os.path.exists(txn.backups[0])
+
+
+def test_planned_files_are_all_backed_up_first_then_written_0600_or_removed_and_a_recorded_run_comes_back(tmp_path):
+    """write_planned (the rke2_config action's files) and restore_recorded (its restore): the way there and back."""
+    config, ours, old = tmp_path / "config.yaml", tmp_path / "d" / "90.yaml", tmp_path / "d" / "50.yaml"
+    config.write_bytes(b"token: x\n")
+    os.chmod(config, 0o644)
+    ours.parent.mkdir()
+    old.write_bytes(b"# ours, old name\n")
+    me = (os.getuid(), os.getgid())
+    files = [{"path": str(ours), "content": "new\n", "backup": True}, {"path": str(config), "content": "token: x\nmore\n", "backup": True},
+             {"path": str(old), "content": None, "backup": True}]
+    backups = file_txn.write_planned(Module(), files, str(tmp_path / "backup"), owner=me)
+    assert backups[0] == "" and open(backups[1], "rb").read() == b"token: x\n" and open(backups[2], "rb").read() == b"# ours, old name\n"
+    assert mode(config) == 0o600 and ours.read_bytes() == b"new\n" and mode(ours) == 0o600 and not old.exists()
+    record = [{"path": str(ours), "backup_file": ""}, {"path": str(config), "backup_file": backups[1], "mode": 0o644, "uid": me[0], "gid": me[1]},
+              {"path": str(old), "backup_file": backups[2], "mode": 0o600, "uid": me[0], "gid": me[1]}]
+    assert file_txn.restore_recorded(Module(), record) is True
+    assert config.read_bytes() == b"token: x\n" and mode(config) == 0o644 and not ours.exists() and old.read_bytes() == b"# ours, old name\n"
+    assert file_txn.restore_recorded(Module(), record) is False
