@@ -10,7 +10,7 @@ the collection's (WALK_KINDS: the one table walk_cmdline and the grub_d
 drop-in's sh read) and whether the running kernel has the wanted ones. Pure
 functions. The boot methods build on them (boot_grub: the grub_d drop-in,
 /etc/default/grub, /etc/kernel/cmdline; boot_grubby; boot_transactional),
-boot_distro picks one, and the boot_params module reads and writes the files
+boot_plan.detect picks one (each method's detect), and the boot_params module reads and writes the files
 and runs the commands they compute.
 
 Rules kept here (boot parameters per distribution; "replace earlier values of
@@ -170,28 +170,6 @@ def kernel_part(tokens):
         i = tokens.index("--")
         return tokens[:i], tokens[i:]
     return list(tokens), []
-
-
-def managed_tokens(tokens, managed):
-    """The managed arguments among ``tokens``, in order, as ``name=value`` strings."""
-    names = managed_set(managed)
-    out = []
-    for token in kernel_part(tokens)[0]:
-        name, value = parse_arg(token)
-        if norm_name(name) in names:
-            out.append(format_arg(name, value))
-    return out
-
-
-def values_by_name(tokens, managed):
-    """{normalised managed name: [value, ...]} in command line order (None for a flag)."""
-    names = managed_set(managed)
-    out = {}
-    for token in kernel_part(tokens)[0]:
-        name, value = parse_arg(token)
-        if norm_name(name) in names:
-            out.setdefault(norm_name(name), []).append(value)
-    return out
 
 
 # ----------------------------------------------------------------- validation

@@ -10,7 +10,6 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args impo
     MANAGED_KERNEL_ARGS,
     CmdlineError,
     added_removed,
-    managed_tokens,
     needs_reboot,
     owned_tokens,
     parse_arg,
@@ -20,7 +19,6 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.kernel_args impo
     split_cmdline,
     validate_args,
     validate_names,
-    values_by_name,
     wanted_strings,
 )
 from ansible_collections.maitred.rke2_numa.plugins.modules import boot_params
@@ -63,12 +61,6 @@ def test_split_cmdline_as_the_kernel(text, tokens):
 ])
 def test_parse_arg_strips_quotes_like_next_arg(token, parsed):
     assert parse_arg(token) == parsed
-
-
-def test_managed_tokens_by_name_with_dashes_and_repeats_until_init_args():
-    tokens = split_cmdline('BOOT_IMAGE=/vmlinuz ro isolcpus=1 nohz-full=1 quiet hugepages="0:2" isolcpus=2 -- isolcpus=9')
-    assert managed_tokens(tokens, M) == ["isolcpus=1", "nohz-full=1", "hugepages=0:2", "isolcpus=2"]
-    assert values_by_name(tokens, M) == {"isolcpus": ["1", "2"], "nohz_full": ["1"], "hugepages": ["0:2"]}
 
 
 # ----------------------------------------------------------------- validation
