@@ -24,27 +24,25 @@ description:
     takes no object - C(config view), the kubeconfig as kubectl reads it.
   - playbooks/access.yml calls it with the admin kubeconfig (O(kubeconfig)) to give the collection its identity; every
     other call runs with C(rke2_numa_kubeconfig).
-  - Returns the API requests the call sends (C(requests), from the collection's one table of them in
-    plugins/plugin_utils/rbac.py - what the scoped identity grants), the parsed object of C(-o json), and a failure in
-    kubectl's own words; C(kubectl cordon) and C(uncordon), which exit 0 when the API refuses their patch, fail.
-  - In check mode it runs only where the task says C(check_mode=false), as M(ansible.builtin.command) does.
+  - Returns the API requests the call sends (RV(requests), from the collection's one table of them, VERBS in
+    plugins/plugin_utils/kubectl.py - what the scoped identity grants; O(verb) says what each verb sends), the parsed
+    object of C(-o json), and a failure in kubectl's own words; C(kubectl cordon) and C(uncordon), which exit 0 when the API refuses their patch, fail.
+  - In check mode a read verb runs (each request it sends is a read - see O(verb)), a write is skipped unless the task
+    says C(check_mode=false), as M(ansible.builtin.command) is.
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - maitred.rke2_numa.kubectl_verbs
   - maitred.rke2_numa.shared.author
 attributes:
   check_mode:
     support: partial
-    details: Like M(ansible.builtin.command) - skipped in check mode unless the task sets C(check_mode=false) (the reads do).
+    details: A read verb runs in check mode; a write is skipped, like M(ansible.builtin.command), unless the task sets
+      C(check_mode=false).
   diff_mode:
     support: none
   platform:
     platforms: posix
 options:
-  verb:
-    description: The kubectl command.
-    type: str
-    required: true
-    choices: [get, wait, logs, config, annotate, label, cordon, uncordon, patch, drain, delete, create, replace, apply]
   kind:
     description:
       - The kind as kubectl takes it (C(node), C(pods), C(lease), C(nodes,pods) ...). With O(stdin) (always for
@@ -82,13 +80,8 @@ options:
     choices: [json, name]
   options:
     description:
-      - Further options of the verb, each as kubectl takes it (C(--overwrite), C(--timeout=60s)) and one this verb
-        takes here - C(get) C(--ignore-not-found); C(wait) C(--for=), C(--timeout=); C(logs) C(--container=);
-        C(annotate) C(--overwrite), C(--resource-version=); C(label) C(--overwrite); C(drain) C(--ignore-daemonsets),
-        C(--delete-emptydir-data), C(--timeout=), C(--grace-period=), C(--pod-selector=); C(delete)
-        C(--ignore-not-found), C(--wait=), C(--timeout=); C(create) and C(replace) C(--validate=); C(apply)
-        C(--server-side), C(--force-conflicts), C(--field-manager=), C(--validate=); C(config) C(--minify),
-        C(--flatten), C(--raw).
+      - Further options of the verb, each as kubectl takes it (C(--overwrite), C(--timeout=60s)) and one this verb takes
+        here (O(verb) lists them for each verb).
     type: list
     elements: str
     default: []
@@ -119,7 +112,6 @@ EXAMPLES = r"""
     output: json
   delegate_to: "{{ rke2_numa_kubectl_host }}"
   register: __node
-  check_mode: false
 
 - name: Ask for a token with the admin kubeconfig (a raw path; the body from stdin)
   maitred.rke2_numa.kubectl:

@@ -94,7 +94,7 @@ CONDITIONS = {
     NAMED: ("with names", lambda call, ns: call["named"]),
     UNNAMED: ("without names", lambda call, ns: not call["named"]),
     IN_NAMESPACE: ("in a namespace", lambda call, ns: ns not in (None, EVERY)),
-    WAITS: ("unless --wait=false", lambda call, ns: "--wait=false" not in call["options"]),
+    WAITS: ("unless C(--wait=false)", lambda call, ns: "--wait=false" not in call["options"]),
 }
 # The API's verbs that change nothing: a kubectl verb whose requests are all of them is a read - it runs in check mode.
 READS = ("get", "list", "watch")

@@ -55,6 +55,18 @@ def test_a_changed_spec_changes_the_generated_files(monkeypatch):
     assert "| `rke2_numa_drain_timeout` | `900` | Seconds `kubectl drain` may take. From 1 to 7200. |" in GEN.role_readme_section("drain")
 
 
+def test_the_kubectl_verbs_are_documented_from_the_table(monkeypatch):
+    """The kubectl module's verb option is VERBS': each verb's requests, options and whether it writes; a request
+    declared there is documented (the generator reads the table, not a copy)."""
+    from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import kubectl
+    text = " ".join(GEN.kubectl_verbs_fragment().split())
+    assert "C(drain) - a write, skipped in check mode;" in text and "C(wait) - a read, run in check mode;" in text
+    assert "C(create) C(pods/eviction) in every" in text
+    monkeypatch.setitem(kubectl.VERBS, "logs", kubectl.VERBS["logs"]._replace(sends=(kubectl.Sends("patch", "pod"),)))
+    assert "C(logs) - a write, skipped in check mode; objects: O(kind) and O(names); options: C(--container=); sends C(patch) C(pods)." \
+        in " ".join(GEN.kubectl_verbs_fragment().split())
+
+
 # Where the collection's code and docs live (the specs themselves, the generated files and the tests are not looked at).
 SOURCES = ("plugins/**/*.py", "plugins/**/*.yml", "playbooks/**/*.yml", "roles/*/tasks/**/*.yml", "roles/*/templates/**/*",
            "roles/*/vars/**/*.yml", "meta/*.yml")

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The kubectl action where kubectl runs on the controller (plugin_utils/run_command.py): the answer is the one
 ansible.builtin.command gives (a real module run is the reference), kubectl runs as the user running Ansible whatever
-the play's become, reads run in check mode only where the task says check_mode=false."""
+the play's become; in check mode a read verb runs, a write only where the task says check_mode=false."""
 
 from __future__ import annotations
 
@@ -101,14 +101,21 @@ def test_kubectl_on_the_controller_runs_here_and_answers_as_the_module_did(clust
 
 
 @needs_kubectl
-def test_in_check_mode_kubectl_on_the_controller_runs_only_where_the_task_says_check_mode_false(cluster, tmp_path):
+def test_in_check_mode_a_read_runs_and_a_write_never_unless_the_task_says_check_mode_false(cluster, tmp_path):
+    """plugin_utils/kubectl.py VERBS: a verb whose requests are all reads runs in check mode (no check_mode=false on
+    the task), a write is skipped - and runs where the task says check_mode=false, as ansible.builtin.command does."""
     ns = json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "never-made"}})
-    made, read = play(cluster, tmp_path, [kubectl_task(verb="create", raw="/api/v1/namespaces", stdin=ns),
-                                          dict(kubectl_task(verb="get", kind="node", names=["gpu-a"], output="json"), check_mode=False)],
-                      "--check")
-    assert made.get("skipped") and not made.get("changed"), made.get("msg")
-    assert read["object"]["metadata"]["name"] == "gpu-a"
+    forced = json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "made-anyway"}})
+    made, read, waited, anyway = play(cluster, tmp_path, [
+        kubectl_task(verb="create", raw="/api/v1/namespaces", stdin=ns),
+        kubectl_task(verb="get", kind="node", names=["gpu-a"], output="json"),
+        kubectl_task(verb="wait", kind="node", names=["gpu-a"], options=["--for=condition=Ready", "--timeout=10s"]),
+        dict(kubectl_task(verb="create", raw="/api/v1/namespaces", stdin=forced), check_mode=False)], "--check")
+    assert made.get("skipped") and not made.get("changed") and made["requests"], made.get("msg")
+    assert not read.get("skipped") and read["object"]["metadata"]["name"] == "gpu-a" and not read["changed"], read
+    assert not waited.get("skipped") and waited["rc"] == 0, waited
     assert cluster.kubectl("get", "namespace", "never-made").returncode != 0
+    assert anyway["changed"] and cluster.kubectl("get", "namespace", "made-anyway").returncode == 0, anyway
 
 
 @needs_kubectl
