@@ -81,18 +81,22 @@ def backup_name(real, stamp):
     return "%s.%s~" % (real.strip("/").replace("/", "_"), stamp)
 
 
-def write_backup(folder, name, data):
-    """``data`` as a new backup ``<folder>/<name>`` (a ``.2``, ``.3`` ... before a final ``~`` when that exists
-    already): 0600, the module's user's, never readable by others. Returns its path."""
+def _new(folder, name, make):
+    """``make(path)`` at <folder>/<name>, or - when that exists - at the first free name with ``.2``, ``.3`` ... (before
+    a final ``~``); never over an existing one. Returns (path, what make returned)."""
     base, tail = (name[:-1], "~") if name.endswith("~") else (name, "")
     path, n = os.path.join(folder, name), 1
     while True:
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            break
+            return path, make(path)
         except FileExistsError:
             n += 1
             path = os.path.join(folder, "%s.%d%s" % (base, n, tail))
+
+
+def write_backup(folder, name, data):
+    """``data`` as a new backup <folder>/<name> (_new): 0600, the module's user's, never readable by others."""
+    path, fd = _new(folder, name, lambda p: os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
     with os.fdopen(fd, "wb") as f:
         os.fchmod(f.fileno(), 0o600)
         f.write(data)
@@ -102,16 +106,9 @@ def write_backup(folder, name, data):
 
 
 def new_folder(backup_dir, name):
-    """A new folder <backup_dir>/<name> for backups (0700, a suffix .2, .3 ... when that exists already);
-    backup_dir is created 0700 when missing."""
-    if not os.path.isdir(backup_dir):
-        os.makedirs(backup_dir, 0o700)
-    path, n = os.path.join(backup_dir, name), 1
-    while os.path.lexists(path):
-        n += 1
-        path = os.path.join(backup_dir, "%s.%d" % (name, n))
-    os.mkdir(path, 0o700)
-    os.chmod(path, 0o700)  # whatever the umask
+    """A new folder <backup_dir>/<name> (_new) for backups, 0700 whatever the umask, in backup_folder(backup_dir)."""
+    path = _new(backup_folder(backup_dir), name, lambda p: os.mkdir(p, 0o700))[0]
+    os.chmod(path, 0o700)
     return path
 
 
@@ -132,8 +129,10 @@ def snapshot(path, module=None):
     return saved
 
 
-def _is_as_saved(saved):
-    """Whether the file still has the bytes, mode and owner of its snapshot."""
+def is_as_saved(saved):
+    """Whether the file still is as its snapshot (or record) says: the same bytes, mode and owner, or absent."""
+    if saved["data"] is None:
+        return not os.path.lexists(saved["real"])
     try:
         st = os.lstat(saved["real"])
         with open(saved["real"], "rb") as f:
@@ -152,7 +151,7 @@ def put_back(saved, module=None):
     if saved["data"] is None:
         if os.path.lexists(real):
             os.unlink(real)
-    elif not _is_as_saved(saved):  # a change that failed left it as it was: nothing to put back
+    elif not is_as_saved(saved):  # a change that failed left it as it was: nothing to put back
         replace_file(real, saved["data"], like=saved["stat"])
         if saved["context"] is not None:
             module.set_context_if_different(real, saved["context"], False)
@@ -224,14 +223,13 @@ class FileTransaction(object):
         """Remove ``path`` (backed up first); a failure fails the task, every file put back."""
         self._step(path, "remove", lambda: self._apply(self._snapshot(path), None))
 
-    def restore(self, path, backup, mode, owner):
-        """Undo an earlier run: the bytes of its ``backup`` back at ``path`` with the ``mode`` and ``owner`` (uid, gid)
-        the file had (as put_back gives a snapshot's); a failure fails the task, every file put back."""
+    def put_back(self, record):
+        """Undo an earlier run: one file put back as its ``record`` (see recorded) says it was; a failure fails the task,
+        every file put back as it was before this run."""
         def change():
-            with open(backup, "rb") as f:
-                data = f.read()
-            self._apply(self._snapshot(path), data, mode, owner)
-        self._step(path, "put back", change)
+            self._snapshot(record["path"])["touched"] = True
+            put_back(record, self.module)
+        self._step(record["path"], "put back", change)
 
     def _apply(self, saved, data, mode=None, owner=None):
         """The one step that changes a file of the transaction (from here on, a failure puts it back)."""
@@ -310,32 +308,18 @@ def write_planned(module, files, backup_dir, owner=(0, 0), mode=0o600):
     return backups
 
 
-def _unchanged(path, backup, mode, owner):
-    """Whether ``path`` already is its backup's bytes with ``mode`` and ``owner`` (``backup`` None: does not exist)."""
-    if backup is None:
-        return not os.path.lexists(path)
-    try:
-        st = os.stat(path)
-        with open(path, "rb") as f, open(backup, "rb") as b:
-            same = f.read() == b.read()
-    except (IOError, OSError):
-        return False
-    return same and stat.S_IMODE(st.st_mode) == mode and (st.st_uid, st.st_gid) == tuple(owner)
+def recorded(path, data, mode=None, uid=None, gid=None):
+    """A file as an earlier run recorded it, which put_back gives back: ``data`` (its backup's bytes) with ``mode`` and
+    owner, or None - the run created it, so it goes."""
+    return {"path": path, "real": os.path.realpath(path), "data": data, "context": None, "dirs": [],
+            "stat": None if data is None else Attrs(stat.S_IFREG | mode, uid, gid)}
 
 
-def restore_recorded(module, files):
-    """Undo an earlier run from what it recorded: ``files`` [{path, backup_file ("": the run created it, so it is
-    removed), mode, uid, gid}] - each put back from its backup with the mode and owner it had, as one transaction (no
-    copy kept: the backups are the way back). Returns whether anything changed."""
+def restore_recorded(module, records):
+    """Undo an earlier run: every file of ``records`` (recorded) that is not as recorded is put back, as one transaction
+    (no copy kept: the backups are the way back; in check mode nothing). Returns the paths put back."""
     txn = FileTransaction(module, backup=False)
-    changed = False
-    for f in files:
-        backup, owner = f.get("backup_file") or None, (f.get("uid"), f.get("gid"))
-        if _unchanged(f["path"], backup, f.get("mode"), owner):
-            continue
-        changed = True
-        if backup is None:
-            txn.remove(f["path"])
-        else:
-            txn.restore(f["path"], backup, f["mode"], owner)
-    return changed
+    changed = [record for record in records if not is_as_saved(record)]
+    for record in changed if not module.check_mode else []:
+        txn.put_back(record)
+    return [record["path"] for record in changed]

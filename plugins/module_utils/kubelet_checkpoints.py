@@ -18,7 +18,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
     format_cpulist,
     parse_cpulist,
 )
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import FileTransaction, new_folder
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import FileTransaction, new_folder, recorded, restore_recorded
 
 CPU_STATE = "cpu_manager_state"
 MEMORY_STATE = "memory_manager_state"
@@ -162,22 +162,13 @@ def _manifest(kubelet_dir, backup_path):
     return existed, manifest.get("previous") or {}
 
 
-def _wanted(backup, previous):
-    """(bytes, mode, (uid, gid)) a checkpoint comes back with: the manifest's mode and owner (a folder made before it
+def _record(dest, backup, previous):
+    """A checkpoint as it comes back: its copy's bytes, the manifest's mode and owner (a folder made before the manifest
     kept them: the copy's own)."""
     st = os.stat(backup)
     with open(backup, "rb") as f:
         data = f.read()
-    mode = previous.get("mode", stat.S_IMODE(st.st_mode))
-    return data, mode, (previous.get("uid", st.st_uid), previous.get("gid", st.st_gid))
-
-
-def _differs(dest, data, mode, owner):
-    if not os.path.isfile(dest) or os.path.islink(dest):
-        return True
-    st = os.stat(dest)
-    with open(dest, "rb") as f:
-        return f.read() != data or stat.S_IMODE(st.st_mode) != mode or (st.st_uid, st.st_gid) != tuple(owner)
+    return recorded(dest, data, previous.get("mode", stat.S_IMODE(st.st_mode)), previous.get("uid", st.st_uid), previous.get("gid", st.st_gid))
 
 
 def restore(module, kubelet_dir, backup_path):
@@ -185,18 +176,9 @@ def restore(module, kubelet_dir, backup_path):
     a checkpoint that did not exist before is removed again (the kubelet that failed wrote it). Only a folder with our
     manifest, for this kubelet_dir, is trusted. {changed, restored, removed}."""
     existed, previous = _manifest(kubelet_dir, backup_path)
-    txn = FileTransaction(module, backup=False)
-    restored, removed = [], []
-    for name in FILES:
-        dest = os.path.join(kubelet_dir, name)
-        if name in existed:
-            data, mode, owner = _wanted(os.path.join(backup_path, name), previous.get(name) or {})
-            if _differs(dest, data, mode, owner):
-                restored.append(dest)
-                if not module.check_mode:
-                    txn.write(dest, data, mode, owner)
-        elif os.path.lexists(dest):
-            removed.append(dest)
-            if not module.check_mode:
-                txn.remove(dest)
-    return {"changed": bool(restored or removed), "restored": restored, "removed": removed}
+    records = [_record(os.path.join(kubelet_dir, name), os.path.join(backup_path, name), previous.get(name) or {})
+               for name in FILES if name in existed]
+    records += [recorded(os.path.join(kubelet_dir, name), None) for name in FILES if name not in existed]
+    changed = restore_recorded(module, records)
+    return {"changed": bool(changed), "restored": [r["path"] for r in records if r["path"] in changed and r["data"] is not None],
+            "removed": [r["path"] for r in records if r["path"] in changed and r["data"] is None]}

@@ -8,30 +8,17 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: rke2_config_files
-short_description: Write the RKE2 config files the rke2_config action planned, or put an earlier run's back (internal)
+short_description: Change the RKE2 config files the rke2_config action planned, as one transaction (internal)
 version_added: 0.3.0
 description:
-  - The host side of M(maitred.rke2_numa.rke2_config) - that action reads and plans on the controller, then runs this
-    module once to change every file of the run as one transaction (module_utils/file_txn.py). Use that action, not
-    this module.
-  - O(state=written) backs up every file of O(files) before the first changes - a 0600 copy in O(backup_dir) (0700,
-    root's), or only its snapshot when its C(backup) is false - then writes each (0600 root:root, beside it and
-    renamed; a symlink's target) or removes it (C(content) null). When one fails, every file changed before it is put
-    back and the task fails saying so.
-  - O(state=restored) undoes an earlier run from what it recorded - each file of O(files) gets its C(backup_file)'s
-    bytes back with its C(mode), C(owner) and C(group), or is removed when C(backup_file) is empty (the run created
-    it); as one transaction too.
+  - The host side of M(maitred.rke2_numa.rke2_config), which reads and plans on the controller and runs this module
+    once (module_utils/file_txn.py). Use that action, not this module.
+  - O(state=written) backs up every file (a 0600 copy in O(backup_dir), or only its snapshot), then writes each 0600
+    root:root or removes it; when one fails, every file changed before it is put back and the task fails.
+  - O(state=restored) puts an earlier run's files back from their backups (mode, owner, group), or removes those it created.
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-  - maitred.rke2_numa.shared.author
-attributes:
-  check_mode:
-    support: full
-    details: Changes nothing (the rke2_config action does not run it in check mode).
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - maitred.rke2_numa.shared.node
 options:
   state:
     description: V(written) - the planned files; V(restored) - an earlier run's files put back.
@@ -44,31 +31,15 @@ options:
     elements: dict
     required: true
     suboptions:
-      path:
-        description: The file (a symlink's target is written).
-        type: path
-        required: true
-      content:
-        description: With O(state=written), its text (it may hold the join token - never logged); null removes the file.
-        type: str
-      backup:
-        description: With O(state=written), keep a copy in O(backup_dir).
-        type: bool
-        default: false
-      backup_file:
-        description: With O(state=restored), the copy to put back; empty - remove the file (the undone run created it).
-        type: path
-      mode:
-        description: With O(state=restored), the mode it had (octal, as C(ansible.builtin.stat) gives it).
-        type: str
-      owner:
-        description: With O(state=restored), its owner's name.
-        type: str
-      group:
-        description: With O(state=restored), its group's name.
-        type: str
+      path: {description: The file (a symlink's target is written)., type: path, required: true}
+      content: {description: "V(written): its text, never logged (the join token); null removes it.", type: str}
+      backup: {description: "V(written): keep a copy in O(backup_dir).", type: bool, default: false}
+      backup_file: {description: "V(restored): the copy to put back; empty removes the file.", type: path}
+      mode: {description: "V(restored): its mode (octal).", type: str}
+      owner: {description: "V(restored): its owner.", type: str}
+      group: {description: "V(restored): its group.", type: str}
   backup_dir:
-    description: The folder (made 0700 root:root) the copies go to, with O(state=written).
+    description: Where the copies go (0700 root:root).
     type: path
     default: /var/lib/rke2-numa/backup
 """
@@ -81,7 +52,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 backups:
-  description: With O(state=written), each file's copy in O(backup_dir) ("" when none was kept), in the order of O(files).
+  description: Each file's copy in O(backup_dir) ("" when none was kept), in the order of O(files).
   returned: state=written
   type: list
   elements: str
@@ -92,13 +63,20 @@ import pwd
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import restore_recorded, write_planned
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import recorded, restore_recorded, write_planned
 
 
-def recorded(files):
-    """The restored files with their mode and owner as numbers (names as the stat module gave them)."""
-    return [dict(f, mode=int(str(f["mode"]), 8), uid=pwd.getpwnam(f["owner"]).pw_uid, gid=grp.getgrnam(f["group"]).gr_gid)
-            if f.get("backup_file") else dict(f) for f in files]
+def records(files):
+    """The files an earlier run recorded, their backups read (before anything is written): file_txn.recorded."""
+    out = []
+    for f in files:
+        if not f["backup_file"]:
+            out.append(recorded(f["path"], None))
+            continue
+        with open(f["backup_file"], "rb") as backup:
+            data = backup.read()
+        out.append(recorded(f["path"], data, int(str(f["mode"]), 8), pwd.getpwnam(f["owner"]).pw_uid, grp.getgrnam(f["group"]).gr_gid))
+    return out
 
 
 def main():
@@ -119,10 +97,10 @@ def main():
     if module.params["state"] == "written":
         module.exit_json(changed=bool(files), backups=write_planned(module, files, module.params["backup_dir"]))
     try:
-        files = recorded(files)
-    except (KeyError, TypeError, ValueError) as e:
-        module.fail_json(msg="the recorded mode, owner or group is not one of this host: %s; nothing written" % e)
-    module.exit_json(changed=restore_recorded(module, files))
+        files = records(files)
+    except (IOError, OSError, KeyError, TypeError, ValueError) as e:
+        module.fail_json(msg="cannot read a backup, or its recorded mode, owner or group: %s; nothing written" % e)
+    module.exit_json(changed=bool(restore_recorded(module, files)))
 
 
 if __name__ == "__main__":

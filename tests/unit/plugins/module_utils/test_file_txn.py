@@ -100,7 +100,9 @@ def test_restore_puts_an_earlier_runs_backup_back_with_the_mode_it_had(tmp_path)
     txn = FileTransaction(Module(), backup_dir=str(tmp_path / "backup"))
     backup = txn.backup(str(path))
     txn.write(str(path), b"new\n", 0o600, (os.getuid(), os.getgid()))
-    FileTransaction(Module(), backup=False).restore(str(path), backup, 0o644, (os.getuid(), os.getgid()))
+    with open(backup, "rb") as f:
+        record = file_txn.recorded(str(path), f.read(), 0o644, os.getuid(), os.getgid())
+    assert file_txn.restore_recorded(Module(), [record]) == [str(path)]
     assert path.read_bytes() == b"old\n" and mode(path) == 0o644 and listing(tmp_path) == ["backup", "config.yaml"]
 
 
@@ -217,8 +219,8 @@ def test_planned_files_are_all_backed_up_first_then_written_0600_or_removed_and_
     backups = file_txn.write_planned(Module(), files, str(tmp_path / "backup"), owner=me)
     assert backups[0] == "" and open(backups[1], "rb").read() == b"token: x\n" and open(backups[2], "rb").read() == b"# ours, old name\n"
     assert mode(config) == 0o600 and ours.read_bytes() == b"new\n" and mode(ours) == 0o600 and not old.exists()
-    record = [{"path": str(ours), "backup_file": ""}, {"path": str(config), "backup_file": backups[1], "mode": 0o644, "uid": me[0], "gid": me[1]},
-              {"path": str(old), "backup_file": backups[2], "mode": 0o600, "uid": me[0], "gid": me[1]}]
-    assert file_txn.restore_recorded(Module(), record) is True
+    record = [file_txn.recorded(str(ours), None), file_txn.recorded(str(config), open(backups[1], "rb").read(), 0o644, *me),
+              file_txn.recorded(str(old), open(backups[2], "rb").read(), 0o600, *me)]
+    assert file_txn.restore_recorded(Module(), record) == [str(ours), str(config), str(old)]
     assert config.read_bytes() == b"token: x\n" and mode(config) == 0o644 and not ours.exists() and old.read_bytes() == b"# ours, old name\n"
-    assert file_txn.restore_recorded(Module(), record) is False
+    assert file_txn.restore_recorded(Module(), record) == []

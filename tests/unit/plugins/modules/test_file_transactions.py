@@ -126,7 +126,7 @@ def test_a_failed_second_write_puts_back_the_first(tmp_path, capsys, monkeypatch
     fail_changes_to(monkeypatch, second)
     code, result = run(module, capsys, args)
     assert code == 1 and result["failed"], result
-    assert result["msg"].startswith(("cannot write %s: " % second, "cannot remove %s: " % second)), result["msg"]
+    assert result["msg"].startswith(tuple("cannot %s %s: " % (what, second) for what in ("write", "remove", "put back"))), result["msg"]
     assert "put back %s" % first in result["msg"], result["msg"]
     assert state([first, second]) == before
     assert not [name for name in os.listdir(os.path.dirname(first)) if name.startswith(".")], "a temporary file was left"
