@@ -102,7 +102,7 @@ def main():
         else:
             result = restore(module, params["kubelet_dir"], params["backup_path"])
     except CheckpointError as e:
-        module.fail_json(msg=str(e), **getattr(e, "result", {}))
+        module.fail_json(msg=str(e))
     except (IOError, OSError) as e:
         module.fail_json(msg="%s: %s; no checkpoint was deleted" % (params["state"], e) if params["state"] == "absent"
                          else "restored: %s" % e)
