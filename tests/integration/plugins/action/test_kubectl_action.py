@@ -53,10 +53,10 @@ def test_a_command_run_here_answers_as_ansible_builtin_command(tmp_path, argv, s
     assert {k: here.get(k) for k in KEYS} == {k: module.get(k) for k in KEYS}
 
 
-def play(cluster, tmp_path, tasks, *extra, **play_vars):
+def play(cluster, tmp_path, tasks, *extra, module_defaults=None, **play_vars):
     """A play on localhost (a local connection) with become, to this same user unless told; sudo is /bin/false, so a
     command ansible-core wraps in become fails."""
-    book = [{"hosts": "localhost", "gather_facts": False, "become": True,
+    book = [{"hosts": "localhost", "gather_facts": False, "become": True, "module_defaults": module_defaults or {},
              "vars": dict({"ansible_connection": "local", "ansible_become_exe": "/bin/false", "ansible_become_user": getpass.getuser(),
                            "ansible_python_interpreter": sys.executable,
                            "rke2_numa_kubectl": KUBECTL, "rke2_numa_kubeconfig": cluster.kubeconfig}, **play_vars),
@@ -124,3 +124,16 @@ def test_a_become_to_another_user_on_the_controller_still_goes_through_the_modul
     got, = play(cluster, tmp_path, [kubectl_task(verb="get", kind="node", names=["gpu-a"], output="json")], ansible_become_user="nobody")
     assert got.get("failed") and "object" not in got, got
     assert [c for c in cluster.calls() if "/nodes/gpu-a" in c["path"]] == []
+
+
+@needs_kubectl
+def test_the_kubectl_group_s_module_defaults_set_kubectl_and_the_kubeconfig_once(cluster, tmp_path):
+    """meta/runtime.yml action_groups: module_defaults for group/maitred.rke2_numa.kubectl reach the action - here over
+    variables that name neither a kubectl nor a kubeconfig that works; a task's own argument still wins."""
+    defaults = {"group/maitred.rke2_numa.kubectl": {"kubectl": KUBECTL, "kubeconfig": cluster.kubeconfig}}
+    got, own = play(cluster, tmp_path, [kubectl_task(verb="get", kind="node", names=["gpu-a"], output="json"),
+                                        kubectl_task(verb="get", kind="node", names=["gpu-a"], kubeconfig=str(tmp_path / "none"))],
+                    module_defaults=defaults, rke2_numa_kubectl="/nonexistent/kubectl", rke2_numa_kubeconfig=str(tmp_path / "none"))
+    assert not got.get("failed") and got["object"]["metadata"]["name"] == "gpu-a", got
+    assert got["cmd"][:3] == [KUBECTL, "--kubeconfig", cluster.kubeconfig]
+    assert own.get("failed") and own["cmd"][:3] == [KUBECTL, "--kubeconfig", str(tmp_path / "none")], own

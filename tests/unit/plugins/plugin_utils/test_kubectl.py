@@ -237,3 +237,18 @@ def test_apply_is_server_side_the_apply_whose_requests_are_written_down():
     with pytest.raises(k.KubectlArgError, match="kubectl apply needs --server-side here"):
         call(verb="apply", kind="role", stdin=IDENTITY)
     call(verb="apply", kind="role,rolebinding", options=["--server-side"], stdin=json.dumps({"kind": "Role"}))
+
+
+def test_every_action_of_the_kubectl_group_takes_the_program_and_the_kubeconfig():
+    """module_defaults for group/maitred.rke2_numa.kubectl hand kubectl and kubeconfig to each action of the group
+    (meta/runtime.yml): one that did not document both would refuse them as unsupported parameters."""
+    import importlib
+    import os
+    import yaml
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    with open(os.path.join(repo, "meta", "runtime.yml")) as handle:
+        group = yaml.safe_load(handle)["action_groups"]["kubectl"]
+    assert {"kubectl", "kured_lock"} <= set(group)
+    for name in group:
+        module = importlib.import_module("ansible_collections.maitred.rke2_numa.plugins.modules." + name)
+        assert {"kubectl", "kubeconfig"} <= set(yaml.safe_load(module.DOCUMENTATION)["options"]), name
