@@ -4,18 +4,16 @@
 """The scoped kubeconfig's file: ours or refused (what it is, never what it holds), replaced atomically, 0600, owned."""
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import stat
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
-
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import file_txn
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import kubeconfig_file as kf
 from ansible_collections.maitred.rke2_numa.plugins.modules import kubeconfig_file
+from ansible_collections.maitred.rke2_numa.tests.fixtures.module_run import run_module
 
 ME = os.getuid()
 OURS = kf.MARK + "\n# the token expires at ...\n{}\n"
@@ -64,10 +62,7 @@ def test_a_file_of_ours_owned_by_another_user_is_refused(tmp_path):
 def write(capsys, path, content, owner=None):
     """kubeconfig_file as Ansible runs it, state=written: (exit code, result)."""
     args = {"path": str(path), "state": "written", "content": content, "owner": owner or pwd.getpwuid(ME).pw_name}
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            kubeconfig_file.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
+    return run_module(kubeconfig_file, capsys, args)
 
 
 def test_the_write_replaces_the_file_at_once_0600_and_leaves_no_temporary_file(tmp_path, capsys):

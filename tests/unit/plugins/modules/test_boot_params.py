@@ -9,16 +9,14 @@ boot loader would boot into <root>/proc/cmdline."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
-
 from ansible_collections.maitred.rke2_numa.plugins.modules import boot_params
+from ansible_collections.maitred.rke2_numa.tests.fixtures.module_run import run_module
 
 RECORD = "etc/rke2-numa/boot_params.state"  # what boot_params wrote, for grubby and transactional-update
 STANDINS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "standins", "bootloader")
@@ -94,10 +92,7 @@ def warnings(monkeypatch):
 
 
 def run(capsys, **args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            boot_params.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
+    return run_module(boot_params, capsys, args)
 
 
 def reboot(root, boot_line):

@@ -1,4 +1,6 @@
 # -*- coding: utf-8 -*-
+# Copyright: (c) 2026, maitred.rke2_numa contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """One test for every module that writes files on the host through module_utils/file_txn.FileTransaction: a run whose
 second file change fails (its rename, replace or unlink raises, as on a full or read-only disk) leaves the file it
 changed first exactly as before - bytes, mode, owner - and fails saying it put it back. kubeconfig_file changes one
@@ -12,13 +14,10 @@ import stat
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
-
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import kubeconfig_file as kf
 from ansible_collections.maitred.rke2_numa.plugins.modules import boot_params, kubeconfig_file, kubelet_checkpoints, rke2_config_files
-
-CPU = json.dumps({"policyName": "none", "defaultCpuSet": "", "checksum": 1})
-MEMORY = json.dumps({"policyName": "None", "machineState": {}, "checksum": 2})
+from ansible_collections.maitred.rke2_numa.tests.fixtures.module_run import run_module
+from ansible_collections.maitred.rke2_numa.tests.unit.plugins.modules.test_kubelet_checkpoints import kubelet_folder
 
 
 def state(paths):
@@ -47,13 +46,6 @@ def fail_changes_to(monkeypatch, target):
     monkeypatch.setattr(os, "unlink", failing(os.unlink, 0))
 
 
-def run(module, capsys, args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            module.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
-
-
 def boot(tmp_path, capsys):
     """SL Micro: /etc/default/grub first, then the record boot_params keeps of what it wrote."""
     root = tmp_path / "root"
@@ -80,27 +72,17 @@ def rke2(tmp_path, capsys):
     return rke2_config_files, {"files": files, "backup_dir": str(tmp_path / "backup")}, str(config), str(dropin)
 
 
-def kubelet(tmp_path):
-    folder = tmp_path / "kubelet"
-    folder.mkdir()
-    (folder / "cpu_manager_state").write_text(CPU)
-    os.chmod(folder / "cpu_manager_state", 0o644)
-    (folder / "memory_manager_state").write_text(MEMORY)
-    os.chmod(folder / "memory_manager_state", 0o600)
-    return folder
-
-
 def checkpoints_absent(tmp_path, capsys):
     """The reset: both checkpoints deleted (backed up first) - the second delete fails."""
-    folder = kubelet(tmp_path)
+    folder = kubelet_folder(tmp_path)
     args = {"kubelet_dir": str(folder), "state": "absent", "backup_dir": str(tmp_path / "backup")}
     return kubelet_checkpoints, args, str(folder / "cpu_manager_state"), str(folder / "memory_manager_state")
 
 
 def checkpoints_restored(tmp_path, capsys):
     """The way back: both checkpoints put back from the reset's folder - the second write fails."""
-    folder = kubelet(tmp_path)
-    code, result = run(kubelet_checkpoints, capsys, {"kubelet_dir": str(folder), "state": "absent", "backup_dir": str(tmp_path / "b")})
+    folder = kubelet_folder(tmp_path)
+    code, result = run_module(kubelet_checkpoints, capsys, {"kubelet_dir": str(folder), "state": "absent", "backup_dir": str(tmp_path / "b")})
     assert code == 0
     (folder / "cpu_manager_state").write_text(json.dumps({"policyName": "static", "defaultCpuSet": "0-3", "checksum": 9}))
     (folder / "memory_manager_state").write_text("{}")
@@ -124,7 +106,7 @@ def test_a_failed_second_write_puts_back_the_first(tmp_path, capsys, monkeypatch
     module, args, first, second = setup(tmp_path, capsys)
     before = state([first, second])
     fail_changes_to(monkeypatch, second)
-    code, result = run(module, capsys, args)
+    code, result = run_module(module, capsys, args)
     assert code == 1 and result["failed"], result
     assert result["msg"].startswith(tuple("cannot %s %s: " % (what, second) for what in ("write", "remove", "put back"))), result["msg"]
     assert "put back %s" % first in result["msg"], result["msg"]

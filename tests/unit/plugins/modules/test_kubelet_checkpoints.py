@@ -16,32 +16,35 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import kubelet_checkpoints as kc
 from ansible_collections.maitred.rke2_numa.plugins.modules import kubelet_checkpoints
+from ansible_collections.maitred.rke2_numa.tests.fixtures.module_run import run_module
 
 CPU = json.dumps({"policyName": "none", "defaultCpuSet": "", "checksum": 1})
 MEMORY = json.dumps({"policyName": "None", "machineState": {}, "checksum": 2})
 
 
 def run(capsys, **args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            kubelet_checkpoints.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
+    return run_module(kubelet_checkpoints, capsys, args)
 
 
 def mode(path):
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
-@pytest.fixture
-def kubelet(tmp_path):
+def kubelet_folder(tmp_path):
+    """A kubelet's folder: both checkpoints (0644 and 0600) and what the module does not manage (pods/), which stays."""
     d = tmp_path / "kubelet"
     d.mkdir()
     (d / "cpu_manager_state").write_text(CPU)
     os.chmod(d / "cpu_manager_state", 0o644)
     (d / "memory_manager_state").write_text(MEMORY)
     os.chmod(d / "memory_manager_state", 0o600)
-    (d / "pods").mkdir()   # what the module does not manage stays
+    (d / "pods").mkdir()
     return d
+
+
+@pytest.fixture
+def kubelet(tmp_path):
+    return kubelet_folder(tmp_path)
 
 
 def test_absent_backs_up_with_modes_then_deletes_and_restored_puts_them_back(kubelet, tmp_path, capsys):

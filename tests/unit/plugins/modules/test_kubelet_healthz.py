@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import functools
 import http.server
-import json
 import threading
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
-
 from ansible_collections.maitred.rke2_numa.plugins.module_utils import healthz
 from ansible_collections.maitred.rke2_numa.plugins.modules import kubelet_healthz
+from ansible_collections.maitred.rke2_numa.tests.fixtures.module_run import run_module
 
 
 class FakeClock:
@@ -76,10 +74,7 @@ def kubelet():
 
 
 def run(capsys, **args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            kubelet_healthz.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
+    return run_module(kubelet_healthz, capsys, args)
 
 
 def test_a_kubelet_that_stays_up_is_healthy(kubelet, capsys, fake_clock):

@@ -3,24 +3,19 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import yaml
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
-
 from ansible_collections.maitred.rke2_numa.plugins.modules import topology_info
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
+from ansible_collections.maitred.rke2_numa.tests.fixtures.module_run import run_module
 
 
 def run(capsys, **args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            topology_info.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
+    return run_module(topology_info, capsys, args)
 
 
 @pytest.mark.parametrize("check_mode", [False, True])
