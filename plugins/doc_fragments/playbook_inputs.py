@@ -118,7 +118,15 @@ options:
       rke2_numa_window_end:
         description:
           - The end of the maintenance window, ISO 8601 with C(Z) or an offset; no node starts that cannot finish before
-            it. Empty - no window. For a roll, an end already past is refused.
+            it. Empty - no window (or the one C(rke2_numa_window_minutes) gives). For a roll, an end already past is refused.
+        type: raw
+      rke2_numa_window_minutes:
+        description:
+          - The maintenance window as a duration - it ends this many minutes after the roll starts (when C(rolling.yml)
+            names the roll, before its first write); no node starts that cannot finish before then. What a nightly schedule
+            (AWX's workflow) sets, where a fixed C(rke2_numa_window_end) is past by the second night. 0 - no window by duration.
+            Set this or C(rke2_numa_window_end), not both; the slices of a sliced roll each count from their own start.
+          - From 0 to 1440.
         type: raw
       rke2_numa_roll_order:
         description:

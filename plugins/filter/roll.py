@@ -26,7 +26,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome imp
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_states import RollStateError, roll_state
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.task_result import failure_reason
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_boolean, as_integer
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, window_check
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, roll_window_end, window_check
 
 
 def maintenance_window(window_end, now, node_minutes, done_seconds=()):
@@ -50,10 +50,11 @@ def maintainers(node, daemonsets, suc_pods, kured_daemonset, foreign_annotations
 
 
 def roll_settings(hostvars, host, hosts, now, token="", forks=5):
-    """{id, run, lease_seconds, max_unavailable, nodes, serial} of this run: ``rke2_numa_roll_id`` or a default (AWX's
-    workflow or job id, else a fresh one), this run's own token (the runs of one roll tell their slot claims apart by
-    it), the Lease's duration (``rke2_numa_roll_lease_seconds`` or the longest stretch between renewals), the cap on
-    Nodes out across the roll's runs (``rke2_numa_max_unavailable``, default the batch size), all as ``host``'s
+    """{id, run, lease_seconds, max_unavailable, nodes, serial, window_end} of this run: ``rke2_numa_roll_id`` or a
+    default (AWX's workflow or job id, else a fresh one), this run's own token (the runs of one roll tell their slot
+    claims apart by it), the Lease's duration (``rke2_numa_roll_lease_seconds`` or the longest stretch between
+    renewals), the cap on Nodes out across the roll's runs (``rke2_numa_max_unavailable``, default the batch size), the
+    end of its window (``rke2_numa_window_end``, or ``rke2_numa_window_minutes`` from ``now``), all as ``host``'s
     variables set them (what the inventory and -e set), and the Node names of the run's ``hosts``."""
     variables = hostvars[host]
     roll_id = variables.get("rke2_numa_roll_id") or default_roll_id(
@@ -81,7 +82,9 @@ def roll_settings(hostvars, host, hosts, now, token="", forks=5):
     return {"id": str(roll_id), "run": re.sub(r"[^0-9a-f]", "", str(token).lower())[:8] or "0", "lease_seconds": int(seconds),
             "resume": bool(variables.get("rke2_numa_roll_id")) and as_boolean(variables.get("rke2_numa_roll_resume")) is True,
             "slot_wait": max(0, int(seconds) - LEASE_MARGIN),
-            "max_unavailable": cap, "nodes": sorted(roll_pick.node_name(hostvars, h) for h in hosts or []), "serial": serial}
+            "max_unavailable": cap, "nodes": sorted(roll_pick.node_name(hostvars, h) for h in hosts or []), "serial": serial,
+            "window_end": roll_window_end(variables.get("rke2_numa_window_end"), as_integer(variables.get("rke2_numa_window_minutes")),
+                                          float(now))}
 
 
 def lease_observed(text, name, now, before=None):

@@ -353,6 +353,15 @@ def _lease_seconds_rule(name, value, ctx):
     return [] if as_integer(value) == 0 else _bounded(name, value, " s (or 0: computed from the timeouts)")
 
 
+def _window_minutes_rule(name, value, ctx):
+    """A window as a duration: its spec's bounds, and not beside a window's end (which of the two would end the roll?)."""
+    errors = _bounded(name, value, " min")
+    if not errors and as_integer(value) > 0 and ctx.inputs.get("rke2_numa_window_end") not in (None, ""):
+        errors = ["%s %s and rke2_numa_window_end %s are both set: set the window's end or its duration, not both"
+                  % (name, show(value), ctx.inputs["rke2_numa_window_end"])]
+    return errors
+
+
 _Context = collections.namedtuple("_Context", "playbook inputs groups hosts now")
 
 # One rule per variable, in the order the refusal lists them: (variable, rule(name, value, context) -> [messages]).
@@ -380,6 +389,7 @@ RULES = (
     ("rke2_numa_max_fail_percentage", _bounds_rule(" (%)")),
     ("rke2_numa_node_minutes", _node_minutes_rule),
     ("rke2_numa_window_end", lambda name, value, ctx: window_errors(value, ctx.now, ctx.playbook == "rolling")),
+    ("rke2_numa_window_minutes", _window_minutes_rule),
     ("rke2_numa_roll_order", _choice_rule),
     ("rke2_numa_roll_id", _when_set(_name_rule(roll_lease.roll_id_errors, "a roll id"))),
     ("rke2_numa_roll_resume", _roll_resume_rule),

@@ -30,6 +30,16 @@ def parse_iso8601(text):
     return moment.timestamp()
 
 
+def roll_window_end(end, minutes, now):
+    """The end of this roll's window, as rolling.yml keeps it in rke2_numa_roll.window_end: ``minutes`` after ``now``
+    (the roll's start, epoch seconds) as ISO 8601 UTC when above 0 - a nightly schedule's window, never a date that is
+    past by the next night - else ``end`` as given ('' - no window). playbook_inputs refuses both set."""
+    if minutes and minutes > 0:
+        moment = datetime.datetime.fromtimestamp(now + minutes * 60, tz=datetime.timezone.utc)
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(end or "")
+
+
 def window_check(window_end, now, node_minutes, done_seconds=()):
     if node_minutes <= 0:
         raise WindowError("rke2_numa_node_minutes must be positive, not %s" % node_minutes)

@@ -8,6 +8,7 @@ accept, and names playbooks that exist."""
 from __future__ import annotations
 
 import os
+import time
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 import yaml
@@ -60,11 +61,14 @@ def test_every_variable_the_examples_set_is_declared_and_its_value_valid():
                     for name in variables)
         result = ArgumentSpecValidator(spec).validate(dict(variables))
         assert not result.error_messages, (where, result.error_messages)
-        # and the playbook's own rules (bounds, names, a window's end in ISO 8601, ...), as its first task applies them
+        # and the playbook's own rules (bounds, names, a window's end in ISO 8601, ...), as its first task applies them,
+        # tonight and a year on: a nightly workflow runs every night (a fixed rke2_numa_window_end was refused from its
+        # second night: "ended 1255 min ago")
         if playbook in PLAYBOOKS:
-            assert input_errors(playbook, dict(variables), {"servers": ["server-1"]}, ["server-1"], 1796400000.0) == [], where
+            for now in (time.time(), time.time() + 365 * 86400):
+                assert input_errors(playbook, dict(variables), {"servers": ["server-1"]}, ["server-1"], now) == [], where
         seen += len(variables)
-    assert seen >= 10
+    assert seen >= 9
 
 
 def test_the_templates_run_playbooks_of_the_collection_and_the_workflow_names_them():

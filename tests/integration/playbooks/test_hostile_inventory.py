@@ -263,12 +263,16 @@ def test_a_roll_holds_kureds_lock_while_it_works_and_gives_it_back(cluster, tmp_
     assert "annotations" not in json.loads(declared.read_text())[0]
 
 
-def test_a_roll_the_window_stops_is_not_a_success(cluster, tmp_path):
-    """Too little time left for a node: no node starts, nothing is written, and the run fails naming what is left."""
+@pytest.mark.parametrize("by", ["end", "duration"])
+def test_a_roll_the_window_stops_is_not_a_success(cluster, tmp_path, by):
+    """Too little time left for a node - the window's end 5 min away, or a window of 5 min from the roll's start (a
+    nightly schedule's rke2_numa_window_minutes): no node starts, nothing is written, and the run fails naming what is
+    left."""
     root = make_node(tmp_path / "gpu-a", **SPEC)   # not compliant: it needs a roll
     end = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    window = {"rke2_numa_window_end": end} if by == "end" else {"rke2_numa_window_minutes": 5}
     before = tree(root)
-    out = run(cluster, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, rke2_numa_window_end=end, rke2_numa_node_minutes=30)
+    out = run(cluster, tmp_path, "rolling.yml", {"gpu-a": node_vars(root)}, rke2_numa_node_minutes=30, **window)
     text = out.stdout + out.stderr
     assert out.returncode == 2, text[-3000:]
     assert "stopping: the maintenance window ends in" in text

@@ -66,7 +66,10 @@ def test_roll_settings_read_the_runs_own_values_wherever_the_operator_set_them()
     got = F["roll_settings"](hostvars, "a", ["a", "b"], 1796112000, "ab12")
     seconds = 180 + 300 + 120 + 180 + 120   # the longest stretch between two renewals: the kubelet's start to the labels
     assert got == {"id": "awx-workflow-42", "run": "ab12", "lease_seconds": seconds, "slot_wait": seconds - 120, "max_unavailable": 2,
-                   "nodes": ["a", "node-b"], "serial": 2, "resume": False}
+                   "nodes": ["a", "node-b"], "serial": 2, "resume": False, "window_end": ""}
+    # the window: its end as given, or its duration from the roll's start (a nightly schedule's)
+    assert F["roll_settings"]({"a": {"rke2_numa_window_end": "2026-12-01T06:00:00Z"}}, "a", ["a"], 0)["window_end"] == "2026-12-01T06:00:00Z"
+    assert F["roll_settings"]({"a": {"rke2_numa_window_minutes": "240"}}, "a", ["a"], 1796112000)["window_end"] == "2026-12-01T12:00:00Z"
     assert F["roll_settings"]({"a": {"rke2_numa_roll_id": "mine"}}, "a", ["a"], 0)["serial"] == 1
     # resuming a dead roll: only with its id
     assert F["roll_settings"]({"a": {"rke2_numa_roll_id": "mine", "rke2_numa_roll_resume": "true"}}, "a", ["a"], 0)["resume"] is True

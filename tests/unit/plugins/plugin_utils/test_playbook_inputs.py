@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import SERVERS_LEFT_OUT, input_errors, role_errors, run_pattern, run_servers
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import show
 
 NOW = 1796104800.0  # 2026-12-01T06:00:00Z
 GROUPS = {"all": ["gpu-a", "gpu-b", "k1"], "gpu": ["gpu-a", "gpu-b"], "servers": ["k1"], "empty": [], "ungrouped": []}
@@ -106,6 +107,18 @@ def test_a_window_that_has_ended_stops_a_roll_saying_when_but_not_a_check():
     found = errors(rke2_numa_window_end="2026-12-01T04:30:00Z")
     assert found == ["rke2_numa_window_end 2026-12-01T04:30:00Z ended 90 min ago: no node may start; set the end of this run's window"]
     assert errors("check", rke2_numa_window_end="2026-12-01T04:30:00Z") == []
+
+
+def test_a_window_by_duration_is_bounded_and_never_beside_a_window_s_end():
+    assert errors(rke2_numa_window_minutes=240, rke2_numa_window_end="") == []
+    assert errors(rke2_numa_window_minutes="240", rke2_numa_window_end="") == []
+    assert errors(rke2_numa_window_minutes=0, rke2_numa_window_end="2026-12-01T08:00:00Z") == []
+    for bad in (-1, 1441, "4h", True, None):
+        assert errors(rke2_numa_window_minutes=bad, rke2_numa_window_end="") == [
+            "rke2_numa_window_minutes %s must be an integer from 0 to 1440 min" % show(bad)], bad
+    assert errors(rke2_numa_window_minutes=240, rke2_numa_window_end="2026-12-01T08:00:00Z") == [
+        "rke2_numa_window_minutes 240 and rke2_numa_window_end 2026-12-01T08:00:00Z are both set: set the window's end or its "
+        "duration, not both"]
 
 
 def test_every_problem_is_named_at_once():
@@ -209,7 +222,7 @@ def test_a_wrong_server_group_or_flag_stops_the_run(group, include, message):
     assert result["left_out"] == [] and message in result["refused"]
 
 
-def test_an_unknown_playbook_is_a_programming_error():
+def test_an_unknown_playbook_has_no_servers_to_leave_out():
     with pytest.raises(ValueError):
         run_servers("access", GROUPS, "servers", HOSTS, False, False)
 

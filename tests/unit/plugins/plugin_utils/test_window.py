@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, parse_iso8601, window_check
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.window import WindowError, parse_iso8601, roll_window_end, window_check
 
 END = "2026-12-01T06:00:00Z"
 T_END = 1796104800.0  # 2026-12-01T06:00:00Z
@@ -38,3 +38,11 @@ def test_a_closed_window_starts_nothing():
     assert not window_check(END, T_END + 60, 1)["start"]
     with pytest.raises(WindowError):
         window_check(END, T_END - 3600, 0)
+
+
+def test_a_window_by_duration_ends_that_many_minutes_after_the_roll_starts_every_night():
+    assert roll_window_end("", 240, T_END) == "2026-12-01T10:00:00Z"
+    assert roll_window_end("", 240, T_END + 86400) == "2026-12-02T10:00:00Z"   # the next night: its own window
+    assert parse_iso8601(roll_window_end("", 1, T_END)) == T_END + 60
+    assert roll_window_end(END, 0, T_END) == END and roll_window_end(END, None, T_END) == END
+    assert roll_window_end(None, 0, T_END) == ""
