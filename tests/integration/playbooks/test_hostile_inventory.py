@@ -101,6 +101,7 @@ def test_hostile_or_careless_inputs_are_refused_before_any_api_call_and_any_writ
         "h-super": {"rke2_numa_drain_timeout": "\u00b2"},               # "2".isdigit() is True, int() of it raises
         "h-cap": {"rke2_numa_max_unavailable": "9" * 5000},
         "h-prove": {"rke2_numa_prove": "maybe"},
+        "h-template": {"rke2_numa_drain_timeout": "{{ rke2_numa_no_such_variable }}"},   # a template that does not render
         "fleet": {},                                                     # its report would overwrite fleet.json
     }
     hosts = {name: node_vars(root, **dict({"rke2_numa_node_name": "gpu-a"}, **values)) for name, values in bad.items()}
@@ -126,11 +127,14 @@ def test_hostile_or_careless_inputs_are_refused_before_any_api_call_and_any_writ
             ("h-super", "rke2_numa_drain_timeout '\u00b2' must be an integer from 1 to 14400 s"),
             ("h-cap", "rke2_numa_max_unavailable '99999"),
             ("h-prove", "rke2_numa_prove 'maybe' must be true or false"),
+            ("h-template", 'rke2_numa_drain_timeout "<cannot template: '),
             ("fleet", "inventory host name 'fleet' cannot name its report files"),
             ("Gpu_B", "rke2_numa_node_name 'Gpu_B' is not a Node name")]:
         assert "%s: the inputs of rolling are refused, nothing was read or written: " % host in text, host
-        assert words in text, (host, text[-3000:])
+        assert words in text, (host, re.findall(r"%s: .{0,400}" % re.escape(host), text)[:2] or text[-3000:])
     assert "Traceback" not in text and "4300 digits" not in text and "Exceeds the limit" not in text
+    assert re.search(r"h-template: [^\n]*rke2_numa_drain_timeout \"<cannot template: [^\n]*rke2_numa_no_such_variable", text), \
+        "the template's error named, with its variable"
     assert "rke2_numa_drain_timeout '%s... must be an integer from 1 to 14400 s" % ("9" * 76) in text, "shown short, named"
     assert "rke2_numa_max_unavailable '%s... must be a number of nodes from 1 to 10000" % ("9" * 76) in text
     assert cluster.calls() == [], "not one API call"
