@@ -195,8 +195,47 @@ def fragment_file(comments, sections):
     return "\n".join(lines) + "\n"
 
 
+class _Flow(dict):
+    """A mapping written on one line."""
+
+
+class _FlowList(list):
+    """A list written on one line."""
+
+
+class _FragmentDumper(_Dumper):  # pylint: disable=too-many-ancestors
+    """A doc fragment's YAML: what fits on one line in flow style (_Flow, _FlowList)."""
+
+
+_FragmentDumper.add_representer(_Flow, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=True))
+_FragmentDumper.add_representer(_FlowList, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True))
+LINE = 160  # the house's longest line (pep8 in sanity)
+FRAGMENT_LINE = 150  # a flow collection's line at the most
+
+
+def _compact(key, value, indent):
+    """The value of ``key`` (at ``indent``) as a fragment writes it: a description of one paragraph as a string; a list
+    or mapping of scalars (not a description's paragraphs) in flow style when it fits on the key's line."""
+    if key == "description" and isinstance(value, list):
+        return value[0] if len(value) == 1 else value
+    if isinstance(value, dict):
+        value = dict((k, _compact(k, v, indent + 2)) for k, v in value.items())
+    if not isinstance(value, (dict, list)) or any(isinstance(v, (dict, list)) for v in (value.values() if isinstance(value, dict) else value)):
+        return value
+    flow = (_Flow if isinstance(value, dict) else _FlowList)(value)
+    text = yaml.dump(flow, Dumper=_FragmentDumper, sort_keys=False, width=10 ** 6).strip()
+    return flow if indent + len(key) + 2 + len(text) <= FRAGMENT_LINE else value
+
+
 def options_yaml(options):
-    return yaml.dump({"options": options}, Dumper=_Dumper, default_flow_style=False, sort_keys=False, width=118)
+    """The fragment's options: prose wrapped as wide as keeps every line within LINE (yaml wraps at the first space past
+    its width, so a long word goes past it)."""
+    options = dict((name, _compact(name, entry, 2)) for name, entry in options.items())
+    for width in range(FRAGMENT_LINE, 0, -5):
+        text = yaml.dump({"options": options}, Dumper=_FragmentDumper, default_flow_style=False, sort_keys=False, width=width)
+        if max(len(line) for line in text.splitlines()) <= LINE:
+            return text
+    raise SystemExit("a word of a fragment is longer than %d characters" % LINE)
 
 
 def plan_fragment():

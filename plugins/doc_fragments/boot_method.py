@@ -18,16 +18,11 @@ options:
   method:
     description:
       - How to change the boot configuration.
-      - V(auto) chooses from C(ID) and C(ID_LIKE) in C(<root>/etc/os-release) - V(grub_d) for debian and ubuntu, V(grubby)
-        for rhel, centos, rocky, almalinux and fedora, V(transactional_update) for sle-micro, sl-micro, opensuse-microos,
-        opensuse-leap-micro and any SUSE system whose C(/) is a read-only btrfs with C(transactional-update) installed.
-        Any other distribution fails, naming it.
+      - V(auto) chooses from C(ID) and C(ID_LIKE) in C(<root>/etc/os-release) - V(grub_d) for debian and ubuntu, V(grubby) for rhel, centos, rocky, almalinux
+        and fedora, V(transactional_update) for sle-micro, sl-micro, opensuse-microos, opensuse-leap-micro and any SUSE system whose C(/) is a read-only
+        btrfs with C(transactional-update) installed. Any other distribution fails, naming it.
     type: str
-    choices:
-      - auto
-      - grub_d
-      - grubby
-      - transactional_update
+    choices: [auto, grub_d, grubby, transactional_update]
     default: auto
 """
 
@@ -36,15 +31,10 @@ options:
   boot_method:
     description:
       - How to change the boot configuration.
-      - V(auto) chooses from C(ID) and C(ID_LIKE) in C(<root>/etc/os-release) - V(grub_d) for debian and ubuntu, V(grubby)
-        for rhel, centos, rocky, almalinux and fedora, V(transactional_update) for sle-micro, sl-micro, opensuse-microos,
-        opensuse-leap-micro and any SUSE system whose C(/) is a read-only btrfs with C(transactional-update) installed.
-        Any other distribution fails, naming it.
+      - V(auto) chooses from C(ID) and C(ID_LIKE) in C(<root>/etc/os-release) - V(grub_d) for debian and ubuntu, V(grubby) for rhel, centos, rocky, almalinux
+        and fedora, V(transactional_update) for sle-micro, sl-micro, opensuse-microos, opensuse-leap-micro and any SUSE system whose C(/) is a read-only
+        btrfs with C(transactional-update) installed. Any other distribution fails, naming it.
     type: str
-    choices:
-      - auto
-      - grub_d
-      - grubby
-      - transactional_update
+    choices: [auto, grub_d, grubby, transactional_update]
     default: auto
 """

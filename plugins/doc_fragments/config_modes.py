@@ -13,15 +13,10 @@ class ModuleDocFragment(object):
 options:
   mode:
     type: str
-    choices:
-      - auto
-      - merge
-      - dropin
+    choices: [auto, merge, dropin]
     default: auto
   kubelet_config:
     type: str
-    choices:
-      - flags
-      - file
+    choices: [flags, file]
     default: flags
 """

@@ -12,57 +12,34 @@ class ModuleDocFragment(object):
 options:
   verb:
     description:
-      - 'The kubectl command. For each: whether it writes (a write is skipped in check mode unless the task says C(check_mode=false)),
-        the ways it takes its objects, the options it takes besides the common ones (O(options)), and the API requests it
-        sends (returned as RV(requests); C(named) - of an object by its name) - what the scoped identity must be granted.'
-      - 'C(get) - a read, run in check mode; objects: O(kind) and O(names), O(stdin) (of O(kind)), a O(raw) path; options:
-        C(--ignore-not-found); sends C(get) the objects (by kind, with names); C(list) the objects, unnamed (by kind, without
-        names); C(get) C(namespaces) (by kind, with names, with C(--ignore-not-found), in a namespace); C(get) the objects
-        (from stdin); C(get) the path (with raw).'
-      - 'C(wait) - a read, run in check mode; objects: O(kind) and O(names); options: C(--for=), C(--timeout=); sends C(get)
-        the objects; C(list) the objects; C(watch) the objects.'
-      - 'C(logs) - a read, run in check mode; objects: O(kind) and O(names); options: C(--container=); sends C(get) C(pods);
-        C(get) C(pods/log).'
-      - 'C(config) - a read, run in check mode; objects: none (C(config view)); options: C(--minify), C(--flatten), C(--raw);
-        sends no request.'
-      - 'C(annotate) - a write, skipped in check mode; objects: O(kind) and O(names); options: C(--overwrite), C(--resource-version=);
-        sends C(get) the objects; C(patch) the objects.'
-      - 'C(label) - a write, skipped in check mode; objects: O(kind) and O(names); options: C(--overwrite); sends C(get)
-        the objects; C(patch) the objects.'
-      - 'C(cordon) - a write, skipped in check mode; objects: O(kind) and O(names); options: none; sends C(get) C(nodes);
-        C(patch) C(nodes).'
-      - 'C(patch) - a write, skipped in check mode; objects: O(kind) and O(names); options: C(--type=), C(--patch=); sends
-        C(get) the objects; C(patch) the objects.'
-      - 'C(uncordon) - a write, skipped in check mode; objects: O(kind) and O(names); options: none; sends C(get) C(nodes);
-        C(patch) C(nodes).'
-      - 'C(drain) - a write, skipped in check mode; objects: O(kind) and O(names); options: C(--ignore-daemonsets), C(--delete-emptydir-data),
-        C(--timeout=), C(--grace-period=), C(--pod-selector=); sends C(get) C(nodes); C(patch) C(nodes); C(list) C(pods),
-        unnamed in every namespace; C(get) C(daemonsets) in every namespace; C(create) C(pods/eviction) in every namespace;
-        C(get) C(pods) in every namespace.'
-      - 'C(delete) - a write, skipped in check mode; objects: O(kind) and O(names); options: C(--ignore-not-found), C(--wait=),
-        C(--timeout=); sends C(get) the objects; C(delete) the objects; C(list) the objects (unless C(--wait=false)); C(watch)
-        the objects (unless C(--wait=false)).'
-      - 'C(create) - a write, skipped in check mode; objects: O(stdin) (of O(kind)), a O(raw) path; options: C(--validate=);
-        sends C(create) the objects, unnamed (from stdin); C(create) the path (with raw).'
-      - 'C(replace) - a write, skipped in check mode; objects: O(stdin) (of O(kind)); options: C(--validate=); sends C(update)
+      - 'The kubectl command. For each: whether it writes (a write is skipped in check mode unless the task says C(check_mode=false)), the ways it takes
+        its objects, the options it takes besides the common ones (O(options)), and the API requests it sends (returned as RV(requests); C(named) - of an
+        object by its name) - what the scoped identity must be granted.'
+      - 'C(get) - a read, run in check mode; objects: O(kind) and O(names), O(stdin) (of O(kind)), a O(raw) path; options: C(--ignore-not-found); sends
+        C(get) the objects (by kind, with names); C(list) the objects, unnamed (by kind, without names); C(get) C(namespaces) (by kind, with names, with
+        C(--ignore-not-found), in a namespace); C(get) the objects (from stdin); C(get) the path (with raw).'
+      - 'C(wait) - a read, run in check mode; objects: O(kind) and O(names); options: C(--for=), C(--timeout=); sends C(get) the objects; C(list) the objects;
+        C(watch) the objects.'
+      - 'C(logs) - a read, run in check mode; objects: O(kind) and O(names); options: C(--container=); sends C(get) C(pods); C(get) C(pods/log).'
+      - 'C(config) - a read, run in check mode; objects: none (C(config view)); options: C(--minify), C(--flatten), C(--raw); sends no request.'
+      - 'C(annotate) - a write, skipped in check mode; objects: O(kind) and O(names); options: C(--overwrite), C(--resource-version=); sends C(get) the
+        objects; C(patch) the objects.'
+      - 'C(label) - a write, skipped in check mode; objects: O(kind) and O(names); options: C(--overwrite); sends C(get) the objects; C(patch) the objects.'
+      - 'C(cordon) - a write, skipped in check mode; objects: O(kind) and O(names); options: none; sends C(get) C(nodes); C(patch) C(nodes).'
+      - 'C(patch) - a write, skipped in check mode; objects: O(kind) and O(names); options: C(--type=), C(--patch=); sends C(get) the objects; C(patch)
         the objects.'
-      - 'C(apply) - a write, skipped in check mode; objects: O(stdin) (of O(kind)); options: C(--server-side), C(--force-conflicts),
-        C(--field-manager=), C(--validate=); needs C(--server-side); sends C(patch) the objects; C(create) the objects.'
+      - 'C(uncordon) - a write, skipped in check mode; objects: O(kind) and O(names); options: none; sends C(get) C(nodes); C(patch) C(nodes).'
+      - 'C(drain) - a write, skipped in check mode; objects: O(kind) and O(names); options: C(--ignore-daemonsets), C(--delete-emptydir-data), C(--timeout=),
+        C(--grace-period=), C(--pod-selector=); sends C(get) C(nodes); C(patch) C(nodes); C(list) C(pods), unnamed in every namespace; C(get) C(daemonsets)
+        in every namespace; C(create) C(pods/eviction) in every namespace; C(get) C(pods) in every namespace.'
+      - 'C(delete) - a write, skipped in check mode; objects: O(kind) and O(names); options: C(--ignore-not-found), C(--wait=), C(--timeout=); sends C(get)
+        the objects; C(delete) the objects; C(list) the objects (unless C(--wait=false)); C(watch) the objects (unless C(--wait=false)).'
+      - 'C(create) - a write, skipped in check mode; objects: O(stdin) (of O(kind)), a O(raw) path; options: C(--validate=); sends C(create) the objects,
+        unnamed (from stdin); C(create) the path (with raw).'
+      - 'C(replace) - a write, skipped in check mode; objects: O(stdin) (of O(kind)); options: C(--validate=); sends C(update) the objects.'
+      - 'C(apply) - a write, skipped in check mode; objects: O(stdin) (of O(kind)); options: C(--server-side), C(--force-conflicts), C(--field-manager=),
+        C(--validate=); needs C(--server-side); sends C(patch) the objects; C(create) the objects.'
     type: str
     required: true
-    choices:
-      - get
-      - wait
-      - logs
-      - config
-      - annotate
-      - label
-      - cordon
-      - patch
-      - uncordon
-      - drain
-      - delete
-      - create
-      - replace
-      - apply
+    choices: [get, wait, logs, config, annotate, label, cordon, patch, uncordon, drain, delete, create, replace, apply]
 """
