@@ -44,7 +44,7 @@ def replace_file(dest, data, like=None, move=None):
     """Write ``data`` over ``dest`` atomically: a temporary file beside it (0600 while it is written), given the owner
     and mode of ``like`` (a stat, or Attrs) before its first byte when given, synced, then moved over ``dest`` by
     ``move(tmp, dest)`` - os.rename, or AnsibleModule.atomic_move, which gives it an existing dest's mode, owner and
-    SELinux context. When anything fails, dest is as it was and the temporary file is gone."""
+    SELinux context -, and the folder synced. When anything fails, dest is as it was and the temporary file is gone."""
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(dest), prefix=".%s." % os.path.basename(dest))
     try:
         with os.fdopen(fd, "wb") as f:
@@ -57,6 +57,14 @@ def replace_file(dest, data, like=None, move=None):
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
+    try:  # the rename on disk too; best effort where the folder cannot be opened
+        fd = os.open(os.path.dirname(dest) or ".", os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class Attrs(object):
@@ -313,6 +321,18 @@ def recorded(path, data, mode=None, uid=None, gid=None):
     owner, or None - the run created it, so it goes."""
     return {"path": path, "real": os.path.realpath(path), "data": data, "context": None, "dirs": [],
             "stat": None if data is None else Attrs(stat.S_IFREG | mode, uid, gid)}
+
+
+def backup_record(path, backup, mode=None, uid=None, gid=None):
+    """The record of a file an earlier run backed up at ``backup`` (recorded): the backup's bytes, with ``mode`` and
+    owner as recorded (each the backup's own when not); no ``backup`` - the run created the file."""
+    if not backup:
+        return recorded(path, None)
+    st = os.stat(backup)
+    with open(backup, "rb") as f:
+        data = f.read()
+    return recorded(path, data, stat.S_IMODE(st.st_mode) if mode is None else mode, st.st_uid if uid is None else uid,
+                    st.st_gid if gid is None else gid)
 
 
 def restore_recorded(module, records):

@@ -224,3 +224,32 @@ def test_planned_files_are_all_backed_up_first_then_written_0600_or_removed_and_
     assert file_txn.restore_recorded(Module(), record) == [str(ours), str(config), str(old)]
     assert config.read_bytes() == b"token: x\n" and mode(config) == 0o644 and not ours.exists() and old.read_bytes() == b"# ours, old name\n"
     assert file_txn.restore_recorded(Module(), record) == []
+
+
+@pytest.mark.parametrize("through", ["rename", "atomic_move"])
+def test_a_replaced_file_has_its_folder_synced_after_the_rename(tmp_path, monkeypatch, through):
+    """The rename is on disk too, not only the bytes: the folder is synced once the new file is in it."""
+    path, synced, fsync = tmp_path / "kubeconfig", [], os.fsync
+
+    def spy(fd):
+        st = os.fstat(fd)
+        synced.append((stat.S_ISDIR(st.st_mode) and st.st_ino == os.stat(tmp_path).st_ino, path.exists()))
+        fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    replace_file(str(path), b"new\n", move=Module().atomic_move if through == "atomic_move" else None)
+    assert path.read_bytes() == b"new\n"
+    assert synced[-1] == (True, True), synced
+
+
+def test_a_folder_that_cannot_be_opened_is_not_synced_and_the_file_is_written(tmp_path, monkeypatch):
+    path, opened = tmp_path / "grub", os.open
+
+    def refuse_folders(name, flags, *args):
+        if flags & os.O_DIRECTORY:
+            raise PermissionError(13, "Permission denied")
+        return opened(name, flags, *args)
+
+    monkeypatch.setattr(os, "open", refuse_folders)
+    replace_file(str(path), b"new\n")
+    assert path.read_bytes() == b"new\n"
