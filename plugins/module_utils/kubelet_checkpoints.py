@@ -4,7 +4,8 @@
 """The kubelet's CPU and Memory Manager checkpoints, read and summarised (module_utils: runs on the host).
 
 Used by kubelet_state_info and node_state_info; the controller decides with
-plugin_utils/kubelet_state.py whether the kubelet would refuse them.
+plugin_utils/kubelet_state.py whether the kubelet would refuse them. The reset's writes (the
+kubelet_checkpoints module) import file_txn inside, so a read compiles none of it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.cpuset import (
     format_cpulist,
     parse_cpulist,
 )
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import FileTransaction, new_folder, recorded, restore_recorded
 
 CPU_STATE = "cpu_manager_state"
 MEMORY_STATE = "memory_manager_state"
@@ -131,6 +131,8 @@ def backup_and_remove(module, kubelet_dir, backup_dir, stamp):
     for name in existing:
         if not os.path.isfile(os.path.join(kubelet_dir, name)) or os.path.islink(os.path.join(kubelet_dir, name)):
             raise CheckpointError("%s is not a regular file; nothing was backed up or deleted" % os.path.join(kubelet_dir, name))
+    from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import FileTransaction, new_folder  # pylint: disable=import-outside-toplevel
+
     folder = new_folder(backup_dir, stamp)
     txn = FileTransaction(module, backup_dir=folder, result={"backup_path": folder, "backed_up": result["backed_up"]})
     previous = dict((name, _previous(os.path.join(kubelet_dir, name))) for name in existing)
@@ -162,23 +164,16 @@ def _manifest(kubelet_dir, backup_path):
     return existed, manifest.get("previous") or {}
 
 
-def _record(dest, backup, previous):
-    """A checkpoint as it comes back: its copy's bytes, the manifest's mode and owner (a folder made before the manifest
-    kept them: the copy's own)."""
-    st = os.stat(backup)
-    with open(backup, "rb") as f:
-        data = f.read()
-    return recorded(dest, data, previous.get("mode", stat.S_IMODE(st.st_mode)), previous.get("uid", st.st_uid), previous.get("gid", st.st_gid))
-
-
 def restore(module, kubelet_dir, backup_path):
     """Undo backup_and_remove, as one FileTransaction: each checkpoint it backed up comes back (bytes, mode and owner);
     a checkpoint that did not exist before is removed again (the kubelet that failed wrote it). Only a folder with our
     manifest, for this kubelet_dir, is trusted. {changed, restored, removed}."""
+    from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import backup_record, restore_recorded  # pylint: disable=import-outside-toplevel
+
     existed, previous = _manifest(kubelet_dir, backup_path)
-    records = [_record(os.path.join(kubelet_dir, name), os.path.join(backup_path, name), previous.get(name) or {})
-               for name in FILES if name in existed]
-    records += [recorded(os.path.join(kubelet_dir, name), None) for name in FILES if name not in existed]
+    records = [backup_record(os.path.join(kubelet_dir, name), os.path.join(backup_path, name) if name in existed else "",
+                             *((previous.get(name) or {}).get(key) for key in ("mode", "uid", "gid")))
+               for name in sorted(FILES, key=lambda name: name not in existed)]  # the backed up first
     changed = restore_recorded(module, records)
     return {"changed": bool(changed), "restored": [r["path"] for r in records if r["path"] in changed and r["data"] is not None],
             "removed": [r["path"] for r in records if r["path"] in changed and r["data"] is None]}

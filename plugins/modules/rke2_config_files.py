@@ -63,20 +63,14 @@ import pwd
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import recorded, restore_recorded, write_planned
+from ansible_collections.maitred.rke2_numa.plugins.module_utils.file_txn import backup_record, restore_recorded, write_planned
 
 
-def records(files):
-    """The files an earlier run recorded, their backups read (before anything is written): file_txn.recorded."""
-    out = []
-    for f in files:
-        if not f["backup_file"]:
-            out.append(recorded(f["path"], None))
-            continue
-        with open(f["backup_file"], "rb") as backup:
-            data = backup.read()
-        out.append(recorded(f["path"], data, int(str(f["mode"]), 8), pwd.getpwnam(f["owner"]).pw_uid, grp.getgrnam(f["group"]).gr_gid))
-    return out
+def record(f):
+    """A file as an earlier run recorded it (file_txn.backup_record), its backup read before anything is written."""
+    if not f["backup_file"]:
+        return backup_record(f["path"], "")
+    return backup_record(f["path"], f["backup_file"], int(str(f["mode"]), 8), pwd.getpwnam(f["owner"]).pw_uid, grp.getgrnam(f["group"]).gr_gid)
 
 
 def main():
@@ -97,7 +91,7 @@ def main():
     if module.params["state"] == "written":
         module.exit_json(changed=bool(files), backups=write_planned(module, files, module.params["backup_dir"]))
     try:
-        files = records(files)
+        files = [record(f) for f in files]
     except (IOError, OSError, KeyError, TypeError, ValueError) as e:
         module.fail_json(msg="cannot read a backup, or its recorded mode, owner or group: %s; nothing written" % e)
     module.exit_json(changed=bool(restore_recorded(module, files)))

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 
 import pytest
 
@@ -148,3 +150,19 @@ def test_a_backup_made_before_the_manifest_kept_modes_restores_with_the_copies_o
     os.chmod(os.path.join(folder, "cpu_manager_state"), 0o644)
     code, result = run(capsys, kubelet_dir=str(kubelet), state="restored", backup_path=folder)
     assert code == 0 and mode(kubelet / "cpu_manager_state") == 0o644 and mode(kubelet / "memory_manager_state") == 0o600
+
+
+def test_the_checkpoint_read_compiles_no_file_transaction(tmp_path):
+    """node_state_info and kubelet_state_info read the checkpoints: file_txn, which only the reset's writes need, is
+    not imported (a module call compiles its module_utils anew on every host)."""
+    code = """
+import json, sys
+from ansible_collections.maitred.rke2_numa.plugins.module_utils import kubelet_checkpoints
+kubelet_checkpoints.read_checkpoints(sys.argv[1])
+print(json.dumps(sorted(m.rpartition(".")[2] for m in sys.modules if ".module_utils." in m)))
+"""
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))).stdout
+    loaded = set(json.loads(out))
+    assert "kubelet_checkpoints" in loaded
+    assert "file_txn" not in loaded, loaded
