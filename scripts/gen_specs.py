@@ -210,7 +210,7 @@ class _FragmentDumper(_Dumper):  # pylint: disable=too-many-ancestors
 _FragmentDumper.add_representer(_Flow, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=True))
 _FragmentDumper.add_representer(_FlowList, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True))
 LINE = 160  # the house's longest line (pep8 in sanity)
-FRAGMENT_LINE = 150  # a flow collection's line at the most
+FRAGMENT_LINE = 150  # the width prose is wrapped at first
 
 
 def _compact(key, value, indent):
@@ -224,7 +224,7 @@ def _compact(key, value, indent):
         return value
     flow = (_Flow if isinstance(value, dict) else _FlowList)(value)
     text = yaml.dump(flow, Dumper=_FragmentDumper, sort_keys=False, width=10 ** 6).strip()
-    return flow if indent + len(key) + 2 + len(text) <= FRAGMENT_LINE else value
+    return flow if indent + len(key) + 2 + len(text) <= LINE else value
 
 
 def options_yaml(options):

@@ -93,10 +93,8 @@ options:
     type: str
     choices: [1G, 2M]
     default: 1G
-  hugepages_per_node:
-    description: Hugepages of O(hugepages_size) on each NUMA node chosen by O(hugepages_nodes). 0 reserves none.
-    type: int
-    default: 0
+  hugepages_per_node: {description: Hugepages of O(hugepages_size) on each NUMA node chosen by O(hugepages_nodes). 0 reserves none., type: int,
+    default: 0}
   hugepages_nodes:
     description: Which NUMA nodes get hugepages. C(gpu) - the nodes with CPUs and GPUs; C(all) - every node with CPUs; or a list of node
       ids. CPU-less nodes are refused.

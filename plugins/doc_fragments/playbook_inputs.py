@@ -125,9 +125,7 @@ options:
             share an id and never set this.
           - Needs C(rke2_numa_roll_id).
         type: raw
-      rke2_numa_roll_lease_namespace:
-        description: The namespace of the Lease a roll takes before its first write (one roll at a time per cluster).
-        type: raw
+      rke2_numa_roll_lease_namespace: {description: The namespace of the Lease a roll takes before its first write (one roll at a time per cluster)., type: raw}
       rke2_numa_roll_lease_name: {description: The name of that Lease., type: raw}
       rke2_numa_roll_lock_wait:
         description:

@@ -19,32 +19,15 @@ description:
     nothing; a failure leaves the old file as it was.
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-  - maitred.rke2_numa.shared.author
+  - maitred.rke2_numa.shared.node
 attributes:
   check_mode:
-    support: full
     details: O(state=written) says it would write, and writes nothing.
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
 options:
-  path:
-    description: The kubeconfig's absolute path.
-    type: path
-    required: true
-  owner:
-    description: The user who runs kubectl with it (the file is 0600, so only this user and root can read it).
-    type: str
-    default: root
-  state:
-    description: C(checked) decides only; C(written) writes O(content).
-    type: str
-    choices: [checked, written]
-    default: checked
-  content:
-    description: The kubeconfig's text, for O(state=written). Holds a token - never logged.
-    type: str
+  path: {description: The kubeconfig's absolute path., type: path, required: true}
+  owner: {description: 'The user who runs kubectl with it (the file is 0600, so only this user and root can read it).', type: str, default: root}
+  state: {description: C(checked) decides only; C(written) writes O(content)., type: str, choices: [checked, written], default: checked}
+  content: {description: "The kubeconfig's text, for O(state=written). Holds a token - never logged.", type: str}
 """
 
 EXAMPLES = r"""
@@ -56,14 +39,8 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-exists:
-  description: Something is at O(path) (before any write).
-  returned: always
-  type: bool
-refusal:
-  description: Why the file must not be written ("" when it may), naming what it is, never what it holds.
-  returned: always
-  type: str
+exists: {description: Something is at O(path) (before any write)., returned: always, type: bool}
+refusal: {description: 'Why the file must not be written ("" when it may), naming what it is, never what it holds.', returned: always, type: str}
 """
 
 import os

@@ -36,9 +36,7 @@ options:
     description: With O(state=absent), the folder (created 0700 when missing) the backup folder is made in.
     type: path
     default: /var/lib/rke2-numa/backup
-  backup_path:
-    description: With O(state=restored), the RV(backup_path) an earlier O(state=absent) returned.
-    type: path
+  backup_path: {description: 'With O(state=restored), the RV(backup_path) an earlier O(state=absent) returned.', type: path}
 """
 
 EXAMPLES = r"""
@@ -60,21 +58,13 @@ backup_path:
   returned: state=absent (also when deleting failed - restoring from it changes nothing once the checkpoints are put back)
   type: str
   sample: /var/lib/rke2-numa/backup/20261203T064000Z
-backed_up:
-  description: The copies written.
-  returned: state=absent
-  type: list
-  elements: str
+backed_up: {description: The copies written., returned: state=absent, type: list, elements: str}
 removed:
   description: The checkpoints deleted (V(absent)), or written by the kubelet that failed and removed again (V(restored)).
   returned: always
   type: list
   elements: str
-restored:
-  description: The checkpoints copied back.
-  returned: state=restored
-  type: list
-  elements: str
+restored: {description: The checkpoints copied back., returned: state=restored, type: list, elements: str}
 """
 
 import time

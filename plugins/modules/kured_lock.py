@@ -30,15 +30,10 @@ description:
   - In check mode it reads and decides, and writes nothing.
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-  - maitred.rke2_numa.shared.author
+  - maitred.rke2_numa.shared.node
 attributes:
   check_mode:
-    support: full
     details: Reads kured's DaemonSets and decides; writes nothing (RV(done) lists what it would write).
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
 options:
   mode:
     description: V(hold) - before the roll's first cordon; V(release) - at the end of the run.
@@ -58,17 +53,9 @@ options:
     description: V(hold) - seconds kured keeps reading the entries as held, should the roll die without giving them back.
     type: int
     default: 3600
-  kubectl:
-    description: The kubectl to run.
-    type: str
-    default: kubectl
-  kubeconfig:
-    description: The kubeconfig it runs with.
-    type: str
-  attempts:
-    description: Writes beaten by another writer before the step gives up.
-    type: int
-    default: 10
+  kubectl: {description: The kubectl to run., type: str, default: kubectl}
+  kubeconfig: {description: The kubeconfig it runs with., type: str}
+  attempts: {description: Writes beaten by another writer before the step gives up., type: int, default: 10}
 """
 
 EXAMPLES = r"""
@@ -97,22 +84,8 @@ done:
   returned: always
   type: list
   elements: dict
-stopped:
-  description: Why the step stopped before its work was done (the failure's C(msg)); empty when it did its work.
-  returned: always
-  type: str
-attempts:
-  description: The attempts made (reads of kured's DaemonSets).
-  returned: always
-  type: int
-calls:
-  description: The calls made, in order (C(read), C(annotate)).
-  returned: always
-  type: list
-  elements: str
-requests:
-  description: The API requests those calls send (verb, group, resource, namespace, named).
-  returned: always
-  type: list
-  elements: dict
+stopped: {description: Why the step stopped before its work was done (the failure's C(msg)); empty when it did its work., returned: always, type: str}
+attempts: {description: The attempts made (reads of kured's DaemonSets)., returned: always, type: int}
+calls: {description: 'The calls made, in order (C(read), C(annotate)).', returned: always, type: list, elements: str}
+requests: {description: 'The API requests those calls send (verb, group, resource, namespace, named).', returned: always, type: list, elements: dict}
 """

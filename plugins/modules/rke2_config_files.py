@@ -38,10 +38,7 @@ options:
       mode: {description: "V(restored): its mode (octal).", type: str}
       owner: {description: "V(restored): its owner.", type: str}
       group: {description: "V(restored): its group.", type: str}
-  backup_dir:
-    description: Where the copies go (0700 root:root).
-    type: path
-    default: /var/lib/rke2-numa/backup
+  backup_dir: {description: 'Where the copies go (0700 root:root).', type: path, default: /var/lib/rke2-numa/backup}
 """
 
 EXAMPLES = r"""

@@ -221,13 +221,16 @@ def run_pattern(groups, hosts_pattern):
 SERVER_ROLE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/etcd", "node-role.kubernetes.io/master")
 
 
+def _nodes(reply):
+    """The Nodes of a ``kubectl get nodes[,pods] -o json`` reply (a List, or one Node)."""
+    items = reply.get("items") if isinstance(reply, dict) and "items" in reply else [reply]
+    return [item for item in items or [] if isinstance(item, dict) and item.get("kind") in (None, "Node")]
+
+
 def server_nodes(reply):
     """{Node name: [its server role labels]} of a ``kubectl get nodes[,pods] -o json`` reply (a List, or one Node)."""
-    items = reply.get("items") if isinstance(reply, dict) and "items" in reply else [reply]
     found = {}
-    for item in items or []:
-        if not isinstance(item, dict) or item.get("kind") not in (None, "Node"):
-            continue
+    for item in _nodes(reply):
         meta = item.get("metadata") or {}
         roles = [label for label in SERVER_ROLE_LABELS if label in (meta.get("labels") or {})]
         if roles and meta.get("name"):
@@ -239,11 +242,8 @@ def kubelet_versions(reply):
     """{Node name: its status.nodeInfo.kubeletVersion} of a ``kubectl get nodes[,pods] -o json`` reply (a List, or one
     Node): the kubelet each node runs, which its plan is made for (planner.node_kubelet). A Node without one is left
     out (its host's RKE2 runtime says, or the default)."""
-    items = reply.get("items") if isinstance(reply, dict) and "items" in reply else [reply]
     found = {}
-    for item in items or []:
-        if not isinstance(item, dict) or item.get("kind") not in (None, "Node"):
-            continue
+    for item in _nodes(reply):
         name = (item.get("metadata") or {}).get("name")
         version = ((item.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion")
         if name and isinstance(version, str) and version:
