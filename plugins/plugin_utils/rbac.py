@@ -133,10 +133,15 @@ def _rule(rule, names=None):
     return out
 
 
-def _binding(kind, name, namespace, role_kind, role, sa_namespace, sa_name):
+def _binding(kind, name, namespace, role_kind, sa_namespace):
+    """The binding ``name`` of the role (or ClusterRole) of the same name to the ServiceAccount sa_namespace/NAME."""
     return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": _meta(name, namespace),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
-            "subjects": [{"kind": "ServiceAccount", "name": sa_name, "namespace": sa_namespace}]}
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": sa_namespace}]}
+
+
+def _role(kind, name, namespace, rules):
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": _meta(name, namespace), "rules": rules}
 
 
 def kured_target(setting):
@@ -221,12 +226,9 @@ def manifest(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kure
     objects = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace)},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(NAME, namespace), "automountServiceAccountToken": False},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": _meta(NAME), "rules": cluster},
-        _binding("ClusterRoleBinding", NAME, None, "ClusterRole", NAME, namespace, NAME),
+        _role("ClusterRole", NAME, None, cluster), _binding("ClusterRoleBinding", NAME, None, "ClusterRole", namespace),
         {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(probe_namespace, labels=PROBE_POD_SECURITY)},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(NAME + "-probe", probe_namespace),
-         "rules": probe},
-        _binding("RoleBinding", NAME + "-probe", probe_namespace, "Role", NAME + "-probe", namespace, NAME),
+        _role("Role", NAME + "-probe", probe_namespace, probe), _binding("RoleBinding", NAME + "-probe", probe_namespace, "Role", namespace),
     ]
     lease_ns, lease_name = lease_target(lease)
     if lease_ns not in (namespace, probe_namespace):
@@ -236,26 +238,18 @@ def manifest(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kure
         unnamed = tuple(v for v in rule.verbs if v not in LEASE_NAMED_VERBS)
         named = tuple(v for v in rule.verbs if v in LEASE_NAMED_VERBS)
         if unnamed:
-            lease_rules.append({"apiGroups": [rule.group], "resources": [rule.resource], "verbs": list(unnamed)})
+            lease_rules.append(dict(_rule(rule), verbs=list(unnamed)))
         if named:
-            lease_rules.append({"apiGroups": [rule.group], "resources": [rule.resource], "verbs": list(named),
-                                "resourceNames": [_rule_name(rule, named[0], None, (lease_ns, lease_name))]})
-    objects += [
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(NAME + "-roll-lease", lease_ns), "rules": lease_rules},
-        _binding("RoleBinding", NAME + "-roll-lease", lease_ns, "Role", NAME + "-roll-lease", namespace, NAME),
-    ]
+            lease_rules.append(dict(_rule(rule, [_rule_name(rule, named[0], None, (lease_ns, lease_name))]), verbs=list(named)))
+    objects += [_role("Role", NAME + "-roll-lease", lease_ns, lease_rules), _binding("RoleBinding", NAME + "-roll-lease", lease_ns, "Role", namespace)]
     target = kured_target(kured)
     if target is not None:
         ns, name = target
-        objects += [
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(NAME + "-kured-lock", ns),
-             "rules": [_rule(r, [name]) for r in RULES if r.scope == KURED]},
-            _binding("RoleBinding", NAME + "-kured-lock", ns, "Role", NAME + "-kured-lock", namespace, NAME),
-        ]
+        objects += [_role("Role", NAME + "-kured-lock", ns, [_rule(r, [name]) for r in RULES if r.scope == KURED]),
+                    _binding("RoleBinding", NAME + "-kured-lock", ns, "Role", namespace)]
     if evict:
-        objects.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": _meta(NAME + "-evict"),
-                        "rules": [_rule(r) for r in RULES if r.scope == EVICT]})
-        objects += [_binding("RoleBinding", NAME + "-evict", ns, "ClusterRole", NAME + "-evict", namespace, NAME) for ns in evict]
+        objects.append(_role("ClusterRole", NAME + "-evict", None, [_rule(r) for r in RULES if r.scope == EVICT]))
+        objects += [_binding("RoleBinding", NAME + "-evict", ns, "ClusterRole", namespace) for ns in evict]
     return objects
 
 
