@@ -84,14 +84,16 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("cannot read %s: %s" % (path, result.get("msg")))
         return decode(base64.b64decode(result["content"]), path)
 
+    def _find(self, folder, pattern, task_vars, **find):
+        """The paths of the files (not folders) in ``folder`` whose name matches ``pattern``; none when it is no folder."""
+        if not self._module("ansible.builtin.stat", {"path": folder, "get_checksum": False}, task_vars)["stat"].get("isdir"):
+            return []
+        found = self._module("ansible.builtin.find", dict(find, paths=folder, patterns=[pattern], use_regex=True, file_type="any"), task_vars)
+        return [f["path"] for f in found["files"] if not f.get("isdir")]
+
     def _dropins(self, folder, task_vars):
         """The config.yaml.d files RKE2 reads (*.yaml and *.yml, whatever the case), in its order (by name)."""
-        st = self._module("ansible.builtin.stat", {"path": folder, "get_checksum": False}, task_vars)["stat"]
-        if not st.get("isdir"):
-            return []
-        found = self._module("ansible.builtin.find", {"paths": folder, "patterns": [DROPIN_PATTERN], "use_regex": True,
-                                                      "file_type": "any", "follow": True}, task_vars)["files"]
-        return sorted((f["path"] for f in found if not f.get("isdir")), key=os.path.basename)
+        return sorted(self._find(folder, DROPIN_PATTERN, task_vars, follow=True), key=os.path.basename)
 
     def _conf_state(self, mode, path, read, task_vars):
         """File mode's kubelet drop-in folder as plan_write reads it (plugin_utils/rke2_config.py): our file's text, and
@@ -101,12 +103,8 @@ class ActionModule(ActionBase):
         before = self._read(real, task_vars) if st else None
         others = []
         if mode == "file":
-            fst = self._module("ansible.builtin.stat", {"path": folder, "get_checksum": False}, task_vars)["stat"]
-            if fst.get("isdir"):
-                found = self._module("ansible.builtin.find", {"paths": folder, "patterns": [r"^.*\.conf$"], "use_regex": True,
-                                                              "recurse": True, "file_type": "any", "follow": False}, task_vars)["files"]
-                others = [(f["path"], read(f["path"])) for f in found
-                          if not f.get("isdir") and os.path.normpath(f["path"]) != os.path.normpath(conf)]
+            others = [(p, read(p)) for p in self._find(folder, r"^.*\.conf$", task_vars, recurse=True, follow=False)
+                      if os.path.normpath(p) != os.path.normpath(conf)]
         return {"mode": mode, "path": conf, "folder": folder, "before": before, "ours": is_ours_conf(before),
                 "others": others, "real": real, "stat": st}
 
