@@ -34,28 +34,21 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names impor
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.task_result import failure_reason
 
 DRA_GROUP = "resource.k8s.io"   # Dynamic Resource Allocation (resource.k8s.io/v1)
-# kubectl's resource words, as our calls write them -> (API group, resource)
-_RESOURCES = {"node": ("", "nodes"), "nodes": ("", "nodes"), "no": ("", "nodes"),
-              "pod": ("", "pods"), "pods": ("", "pods"), "po": ("", "pods"),
-              "daemonset": ("apps", "daemonsets"), "daemonsets": ("apps", "daemonsets"), "ds": ("apps", "daemonsets"),
-              "selfsubjectaccessreview": ("authorization.k8s.io", "selfsubjectaccessreviews"),
-              "selfsubjectaccessreviews": ("authorization.k8s.io", "selfsubjectaccessreviews"),
-              "lease": ("coordination.k8s.io", "leases"), "leases": ("coordination.k8s.io", "leases"),
-              "resourceslices": (DRA_GROUP, "resourceslices"), "resourceclaims": (DRA_GROUP, "resourceclaims"),
-              "resourceclaimtemplate": (DRA_GROUP, "resourceclaimtemplates"), "resourceclaimtemplates": (DRA_GROUP, "resourceclaimtemplates")}
-# access.yml's, with the admin kubeconfig (the identity's bootstrap; the identity holds none of them): the identity's
-# objects - its namespaces, ServiceAccount, roles and bindings, the admission policies and the enrolment ConfigMap -
-# and the SubjectAccessReviews that ask what its ServiceAccount may do
-_RESOURCES.update({word: (group, plural) for group, plural, words in (
-    ("", "namespaces", ("namespace", "namespaces")), ("", "serviceaccounts", ("serviceaccount", "serviceaccounts")),
-    ("", "configmaps", ("configmap", "configmaps")),
-    ("rbac.authorization.k8s.io", "clusterroles", ("clusterrole", "clusterroles")),
-    ("rbac.authorization.k8s.io", "clusterrolebindings", ("clusterrolebinding", "clusterrolebindings")),
-    ("rbac.authorization.k8s.io", "roles", ("role", "roles")),
-    ("rbac.authorization.k8s.io", "rolebindings", ("rolebinding", "rolebindings")),
-    ("admissionregistration.k8s.io", "validatingadmissionpolicies", ("validatingadmissionpolicy", "validatingadmissionpolicies")),
-    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings", ("validatingadmissionpolicybinding", "validatingadmissionpolicybindings")),
-    ("authorization.k8s.io", "subjectaccessreviews", ("subjectaccessreview", "subjectaccessreviews"))) for word in words})
+# kubectl's resource words, as our calls write them -> (API group, resource): the plural and the words listed. The last
+# ones are access.yml's, with the admin kubeconfig (the identity's bootstrap; the identity holds none of them): the
+# identity's objects - its namespaces, ServiceAccount, roles and bindings, the admission policies and the enrolment
+# ConfigMap - and the SubjectAccessReviews that ask what its ServiceAccount may do
+_RESOURCES = {word: (group, plural) for group, plural, words in (
+    ("", "nodes", ("node", "no")), ("", "pods", ("pod", "po")), ("apps", "daemonsets", ("daemonset", "ds")),
+    ("authorization.k8s.io", "selfsubjectaccessreviews", ("selfsubjectaccessreview",)), ("coordination.k8s.io", "leases", ("lease",)),
+    (DRA_GROUP, "resourceslices", ()), (DRA_GROUP, "resourceclaims", ()), (DRA_GROUP, "resourceclaimtemplates", ("resourceclaimtemplate",)),
+    ("", "namespaces", ("namespace",)), ("", "serviceaccounts", ("serviceaccount",)), ("", "configmaps", ("configmap",)),
+    ("rbac.authorization.k8s.io", "clusterroles", ("clusterrole",)),
+    ("rbac.authorization.k8s.io", "clusterrolebindings", ("clusterrolebinding",)),
+    ("rbac.authorization.k8s.io", "roles", ("role",)), ("rbac.authorization.k8s.io", "rolebindings", ("rolebinding",)),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies", ("validatingadmissionpolicy",)),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings", ("validatingadmissionpolicybinding",)),
+    ("authorization.k8s.io", "subjectaccessreviews", ("subjectaccessreview",))) for word in (plural,) + words}
 # The cluster-scoped resource our calls name beside namespaced ones (get nodes,pods --all-namespaces; drain): its requests
 # go to no namespace whatever the call's. (The others' requests keep the call's: RBAC authorizes a GET of a namespace in
 # that namespace, and a list with --all-namespaces of a cluster-scoped kind is a cluster-wide one either way.)
