@@ -12,6 +12,7 @@ is written at the link's target, so the link stays. A folder of backups is 0700:
 
 from __future__ import annotations
 
+import collections
 import os
 import stat
 import tempfile
@@ -67,11 +68,8 @@ def replace_file(dest, data, like=None, move=None):
         os.close(fd)
 
 
-class Attrs(object):
-    """The mode and owner a file is written with (what replace_file's ``like`` reads of a stat)."""
-
-    def __init__(self, mode, uid, gid):
-        self.st_mode, self.st_uid, self.st_gid = mode, uid, gid
+# The mode and owner a file is written with (what replace_file's ``like`` reads of a stat).
+Attrs = collections.namedtuple("Attrs", "st_mode st_uid st_gid")
 
 
 def backup_folder(folder):
@@ -82,11 +80,6 @@ def backup_folder(folder):
         os.chown(folder, 0, 0)
     os.chmod(folder, 0o700)
     return folder
-
-
-def backup_name(real, stamp):
-    """A file's backup in a backup folder: its real path with ``/`` as ``_``, and when (``<stamp>~``)."""
-    return "%s.%s~" % (real.strip("/").replace("/", "_"), stamp)
 
 
 def _new(folder, name, make):
@@ -174,8 +167,8 @@ class FileTransaction(object):
     """The files one module run writes or removes: each backed up before its first change, changed atomically;
     ``fail`` puts every one back and fails the task.
 
-    The one backup layout: with ``backup_dir``, a 0600 copy in that folder (0700, root's), named ``backup_name``
-    (or the name the module gives); without, beside the file (AnsibleModule.backup_local,
+    The one backup layout: with ``backup_dir``, a 0600 copy in that folder (0700, root's), named after the file's
+    real path and the time (or the name the module gives); without, beside the file (AnsibleModule.backup_local,
     ``<path>.<pid>.<date>@<time>~``, its mode kept: boot_params' contract); ``backup=False`` keeps no copy on disk
     (the snapshot in memory still puts a failed run back). Every file's snapshot is taken before it changes.
 
@@ -203,8 +196,8 @@ class FileTransaction(object):
             if self.backup_dir is None:
                 saved["backup"] = self.module.backup_local(path)
             else:
-                folder = backup_folder(self.backup_dir)
-                saved["backup"] = write_backup(folder, name or backup_name(real, self._stamp), saved["data"])
+                name = name or "%s.%s~" % (real.strip("/").replace("/", "_"), self._stamp)   # its real path, / as _, and when
+                saved["backup"] = write_backup(backup_folder(self.backup_dir), name, saved["data"])
             self.backups.append(saved["backup"])
         self.saved.append(saved)
         return saved
