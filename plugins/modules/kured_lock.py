@@ -35,24 +35,14 @@ attributes:
   check_mode:
     details: Reads kured's DaemonSets and decides; writes nothing (RV(done) lists what it would write).
 options:
-  mode:
-    description: V(hold) - before the roll's first cordon; V(release) - at the end of the run.
-    type: str
-    required: true
-    choices: [hold, release]
-  daemonset:
-    description: C(rke2_numa_kured_daemonset) - V(auto) (kured found by its image), C(namespace/name), or empty for none.
-    type: str
-    default: auto
+  mode: {description: V(hold) - before the roll's first cordon; V(release) - at the end of the run., type: str, required: true, choices: [hold, release]}
+  daemonset: {description: 'C(rke2_numa_kured_daemonset) - V(auto) (kured found by its image), C(namespace/name), or empty for none.', type: str, default: auto}
   roll_id:
     description: The roll's id first, then the ids of the dead rolls whose Lease it took over (their entries are its own).
     type: list
     elements: str
     required: true
-  ttl:
-    description: V(hold) - seconds kured keeps reading the entries as held, should the roll die without giving them back.
-    type: int
-    default: 3600
+  ttl: {description: 'V(hold) - seconds kured keeps reading the entries as held, should the roll die without giving them back.', type: int, default: 3600}
   kubectl: {description: The kubectl to run., type: str, default: kubectl}
   kubeconfig: {description: The kubeconfig it runs with., type: str}
   attempts: {description: Writes beaten by another writer before the step gives up., type: int, default: 10}
