@@ -165,6 +165,8 @@ _RAW_PATH = re.compile(r"(/[A-Za-z0-9][A-Za-z0-9._-]*)+")
 OUTPUTS = ("json", "name")
 # What kubectl prints on stderr with exit code 0 when the API refused the cordon's or uncordon's patch.
 _UNABLE = "error: unable to"
+# What a write prints on stdout when it changed nothing (any other write changed something).
+_UNCHANGED = {"cordon": "already cordoned", "uncordon": "already uncordoned", "patch": "(no change)"}
 
 
 class KubectlArgError(ValueError):
@@ -402,14 +404,7 @@ def call_result(verb, output, rc, stdout, stderr, msg=""):
     ``-o json`` (None when it failed or printed nothing). ``msg``: what ansible.builtin.command said - kept when it
     says more than "non-zero return code" (kubectl could not be started: "[Errno 2] No such file or directory")."""
     failed = rc != 0 or (verb in ("cordon", "uncordon") and _UNABLE in (stderr or ""))
-    if verb == "cordon":
-        changed = "already cordoned" not in (stdout or "")
-    elif verb == "uncordon":
-        changed = "already uncordoned" not in (stdout or "")
-    elif verb == "patch":
-        changed = "(no change)" not in (stdout or "")
-    else:
-        changed = not reads_only(verb)
+    changed = _UNCHANGED[verb] not in (stdout or "") if verb in _UNCHANGED else not reads_only(verb)
     obj = None
     if output == "json" and not failed and (stdout or "").strip():
         try:

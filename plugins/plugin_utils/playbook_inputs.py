@@ -66,19 +66,12 @@ def _named(name, value, errors, what):
 def serial_errors(value):
     """Ansible's ``serial``: an int >= 1, a percentage 1%-100%, or a list of those (the batch sizes in turn)."""
     items = value if isinstance(value, list) else [value]
-    bad = []
-    for item in items:
-        number = as_integer(item)
-        percent = as_percent(item)
-        if number is not None:
-            ok = number >= 1
-        elif percent is not None:
-            ok = 1 <= percent <= 100
-        else:
-            ok = False
-        if not ok:
-            bad.append(item)
-    if bad or not items:
+
+    def fits(item):
+        number, percent = as_integer(item), as_percent(item)
+        return number >= 1 if number is not None else percent is not None and 1 <= percent <= 100
+
+    if not items or not all(fits(item) for item in items):
         return ["rke2_numa_serial %s must be a number of nodes >= 1 or a percentage from 1%% to 100%% (or a list of those); "
                 "0 or less would roll every node at once" % show(value)]
     return []
