@@ -28,7 +28,10 @@ def name_errors(names):
 
 def write_files(dest, files, mode=0o644, check=False):
     """Write ``files`` ({name: text}) into ``dest``: only those whose content or mode differs, atomically, at a
-    symlink's target; with ``check``, nothing (what would be). (written, unchanged, created)."""
+    symlink's target; with ``check``, nothing (what would be). No ``files``: nothing, no folder. (written, unchanged,
+    created)."""
+    if not files:
+        return [], 0, False
     created = bool(missing_dirs(dest))
     if created and not check:
         for folder in reversed(missing_dirs(dest)):

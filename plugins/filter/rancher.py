@@ -5,13 +5,7 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names import dns1123_label_errors, qualified_name_errors
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import plans_of
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import (
-    machine_labels, managed_by, rancher_at_work, rancher_selector_config, rancher_selector_text)
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import dropin_config
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import machine_labels, managed_by, rancher_at_work
 
 
 def rke2_numa_rancher_machines(reply):
@@ -25,21 +19,8 @@ def rke2_numa_rancher_at_work(node, rancher, cordoned_key):
     return rancher_at_work(managed_by(rancher, labels), node, cordoned_key)
 
 
-def rke2_numa_rancher_selector_config(hosts, hostvars, machine_label, cluster, dropin_path):
-    """rancher.yaml's text for the planned ``hosts`` (their rke2_numa_plan in ``hostvars``; a host without one is left
-    out): per hardware class, Rancher's machineSelectorConfig and machineSelectorFiles entries and the Secret."""
-    errors = qualified_name_errors(machine_label) + (dns1123_label_errors(cluster) if cluster else [])
-    if errors:
-        raise AnsibleFilterError("rancher_selector_config: %s" % "; ".join(errors))
-    plans = plans_of(hosts, hostvars)
-    result = rancher_selector_config(plans, str(machine_label), str(cluster or "CLUSTER-NAME"), str(dropin_path),
-                                     lambda plan: dropin_config(plan["kubelet_args"], plan.get("node_labels") or [], plan.get("node_taints") or []))
-    return rancher_selector_text(result)
-
-
 class FilterModule(object):
     """maitred.rke2_numa Rancher filters."""
 
     def filters(self):
-        return {"rancher_machines": rke2_numa_rancher_machines, "rancher_at_work": rke2_numa_rancher_at_work,
-                "rancher_selector_config": rke2_numa_rancher_selector_config}
+        return {"rancher_machines": rke2_numa_rancher_machines, "rancher_at_work": rke2_numa_rancher_at_work}

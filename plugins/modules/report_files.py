@@ -21,7 +21,7 @@ description:
     it); a file behind a symlink is written at the link's target, so the link stays. O(mode) is given to every file
     written.
   - O(dest) is created (0755, with its missing parents) only when it is missing - a folder of the operator's (/tmp,
-    $HOME) keeps its mode.
+    $HOME) keeps its mode. No O(files) (a plan that planned no host) writes nothing and makes no folder.
   - Refuses, writing nothing, a file name that is not one plain name (no C(/), not C(.) or C(..), no leading C(-)) and a
     O(dest) that is not absolute.
   - In check mode it writes nothing and says what it would write; the playbooks' reports are local files, not host

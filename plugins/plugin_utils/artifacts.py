@@ -13,7 +13,8 @@ holds the last slice's value there, whatever the others found. So a run publishe
 - ``rke2_numa_fleet_<run>``: the same under a key of its own (``<run>``: AWX's job id, one per slice; else the run's
   id), which no other slice overwrites.
 
-prove.yml publishes its proof the same way, under ``rke2_numa_proof``. The node that follows merges every
+prove.yml publishes its proof the same way, under ``rke2_numa_proof``; plan.yml its plans under ``rke2_numa_plans``
+(the hosts planned and not, each plan's fingerprint). The node that follows merges every
 ``rke2_numa_fleet_<run>`` it is given (``merge``; playbooks/report.yml publishes the
 merged summary as ``rke2_numa_fleet``, for a workflow to branch on). Never the join token nor any value of a
 config file: host names, counts, states, a report's path and the roll's outcome only.
@@ -25,14 +26,19 @@ import re
 
 KEY = "rke2_numa_fleet"
 PROOF_KEY = "rke2_numa_proof"
+PLANS_KEY = "rke2_numa_plans"
 VERSION = 1
 # Per key, the states a host is counted in, and their names in the run's fleet.json (plugin_utils/report.py
-# check_fleet, prove_fleet). A host can be in more than one: blocked and reboot are among the noncompliant.
+# check_fleet, prove_fleet; plugin_utils/plan_files.py plan_fleet). A host can be in more than one: blocked and reboot
+# are among the noncompliant, refused among the not planned.
 STATES = {
     KEY: {"compliant": "compliant", "noncompliant": "not_compliant", "blocked": "blocked", "reboot": "reboot",
           "not_checked": "not_checked"},
     PROOF_KEY: {"proven": "proven", "failed": "failed", "inconclusive": "inconclusive", "not_run": "not_run"},
+    PLANS_KEY: {"planned": "planned", "not_planned": "not_planned", "refused": "refused"},
 }
+# Per key, the playbook that publishes under it (the others publish the fleet's state under KEY).
+PLAYBOOK_KEYS = {"prove": PROOF_KEY, "plan": PLANS_KEY}
 _RUN = re.compile(r"^[A-Za-z0-9_]{1,64}$")
 
 
@@ -41,7 +47,7 @@ class ArtifactError(ValueError):
 
 
 def is_artifact(name):
-    """Whether ``name`` is one of the keys a run publishes (rke2_numa_fleet, rke2_numa_proof, and their
+    """Whether ``name`` is one of the keys a run publishes (rke2_numa_fleet, rke2_numa_proof, rke2_numa_plans, and their
     <key>_<run> copies): AWX gives them to the next workflow node's job as extra vars - a variable the next run is
     given by the collection itself, never an unknown one (playbook_inputs.unknown_variables)."""
     name = str(name)
@@ -52,8 +58,9 @@ def is_artifact(name):
 
 
 def key_of(playbook):
-    """The key a playbook publishes under: prove.yml its proof, the others (check, rolling, labels) the fleet's state."""
-    return PROOF_KEY if playbook == "prove" else KEY
+    """The key a playbook publishes under: prove.yml its proof, plan.yml its plans, the others (check, rolling, labels)
+    the fleet's state."""
+    return PLAYBOOK_KEYS.get(playbook, KEY)
 
 
 def run_key(run, key=KEY):
@@ -75,6 +82,8 @@ def check_summary(fleet, playbook, run, report=None, fleet_hosts=None):
                "reports": [str(report)] if report else []}
     if key_of(playbook) == KEY:
         summary.update(unpinned_gpu_pods=len(fleet.get("unpinned_gpu_pods") or []), topology_errors=len(fleet.get("topology_errors") or []))
+    if key_of(playbook) == PLANS_KEY:
+        summary["fingerprints"] = dict((str(h), str(f)) for h, f in sorted((fleet.get("fingerprints") or {}).items()))
     summary.update((state, len(hosts)) for state, hosts in hosts_by_state.items())
     return summary
 
@@ -126,7 +135,11 @@ def merge(variables, key=KEY):
             merged["hosts_by_state"][state].update((summary.get("hosts_by_state") or {}).get(state) or [])
         if summary.get("roll"):
             rolls.append(summary["roll"])
+        if key == PLANS_KEY:
+            merged.setdefault("fingerprints", {}).update(summary.get("fingerprints") or {})
     merged["hosts_by_state"] = dict((state, sorted(hosts)) for state, hosts in merged["hosts_by_state"].items())
+    if "fingerprints" in merged:
+        merged["fingerprints"] = dict(sorted(merged["fingerprints"].items()))
     merged["fleet_hosts"] = max(merged["fleet_hosts"], merged["hosts"])
     merged.update((state, len(hosts)) for state, hosts in merged["hosts_by_state"].items())
     if rolls:

@@ -28,6 +28,8 @@ def test_a_missing_folder_is_created_0755_and_check_mode_writes_nothing(tmp_path
     assert not (tmp_path / "new").exists()
     assert write_files(str(dest), {"x.html": "<p>"}) == (["x.html"], 0, True)
     assert oct(dest.stat().st_mode & 0o777) == "0o755" and oct((tmp_path / "new").stat().st_mode & 0o777) == "0o755"
+    # no files (plan.yml with every host refused): no folder either
+    assert write_files(str(tmp_path / "none"), {}) == ([], 0, False) and not (tmp_path / "none").exists()
 
 
 def test_a_file_behind_a_symlink_is_written_at_its_target(tmp_path):

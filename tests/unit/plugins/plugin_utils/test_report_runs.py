@@ -11,6 +11,7 @@ import json
 import pytest
 
 from ansible_collections.maitred.rke2_numa.plugins.filter.fleet_report import fleet_report, fleet_summary
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.plan_files import plan_fleet
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report_runs import RunsError, host_reports, runs_hostvars
 from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
@@ -63,7 +64,7 @@ def test_a_host_in_two_runs_or_a_report_not_of_the_check_is_refused(hostvars):
     one = run_of(["h1", "h2"], hostvars)
     with pytest.raises(RunsError, match="h2 is in the reports of run 1 and run 2"):
         runs_hostvars([one, run_of(["h2", "h3"], hostvars)])
-    with pytest.raises(RunsError, match="run 1: fleet.json is not check.yml's"):
+    with pytest.raises(RunsError, match="run 1: fleet.json is neither check.yml's"):
         runs_hostvars([{"fleet": {"proven": []}, "hosts": {}}])
     with pytest.raises(RunsError, match="run 1: no run.json"):
         runs_hostvars([dict(one, run=None)])
@@ -82,3 +83,29 @@ def test_a_host_report_is_the_decision_and_the_pods_as_before(hostvars):
 def test_hosts_the_inventory_does_not_name_come_last_by_name(hostvars):
     hosts, dummy = runs_hostvars([run_of(["h3", "h1", "h2"], hostvars)], order=["h2"])
     assert hosts == ["h2", "h1", "h3"]
+
+
+def plan_run_of(hosts, hostvars):
+    """What plan.yml over ``hosts`` leaves beside its page: fleet.json and run.json (no <host>.json)."""
+    files = dict((name, json.loads(text)) for name, text in host_reports(hosts, hostvars, "plan", fleet_hosts=6).items())
+    assert sorted(files) == ["run.json"] and sorted(files["run.json"]["facts"]) == sorted(hosts)
+    return {"fleet": json.loads(json.dumps(plan_fleet(hosts, hostvars))), "run": files["run.json"], "hosts": []}
+
+
+def test_plan_slices_assemble_into_the_single_plan_run_with_its_refusals(hostvars):
+    planned = dict((h, dict(v, __rke2_numa_plan_result={"changed": False})) for h, v in hostvars.items() if v.get("rke2_numa_plan"))
+    planned["h5"] = {"rke2_numa_topology": hostvars["h1"]["rke2_numa_topology"],
+                     "__rke2_numa_plan_result": {"refused": "reserved_cores: 0 leaves nothing to the system"}}
+    planned["h6"] = {}   # unreachable
+    hosts = ["h1", "h2", "h3", "h4", "h5", "h6"]
+    assembled_hosts, assembled = runs_hostvars([plan_run_of(["h1", "h3", "h5"], planned), plan_run_of(["h2", "h4", "h6"], planned)], order=hosts)
+    for output in ("html", "markdown"):
+        assert fleet_report(assembled_hosts, assembled, output=output, mode="plan") == fleet_report(hosts, planned, output=output, mode="plan")
+    fleet = plan_fleet(assembled_hosts, assembled)
+    assert fleet == plan_fleet(hosts, planned)
+    assert fleet["refused"] == {"h5": "reserved_cores: 0 leaves nothing to the system"} and fleet["not_planned"] == ["h5", "h6"]
+    # check and plan reports are not one fleet's
+    with pytest.raises(RunsError, match="run 2 is a check run, the runs before it are not"):
+        runs_hostvars([plan_run_of(["h1"], planned), run_of(["h2"], hostvars)])
+    with pytest.raises(RunsError, match="run 1: fleet.json is neither"):   # plan's fleet.json without plan's run.json
+        runs_hostvars([dict(plan_run_of(["h1"], planned), run={"playbook": "check"})])
