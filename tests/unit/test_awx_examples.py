@@ -18,6 +18,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs 
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(REPO, "docs", "awx", "templates.yml")
+PROJECT = os.path.join(REPO, "docs", "awx", "project")
 # set by AWX itself or by the example's own play (its awx.awx module arguments), not by the collection
 NOT_OURS = {"awx_organization", "awx_project", "awx_inventory"}
 
@@ -75,8 +76,8 @@ def test_the_templates_run_playbooks_of_the_collection_and_the_workflow_names_th
     tasks = examples()
     templates = [t["awx.awx.job_template"] for t in tasks if "awx.awx.job_template" in t]
     assert {t["playbook"] for t in templates} == {"playbooks/check.yml", "playbooks/report.yml", "playbooks/rolling.yml"}
-    for template in templates:
-        assert os.path.isfile(os.path.join(REPO, template["playbook"])), template["playbook"]
+    for template in templates:   # a playbook file of the project (docs/awx/project), not of this repository
+        assert os.path.isfile(os.path.join(PROJECT, template["playbook"])), template["playbook"]
     workflow = [t["awx.awx.workflow_job_template"] for t in tasks if "awx.awx.workflow_job_template" in t][0]
     names = {t["name"] for t in templates}
     nodes = dict((n["identifier"], n) for n in workflow["workflow_nodes"])
@@ -89,3 +90,24 @@ def test_the_templates_run_playbooks_of_the_collection_and_the_workflow_names_th
 def test_a_variable_the_collection_does_not_declare_is_caught():
     assert "rke2_numa_serail" not in declared() and "rke2_numa_serial" in declared()
     assert not NOT_OURS & set(declared())
+
+
+def test_the_project_runs_each_playbook_of_the_collection_by_its_name_at_the_collection_s_version():
+    """AWX runs a playbook file of its project: one wrapper per playbook of the collection, each importing the one of its
+    own name (a job template naming playbooks/check.yml of a project that only requires the collection found nothing)."""
+    with open(os.path.join(REPO, "galaxy.yml")) as f:
+        galaxy = yaml.safe_load(f)
+    ours = sorted(n for n in os.listdir(os.path.join(REPO, "playbooks")) if n.endswith(".yml"))
+    assert sorted(os.listdir(os.path.join(PROJECT, "playbooks"))) == ours
+    for name in ours:
+        with open(os.path.join(PROJECT, "playbooks", name)) as f:
+            plays = yaml.safe_load(f)
+        assert [p["ansible.builtin.import_playbook"] for p in plays] == ["%s.%s.%s" % (galaxy["namespace"], galaxy["name"], name[:-4])]
+    with open(os.path.join(PROJECT, "collections", "requirements.yml")) as f:
+        required = yaml.safe_load(f)["collections"]
+    assert required == [{"name": "%s.%s" % (galaxy["namespace"], galaxy["name"]), "version": galaxy["version"]}]
+    # the execution environment installs the tarball ansible-galaxy collection build names after the version
+    with open(os.path.join(REPO, "docs", "execution-environment.yml")) as f:
+        ee = yaml.safe_load(f)
+    assert [c["name"] for c in ee["dependencies"]["galaxy"]["collections"]] == [
+        "collections/%s-%s-%s.tar.gz" % (galaxy["namespace"], galaxy["name"], galaxy["version"])]

@@ -85,3 +85,12 @@ def test_without_awx_the_run_s_own_key_is_run(fleet, tmp_path):
     assert result.rc == 0, result.stdout.read()[-3000:]
     assert sorted(artifacts) == ["rke2_numa_fleet", "rke2_numa_fleet_run"] and artifacts["rke2_numa_fleet"]["reports"] == []
     assert not re.search(r"_ansible_no_log", json.dumps(artifacts))
+
+
+def test_the_awx_project_s_playbook_runs_the_collection_s_check(fleet, tmp_path):
+    """docs/awx/project as AWX runs it: the template's playbooks/check.yml, a file of the project importing the
+    collection's check by name, under ansible-runner - the same artifacts as the collection's own playbook."""
+    wrapper = os.path.join("..", "docs", "awx", "project", "playbooks", "check.yml")
+    result, artifacts = run(tmp_path, fleet, wrapper, {"rke2_numa_audit_pods": "false", "awx_job_id": 77})
+    assert result.rc == 0, result.stdout.read()[-3000:]
+    assert artifacts["rke2_numa_fleet_77"]["hosts_by_state"]["noncompliant"] == ["gpu-b"], artifacts
