@@ -60,9 +60,10 @@ def kured_lock_step(mode, run, daemonset, roll_ids, ttl=0, attempts=ATTEMPTS, cl
         out["attempts"] = attempt
         if attempt > 1:
             sleep(rand(*PAUSE))
-        items, error = _read(run, out)
-        if error:
-            return _fail(out, error, mode)
+        got = _call(run, out, "read")
+        if got["failed"]:
+            return _fail(out, "kured's DaemonSets could not be read: %s" % got["msg"], mode)
+        items = (got["object"] or {}).get("items") or []
         todo = _todo(mode, items, daemonset, roll_ids, clock(), ttl, out["done"])
         if mode == HOLD:
             wanted = set(t["daemonset"] for t in todo) if wanted is None else wanted
@@ -90,13 +91,6 @@ def _todo(mode, items, daemonset, roll_ids, now, ttl, done):
     else:
         found = kured_lock_releases(items, daemonset, roll_ids)
     return [t for t in found if t["daemonset"] not in written]
-
-
-def _read(run, out):
-    got = _call(run, out, "read")
-    if got["failed"]:
-        return None, "kured's DaemonSets could not be read: %s" % got["msg"]
-    return (got["object"] or {}).get("items") or [], None
 
 
 def _call(run, out, name, target=None):

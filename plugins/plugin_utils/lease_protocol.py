@@ -156,7 +156,7 @@ def _attempts(state, out, counts, nodes, claim, fence, wait, attempts):
             out.update(failed=True, msg=step["msg"], lost=step["msg"] if step["action"] in (REFUSE, LOST) else None)
             return True
         if step["action"] in WRITES:
-            got = state.call(WRITES[step["action"]], _json(step["object"]))
+            got = state.call(WRITES[step["action"]], json.dumps(step["object"], sort_keys=True))
             if got["failed"]:
                 if status_reason(got["stderr"]) in BEATEN:
                     continue
@@ -213,7 +213,3 @@ def _held(state, step):
     if step.get("previous") and step["previous"] not in adopted:
         adopted.append(step["previous"])
     return dict(roll, transitions=step["transitions"], adopted=adopted)
-
-
-def _json(obj):
-    return json.dumps(obj, sort_keys=True)

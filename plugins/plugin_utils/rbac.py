@@ -463,18 +463,16 @@ def _forbidden(evict=()):
                         if drain_namespaces(evict) else ())
 
 
-def _forbidden_needs(evict=()):
-    return [{"verb": v, "group": g, "resource": r, "subresource": sub, "namespace": ns, "name": None, "why": why, "required": False}
-            for v, g, r, sub, ns, why in _forbidden(evict)]
-
-
 def service_account_groups(namespace=IDENTITY_NAMESPACE):
     """The groups the API server gives a ServiceAccount's tokens (serviceaccount.MakeGroupNames, plus authenticated)."""
     return ["system:serviceaccounts", "system:serviceaccounts:%s" % namespace, "system:authenticated"]
 
 
 def _subject_needs(probe_namespace, kured_setting, lease, evict=()):
-    return [EVERYTHING] + _forbidden_needs(evict) + needed(ROLLING, probe_namespace, kured_setting, True, "kubectl", lease, evict)
+    """Everything, each right of _forbidden (which the identity must not hold), then each right a roll needs."""
+    forbidden = [{"verb": v, "group": g, "resource": r, "subresource": sub, "namespace": ns, "name": None, "why": why, "required": False}
+                 for v, g, r, sub, ns, why in _forbidden(evict)]
+    return [EVERYTHING] + forbidden + needed(ROLLING, probe_namespace, kured_setting, True, "kubectl", lease, evict)
 
 
 def subject_reviews(namespace=IDENTITY_NAMESPACE, probe_namespace=PROBE_NAMESPACE, kured_setting=AUTO, lease=LEASE_DEFAULT, evict=()):
