@@ -31,8 +31,8 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_config_file
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.kubelet_conf import conf_folder, conf_path, is_ours_conf
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.rke2_dropin import is_ours
 from ansible_collections.maitred.rke2_numa.plugins.doc_fragments import config_modes as config_modes_doc
+from ansible_collections.maitred.rke2_numa.plugins.doc_fragments import managed_flags as managed_flags_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kubelet_rules import MANAGED_KUBELET_FLAGS
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import config_mode
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config import (
     SECURE,
@@ -41,12 +41,11 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config impo
     plan_write,
 )
 
-# The options, their types, choices and defaults: as documented in plugins/modules/rke2_config.py.
-# its documented options (mode and kubelet_config completed by doc_fragments/config_modes.py), and managed_flags
-# (documented from kubelet_rules.MANAGED_KUBELET_FLAGS: doc_fragments/managed_flags.py)
-_FRAGMENTS = (config_modes_doc.ModuleDocFragment.DOCUMENTATION,)
-ARGUMENT_SPEC = dict(argument_spec(rke2_config_doc.DOCUMENTATION, fragments=_FRAGMENTS),
-                     managed_flags={"type": "list", "elements": "str", "default": list(MANAGED_KUBELET_FLAGS)})
+# The options, their types, choices and defaults: as documented in plugins/modules/rke2_config.py, mode and
+# kubelet_config completed by doc_fragments/config_modes.py, managed_flags (kubelet_rules.MANAGED_KUBELET_FLAGS) in
+# doc_fragments/managed_flags.py
+ARGUMENT_SPEC = argument_spec(rke2_config_doc.DOCUMENTATION, fragments=(config_modes_doc.ModuleDocFragment.DOCUMENTATION,
+                                                                        managed_flags_doc.ModuleDocFragment.DOCUMENTATION))
 
 
 class ActionModule(ActionBase):
@@ -90,10 +89,6 @@ class ActionModule(ActionBase):
             return []
         found = self._module("ansible.builtin.find", dict(find, paths=folder, patterns=[pattern], use_regex=True, file_type="any"), task_vars)
         return [f["path"] for f in found["files"] if not f.get("isdir")]
-
-    def _dropins(self, folder, task_vars):
-        """The config.yaml.d files RKE2 reads (*.yaml and *.yml, whatever the case), in its order (by name)."""
-        return sorted(self._find(folder, DROPIN_PATTERN, task_vars, follow=True), key=os.path.basename)
 
     def _conf_state(self, mode, path, read, task_vars):
         """File mode's kubelet drop-in folder as plan_write reads it (plugin_utils/rke2_config.py): our file's text, and
@@ -202,7 +197,8 @@ class ActionModule(ActionBase):
         try:
             real, st = self._target(target, task_vars)
             before = self._read(real, task_vars) if st else None
-            dropins = self._dropins(path + ".d", task_vars)
+            # the config.yaml.d files RKE2 reads (*.yaml and *.yml, whatever the case), in its order (by name)
+            dropins = sorted(self._find(path + ".d", DROPIN_PATTERN, task_vars, follow=True), key=os.path.basename)
             ours = [d for d in dropins if os.path.normpath(d) != os.path.normpath(target) and is_ours(read(d))
                     and self._target(d, task_vars)[0] == d]  # a link of ours is not removed, nor its target
             conf = self._conf_state(args["kubelet_config"], path, read, task_vars)
