@@ -41,6 +41,7 @@ a write between the read and the step is a 409, not a silent success.
 from __future__ import annotations
 
 import datetime
+import itertools
 import json
 import re
 
@@ -119,11 +120,7 @@ def parse_time(text):
         value = value[:-1] + "+00:00"
     if "." in value:
         head, dummy, rest = value.partition(".")
-        digits = ""
-        for char in rest:
-            if not char.isdigit():
-                break
-            digits += char
+        digits = "".join(itertools.takewhile(str.isdigit, rest))
         value = head + "." + (digits[:6] or "0").ljust(6, "0") + rest[len(digits):]
     try:
         moment = datetime.datetime.fromisoformat(value)
