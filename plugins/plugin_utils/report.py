@@ -336,6 +336,49 @@ def summarize(entries, mode, inventory="inventory.yml", kubeconfig=""):
     return rows
 
 
+# The fleet table's order, the worst first: hosts not checked (or not planned), blocked, NOT compliant, then those that
+# run (or got) their plan; the inventory's order within each.
+STATUS_ORDER = ("failed", "blocked", "not-compliant", "compliant", "planned")
+
+
+def worst_first(entries, rows):
+    """(entries, rows) in STATUS_ORDER, the inventory's order kept within a status."""
+    rank = dict((status, i) for i, status in enumerate(STATUS_ORDER))
+    order = sorted(range(len(rows)), key=lambda i: rank[rows[i]["status"]])
+    return [entries[i] for i in order], [rows[i] for i in order]
+
+
+def fold_repeats(rows):
+    """A host whose findings are word for word an earlier host's (twenty machines BLOCKED by the same drop-in) says
+    ``same as <that host>`` in the fleet table (``same_as``: {host, index}); its details keep them whole."""
+    first = {}
+    for i, row in enumerate(rows):
+        row["same_as"] = None
+        if row["status"] not in ("failed", "blocked", "not-compliant"):
+            continue
+        key = (row["status"], row["detail"], tuple(tuple(g["texts"]) for g in row["groups"]), tuple(row["actions"]))
+        if key in first:
+            row["same_as"] = {"host": rows[first[key]]["host"], "index": first[key]}
+        else:
+            first[key] = i
+    return rows
+
+
+def fleet_command(entries, inventory="inventory.yml", kubeconfig=""):
+    """The one command that rolls every checked host that does not run its plan (the roll takes only those; blocked
+    ones never), with the kubeconfig the run used and ``rke2_numa_reboot_ok`` when one of them needs a reboot; '' when
+    none needs a roll. Each value quoted for a POSIX shell."""
+    commands = [(e.get("compliance") or {}) for e in entries if roll_command(str(e["host"]), e.get("compliance"), inventory, kubeconfig)]
+    if not commands:
+        return ""
+    words = ["ansible-playbook", "-i", shlex.quote(inventory or "inventory.yml"), "maitred.rke2_numa.rolling"]
+    if kubeconfig:
+        words += ["-e", shlex.quote("rke2_numa_kubeconfig=%s" % kubeconfig)]
+    if any("reboot" in (c.get("actions") or []) for c in commands):
+        words += ["-e", "rke2_numa_reboot_ok=true"]
+    return " ".join(words)
+
+
 def fleet_counts(rows):
     """{status: number of hosts}, in the order the summary line names them."""
     counts = {}
@@ -345,11 +388,12 @@ def fleet_counts(rows):
 
 
 def summary_line(rows, mode):
-    """5 hosts: 3 compliant, 2 NOT compliant, 0 not checked; warnings on 2."""
+    """5 hosts: 3 compliant, 2 NOT compliant (1 blocked), 0 not checked; warnings on 2 hosts."""
     counts = fleet_counts(rows)
-    if mode == "check":
-        parts = ["%d compliant" % counts["compliant"], "%d NOT compliant" % counts["not-compliant"],
-                 "%d blocked" % counts["blocked"], "%d not checked" % counts["failed"]]
+    if mode == "check":   # the blocked among the NOT compliant, as fleet.json and the artifacts count them
+        not_compliant = counts["not-compliant"] + counts["blocked"]
+        parts = ["%d compliant" % counts["compliant"], "%d NOT compliant (%d blocked)" % (not_compliant, counts["blocked"]),
+                 "%d not checked" % counts["failed"]]
     else:
         parts = ["%d planned" % counts["planned"], "%d not planned" % counts["failed"]]
     return "%s: %s; warnings on %s" % (plural(len(rows), "host"), ", ".join(parts),
@@ -451,7 +495,9 @@ def node_view(node, reserved, planned, gpu_count):
     return {
         "id": node["id"], "memory_only": not node["cores"], "width": width, "head": head, "grid": grid,
         "memory": memory_bar(node, width) if node["memory"] else None,
-        "gpus": [{"title": " ".join(str(dev.get(k)) for k in ("vendor", "device", "driver", "uuid") if dev.get(k)),
+        # vendor, device and driver only: a GPU's identity (its UUID) is the host's own, in its text (gpu_identities),
+        # so that machines of one shape share one drawn map
+        "gpus": [{"title": " ".join(str(dev.get(k)) for k in ("vendor", "device", "driver") if dev.get(k)),
                   "name": str(dev.get("address", "?"))} for dev in node["gpus"]],
         "nics": [{"title": str(dev.get("address", "?")), "name": " ".join(dev.get("interfaces") or []) or str(dev.get("address", "?"))}
                  for dev in node["nics"]],
@@ -483,6 +529,12 @@ def host_facts(topology):
         "on" if topology.get("smt_active") else "off", topology.get("kernel_release") or "unknown")
 
 
+def gpu_identities(topology):
+    """Each GPU with an identity, as a line of the host's text: ``GPU <address> (NUMA node <n>): <uuid>``."""
+    return ["GPU %s (NUMA node %s): %s" % (dev.get("address", "?"), dev.get("numa_node"), dev["uuid"])
+            for dev in (topology or {}).get("pci_devices") or [] if dev.get("kind") == "gpu" and dev.get("uuid")]
+
+
 def shared_maps(entries, rows):
     """Each host's map, every distinct map drawn once: a fleet of identical machines would otherwise repeat
     the same hundreds of cells per host. A later host with the same map says which host shows it, and the
@@ -506,20 +558,22 @@ def filter_text(row):
 def page_view(entries, mode="plan", title="RKE2 NUMA fleet report", notice="", inventory="inventory.yml", kubeconfig=""):
     """What the page shows, as data: the summary (and ``notice``: a roll in progress), a row per host, each host's
     details and map."""
-    rows = summarize(entries, mode, inventory, kubeconfig)
+    entries, rows = worst_first(entries, summarize(entries, mode, inventory, kubeconfig))
+    fold_repeats(rows)
     is_open = len(rows) <= OPEN_HOSTS
     hosts = []
     for entry, row, view in zip(entries, rows, shared_maps(entries, rows)):
         plan = entry.get("plan") or {}
         hosts.append(dict(
             row, filter=filter_text(row), open=is_open, map=view, labels=entry.get("labels") or [],
-            facts=host_facts(entry.get("topology") or {}),
+            facts=host_facts(entry.get("topology") or {}), gpu_identities=gpu_identities(entry.get("topology")),
             warnings_text=plural(len(row["warnings"]), "warning") if row["warnings"] else "",
             # the line doubles as the map's legend
             legend={"reserved": cpus_cell(plan.get("reserved_cpus", "")) or "none", "isolated": cpus_cell(plan.get("isolated_cpus", "")) or "none",
                     "offline": cpus_cell(plan["offline_cpus"]) if plan.get("offline_cpus") else ""} if plan else None))
     return {
         "title": title, "summary": summary_line(rows, mode), "source": "check.yml" if mode == "check" else "plan.yml", "notice": notice or "",
+        "fleet_command": fleet_command(entries, inventory, kubeconfig) if mode == "check" else "",
         "rows": [dict(row, filter=filter_text(row), pod="%s (node %s)" % (row["pod"], row["pod_node"]) if row["pod"] else "",
                       groups=[dict(g, first=shorten(g["first"], FIRST_EXAMPLE)) for g in row["groups"]],
                       warnings=[shorten(w, FIRST_EXAMPLE) for w in row["warnings"][:TABLE_WARNINGS]],
@@ -575,22 +629,29 @@ def md_cell(text):
 
 
 def render_markdown(entries, mode="plan", title="RKE2 NUMA fleet report", notice="", inventory="inventory.yml", kubeconfig=""):
-    """The summary beside the page: the summary line (and ``notice``: a roll in progress), the fleet table (a NOT
-    compliant host's findings grouped by check, and the command that rolls it), the warnings (capped)."""
-    rows = summarize(entries, mode, inventory, kubeconfig)
+    """The summary beside the page: the summary line (and ``notice``: a roll in progress), the one command that rolls
+    the fleet, the fleet table worst first (a NOT compliant host's findings grouped by check; a host with an earlier
+    host's findings names it), the warnings (capped)."""
+    entries, rows = worst_first(entries, summarize(entries, mode, inventory, kubeconfig))
+    fold_repeats(rows)
     playbook = "check.yml" if mode == "check" else "plan.yml"
     lines = ["# %s" % md_cell(title), "", "%s (%s)." % (md_cell(summary_line(rows, mode)), playbook), ""]
     if notice:
         lines += ["**%s**" % md_cell(notice), ""]
+    command = fleet_command(entries, inventory, kubeconfig) if mode == "check" else ""
+    if command:
+        lines += ["To roll every host that needs it (the roll takes only those): `%s`" % md_cell(command), ""]
     lines += ["| host | status | plan | biggest single-NUMA pod (cpu / memory / hugepages / GPUs) | pod shapes: copies | warnings |",
               "|---|---|---|---|---|---|"]
     for row in rows:
         status = row["label"] + (": " + row["detail"] if row["detail"] and not row["groups"] else "")
-        if row["groups"]:
+        if row["same_as"]:
+            status = "%s: the same as %s" % (row["label"], row["same_as"]["host"])
+        elif row["groups"]:
             status += ": " + "; ".join("%s (%d, e.g. %s)" % (g["title"], g["count"], shorten(g["first"], FIRST_EXAMPLE))
                                        for g in row["groups"])
-        lines.append("| %s | %s%s | %s | %s | %s | %d |" % (
-            md_cell(row["host"]), md_cell(status), "<br>run: %s" % md_cell(row["command"]) if row["command"] else "",
+        lines.append("| %s | %s | %s | %s | %s | %d |" % (
+            md_cell(row["host"]), md_cell(status),
             "`%s`" % md_cell(row["fingerprint"]) if row["fingerprint"] else "-",
             md_cell(row["pod"]) if row["pod"] else "-", md_cell(", ".join(row["shapes"])) if row["shapes"] else "-",
             len(row["warnings"])))

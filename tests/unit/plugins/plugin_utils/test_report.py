@@ -164,15 +164,19 @@ def test_check_mode_says_compliant_or_why_not(samples):
     row = report.summarize([blocked], "check")[0]
     assert (row["status"], row["label"]) == ("blocked", "BLOCKED")
     assert row["detail"] == "50-site.yaml sets kubelet-arg - the roll skips it until this is fixed by hand"
-    assert report.summary_line([row], "check") == "1 host: 0 compliant, 0 NOT compliant, 1 blocked, 0 not checked; warnings on 1 host"
+    # the blocked among the NOT compliant, as fleet.json and the artifacts count them
+    assert report.summary_line([row], "check") == "1 host: 0 compliant, 1 NOT compliant (1 blocked), 0 not checked; warnings on 1 host"
     assert report.check_lines([blocked])[0] == "d: BLOCKED: 50-site.yaml sets kubelet-arg - the roll skips it until this is fixed by hand"
     assert rows[1]["detail"] == "kernel args missing: nohz_full=1-55 -> drain, reboot"
     assert rows[1]["warnings"] == ["NOT PINNED: ml/vllm-0 is Burstable"]
-    assert report.summary_line(rows, "check") == "3 hosts: 1 compliant, 1 NOT compliant, 0 blocked, 1 not checked; warnings on 1 host"
+    assert report.summary_line(rows, "check") == "3 hosts: 1 compliant, 1 NOT compliant (0 blocked), 1 not checked; warnings on 1 host"
     page = report.render_html(hosts, "check")
     # the page groups the findings by check (a decision without them: its reasons as one group) and names the command
     assert "<li>findings (1): kernel args missing: nohz_full=1-55</li>" in page
-    assert '<code class="cmd">ansible-playbook -i inventory.yml maitred.rke2_numa.rolling -e rke2_numa_hosts=b -e rke2_numa_reboot_ok=true</code>' in page
+    # one command for the fleet above the table, each host's own in its details
+    assert '<code class="cmd">ansible-playbook -i inventory.yml maitred.rke2_numa.rolling -e rke2_numa_reboot_ok=true</code>' in page
+    assert ("<p>to roll it: <code>ansible-playbook -i inventory.yml maitred.rke2_numa.rolling -e rke2_numa_hosts=b -e rke2_numa_reboot_ok=true"
+            "</code></p>") in page
     assert "a roll would: drain, reboot" in page
     assert '<p class="no-map">no topology was read</p>' in page
     assert "(check.yml)" in page
@@ -219,8 +223,9 @@ def test_markdown_is_one_table_row_per_host_and_caps_the_warnings(samples):
     lines = text.splitlines()
     assert lines[0] == "# RKE2 NUMA fleet report"
     assert lines[2] == "2 hosts: 1 planned, 1 not planned; warnings on 1 host (plan.yml)."
-    assert lines[6].startswith("| gpu\\|1 | planned | `%s` | 110 / 1018.8Gi / 4.0Gi / 4 |" % plan["fingerprint"])
-    assert lines[7].startswith("| gpu2 | not planned: ")
+    # worst first: the host not planned before the planned one
+    assert lines[6].startswith("| gpu2 | not planned: ")
+    assert lines[7].startswith("| gpu\\|1 | planned | `%s` | 110 / 1018.8Gi / 4.0Gi / 4 |" % plan["fingerprint"])
     assert "- **gpu\\|1**: w0 \\| with a pipe" in lines
     assert lines[-1] == "- ... 5 more in index.html"
 
@@ -354,7 +359,10 @@ def test_the_check_page_groups_findings_by_check_and_gives_the_command_to_run(sa
     # the README's form, with the kubeconfig the run used (the roll would fall back to the admin's)
     command = ("ansible-playbook -i /srv/ops/inventory.yml maitred.rke2_numa.rolling -e rke2_numa_kubeconfig=/etc/rancher/rke2/rke2-numa.yaml "
                "-e rke2_numa_hosts=gpu07 -e rke2_numa_reboot_ok=true")
-    assert '<code class="cmd">%s</code>' % command in page and "<p>to roll it: <code>%s</code></p>" % command in page
+    assert "<p>to roll it: <code>%s</code></p>" % command in page
+    fleet = ("ansible-playbook -i /srv/ops/inventory.yml maitred.rke2_numa.rolling -e rke2_numa_kubeconfig=/etc/rancher/rke2/rke2-numa.yaml "
+             "-e rke2_numa_reboot_ok=true")
+    assert '<code class="cmd">%s</code>' % fleet in page.split('<table id="fleet">', 1)[0], "one command for the fleet, above the table"
     assert "boot_params" not in page.split('<table id="fleet">', 1)[1].split("</table>", 1)[0], "no role names in the table"
     # reserved CPUs and reserved memory: two colours
     assert '<i class="reserved"></i>reserved CPU' in page and '<i class="reserved-mem"></i>reserved memory' in page
@@ -366,7 +374,8 @@ def test_the_check_page_groups_findings_by_check_and_gives_the_command_to_run(sa
     assert "<tr><td>rke2-numa.maitred.io/numa-nodes</td><td>2</td></tr>" in page
     markdown = report.render_markdown([host], "check", inventory="/srv/ops/inventory.yml")
     assert "running kernel args \\(4, e.g. kernel arg isolcpus=managed\\_irq,1-55" in markdown
-    assert "<br>run: ansible-playbook -i /srv/ops/inventory.yml maitred.rke2\\_numa.rolling -e rke2\\_numa\\_hosts=gpu07" in markdown
+    assert ("To roll every host that needs it (the roll takes only those): `ansible-playbook -i /srv/ops/inventory.yml maitred.rke2\\_numa.rolling "
+            "-e rke2\\_numa\\_reboot\\_ok=true`") in markdown
     assert report.roll_command("gpu 1", {"compliant": False}, "my inv.yml") == \
         "ansible-playbook -i 'my inv.yml' maitred.rke2_numa.rolling -e 'rke2_numa_hosts=gpu 1'"
     # a compliant host and a blocked one get no command
