@@ -8,9 +8,14 @@ accept, and names playbooks that exist."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import subprocess
+import sys
 import time
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+import pytest
 import yaml
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
@@ -111,3 +116,29 @@ def test_the_project_runs_each_playbook_of_the_collection_by_its_name_at_the_col
         ee = yaml.safe_load(f)
     assert [c["name"] for c in ee["dependencies"]["galaxy"]["collections"]] == [
         "collections/%s-%s-%s.tar.gz" % (galaxy["namespace"], galaxy["name"], galaxy["version"])]
+
+
+def test_the_execution_environment_pins_its_base_image_and_what_it_installs(tmp_path):
+    """The base image by digest, ansible-core and ansible-runner at the versions the tests run (requirements-dev.txt),
+    and ansible-builder makes its build context from the file as written (a tag or a range installs whatever is newest
+    on the day of the build)."""
+    with open(os.path.join(REPO, "docs", "execution-environment.yml")) as f:
+        ee = yaml.safe_load(f)
+    assert re.match(r"^[a-z0-9.-]+(/[a-z0-9._-]+)+@sha256:[0-9a-f]{64}$", ee["images"]["base_image"]["name"]), ee["images"]
+    with open(os.path.join(REPO, "requirements-dev.txt")) as f:
+        tested = dict(re.match(r"^([a-z-]+)==([0-9.]+)", line).groups() for line in f
+                      if re.match(r"^ansible-(core|runner)==[0-9.]+(;.*>= \"3.12\")?\s*$", line))
+    assert ee["dependencies"]["ansible_core"]["package_pip"] == "ansible-core==%s" % tested["ansible-core"]
+    assert ee["dependencies"]["ansible_runner"]["package_pip"] == "ansible-runner==%s" % tested["ansible-runner"]
+    builder = shutil.which("ansible-builder", path=os.path.dirname(sys.executable))
+    if builder is None:
+        pytest.skip("ansible-builder is not installed (requirements-dev.txt)")
+    shutil.copy(os.path.join(REPO, "docs", "execution-environment.yml"), tmp_path)
+    with open(os.path.join(REPO, "galaxy.yml")) as f:
+        galaxy = yaml.safe_load(f)
+    (tmp_path / ("%s-%s-%s.tar.gz" % (galaxy["namespace"], galaxy["name"], galaxy["version"]))).write_bytes(b"")
+    out = subprocess.run([builder, "create", "-f", "execution-environment.yml", "--context", "context"], cwd=str(tmp_path),
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    containerfile = (tmp_path / "context" / "Containerfile").read_text()
+    assert ee["images"]["base_image"]["name"] in containerfile
