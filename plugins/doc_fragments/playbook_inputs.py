@@ -24,13 +24,18 @@ options:
       rke2_numa_node_name: {description: The Node's name in the cluster., type: raw}
       rke2_numa_kubectl: {description: The kubectl program on C(rke2_numa_kubectl_host) (RKE2 servers have it there)., type: raw}
       rke2_numa_kubeconfig:
-        description: The kubeconfig kubectl uses. RKE2's admin kubeconfig by default; the documented way is the scoped one playbooks/access.yml writes (the
-          check warns when this one may do everything).
+        description:
+          - The kubeconfig kubectl uses. RKE2's admin kubeconfig by default; the documented way is the scoped one playbooks/access.yml writes (the check
+            warns when this one may do everything).
+          - C(env:K8S_AUTH) - AWX's Kubernetes bearer-token credential in the controller's environment (K8S_AUTH_HOST, K8S_AUTH_API_KEY, K8S_AUTH_VERIFY_SSL,
+            K8S_AUTH_SSL_CA_CERT) - kubectl then runs on the controller (the execution environment), so a slice of a sliced job needs no server among its
+            hosts; a kubeconfig is written from the credential for each call (0600, in a private folder) and removed after it. A credential that does not
+            verify the API server's certificate is refused. docs/AWX.md.
         type: raw
       rke2_numa_server_group: {description: The inventory group of the RKE2 servers; its first host runs kubectl by default., type: raw}
       rke2_numa_kubectl_host:
         description: The inventory host (or C(localhost)) that runs kubectl; by default the first host of the group named by C(rke2_numa_server_group),
-          else C(localhost).
+          else C(localhost) - and C(localhost) with C(rke2_numa_kubeconfig=env:K8S_AUTH).
         type: raw
       rke2_numa_kured_daemonset:
         description:

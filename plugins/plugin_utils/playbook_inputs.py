@@ -29,7 +29,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.kube_names impor
     label_selector_errors,
     qualified_name_errors,
 )
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import kube_credential, rbac
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.artifacts import is_artifact
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import roll_lease
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import specs
@@ -131,14 +131,16 @@ def access_errors(inputs):
     return errors
 
 
-def server_group_errors(group, groups):
-    """rke2_numa_server_group: empty (kubectl on localhost), or a group of the inventory with a host."""
+def server_group_errors(group, groups, kubectl_here=False):
+    """rke2_numa_server_group: empty (kubectl on localhost), or a group of the inventory with a host - but for
+    ``kubectl_here`` (AWX's credential: kubectl on the controller), where a slice of a sliced job may hold none of it
+    (AWX gives a slice only its own hosts) and the group only names the servers to leave out."""
     if group in (None, ""):
         return []
-    if not isinstance(group, str) or group not in groups:
+    if not isinstance(group, str) or (group not in groups and not kubectl_here):
         return ["rke2_numa_server_group %s is not a group of the inventory (its groups: %s); kubectl would run "
                 "on the controller instead" % (show(group), ", ".join(sorted(g for g in groups if g != "ungrouped")))]
-    if not groups[group]:
+    if not groups.get(group) and not kubectl_here:
         return ["rke2_numa_server_group %s has no host: no server to run kubectl on" % show(group)]
     return []
 
@@ -302,6 +304,18 @@ def _kubectl_rule(name, value, ctx):
     return [] if ok else ["%s %s must be an absolute path or a command name" % (name, show(value))]
 
 
+def _kubeconfig_rule(name, value, ctx):
+    """An absolute path on rke2_numa_kubectl_host, or AWX's credential in the controller's environment - where kubectl
+    then runs (plugin_utils/kube_credential.py)."""
+    if value != kube_credential.FROM_ENV:
+        return _absolute_path_rule(name, value, ctx)
+    host = ctx.inputs.get("rke2_numa_kubectl_host", "localhost")
+    if host == "localhost":
+        return []
+    return ["%s %s is AWX's Kubernetes credential in the controller's environment: kubectl runs there, so "
+            "rke2_numa_kubectl_host must be localhost (or no rke2_numa_server_group), not %s" % (name, show(value), show(host))]
+
+
 def _kubectl_host_rule(name, value, ctx):
     ok = isinstance(value, str) and (value == "localhost" or value in ctx.hosts)
     return [] if ok else ["%s %s is neither a host of the inventory nor localhost" % (name, show(value))]
@@ -365,8 +379,9 @@ RULES = (
     ("inventory_hostname", _host_name_rule),
     ("rke2_numa_node_name", _name_rule(dns1123_subdomain_errors, "a Node name")),
     ("rke2_numa_kubectl", _kubectl_rule),
-    ("rke2_numa_kubeconfig", _absolute_path_rule),
-    ("rke2_numa_server_group", lambda name, value, ctx: server_group_errors(value, ctx.groups)),
+    ("rke2_numa_kubeconfig", _kubeconfig_rule),
+    ("rke2_numa_server_group", lambda name, value, ctx: server_group_errors(
+        value, ctx.groups, kubectl_here=ctx.inputs.get("rke2_numa_kubeconfig") == kube_credential.FROM_ENV)),
     ("rke2_numa_kubectl_host", _kubectl_host_rule),
     ("rke2_numa_kured_daemonset", _kured_daemonset_rule),
     ("rke2_numa_kured_hold", _kured_hold_rule),

@@ -20,6 +20,9 @@ lib/ansible/modules/command.py ``main`` and lib/ansible/module_utils/basic.py ``
   are added as ActionBase._parse_returned_data adds them;
 - a program that cannot start: failed, ``rc`` its errno, "Error executing command." (the OS error in ``exception``);
 - rc != 0: "The command exited with a non-zero return code.".
+
+A ``--kubeconfig env:K8S_AUTH`` (AWX's Kubernetes bearer-token credential, plugin_utils/kube_credential.py) runs on the
+controller only - the credential is in its environment: the kubeconfig is written from it for the call and removed.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ import re
 import subprocess
 
 from ansible import constants as C
+
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import kube_credential
 
 COMMAND = "ansible.builtin.command"
 NONZERO = "The command exited with a non-zero return code."
@@ -108,6 +113,11 @@ def run_command(action, task_vars, argv, stdin=None, stdin_add_newline=True, alw
     """``argv`` run where ``action``'s task runs; the answer ansible.builtin.command gives. ``always``: run in check
     mode too - a read, as a task with ``check_mode: false`` runs it (the module is told it is not in check mode)."""
     check = bool(action._task.check_mode)
+    uses_env = kube_credential.FROM_ENV in [str(a) for a in argv]
+    if uses_env and not runs_here(action):
+        return {"failed": True, "changed": False, "cmd": list(argv), "msg": "rke2_numa_kubeconfig %s: the credential is in the "
+                "controller's environment, so kubectl runs there only (rke2_numa_kubectl_host localhost), not on %s"
+                % (kube_credential.FROM_ENV, action._task.delegate_to or task_vars.get("inventory_hostname"))}
     if not runs_here(action):
         command = {"argv": list(argv)}
         if stdin is not None:
@@ -122,4 +132,11 @@ def run_command(action, task_vars, argv, stdin=None, stdin_add_newline=True, alw
         return {"changed": False, "skipped": True, "rc": 0, "stdout": "", "stderr": "", "msg": CHECK_MODE}
     environment = {}
     action._compute_environment_string(environment)
-    return run_here(argv, environment, stdin, stdin_add_newline)
+    if not uses_env:
+        return run_here(argv, environment, stdin, stdin_add_newline)
+    try:
+        with kube_credential.argv_with_credential(argv, dict(os.environ, **environment)) as ran:
+            answer = run_here(ran, environment, stdin, stdin_add_newline)
+    except kube_credential.CredentialError as e:
+        return {"failed": True, "changed": False, "cmd": list(argv), "msg": str(e)}
+    return dict(answer, cmd=list(argv))   # the argv as given: the kubeconfig written for the call is gone

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import run_command as rc
-from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, Cluster, needs_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import ADMIN_TOKEN, KUBECTL, Cluster, needs_kubectl
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 BIN = os.path.dirname(sys.executable)
@@ -53,7 +53,7 @@ def test_a_command_run_here_answers_as_ansible_builtin_command(tmp_path, argv, s
     assert {k: here.get(k) for k in KEYS} == {k: module.get(k) for k in KEYS}
 
 
-def play(cluster, tmp_path, tasks, *extra, module_defaults=None, **play_vars):
+def play(cluster, tmp_path, tasks, *extra, module_defaults=None, environ=None, **play_vars):
     """A play on localhost (a local connection) with become, to this same user unless told; sudo is /bin/false, so a
     command ansible-core wraps in become fails."""
     book = [{"hosts": "localhost", "gather_facts": False, "become": True, "module_defaults": module_defaults or {},
@@ -64,7 +64,7 @@ def play(cluster, tmp_path, tasks, *extra, module_defaults=None, **play_vars):
     path = tmp_path / "play.yml"
     path.write_text(yaml.safe_dump(book))
     env = dict(cluster.env, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="false",
-               **RESULTS_JSON)
+               **dict(RESULTS_JSON, **(environ or {})))
     out = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", str(path)] + list(extra), env=env,
                          capture_output=True, text=True, check=False)
     assert out.stdout.startswith("{"), out.stdout + out.stderr
@@ -137,3 +137,26 @@ def test_the_kubectl_group_s_module_defaults_set_kubectl_and_the_kubeconfig_once
     assert not got.get("failed") and got["object"]["metadata"]["name"] == "gpu-a", got
     assert got["cmd"][:3] == [KUBECTL, "--kubeconfig", cluster.kubeconfig]
     assert own.get("failed") and own["cmd"][:3] == [KUBECTL, "--kubeconfig", str(tmp_path / "none")], own
+
+
+@needs_kubectl
+def test_awx_s_bearer_token_credential_reaches_the_cluster_verified_and_leaves_nothing_behind(cluster, tmp_path):
+    """rke2_numa_kubeconfig env:K8S_AUTH (plugin_utils/kube_credential.py): the K8S_AUTH_* variables AWX's Kubernetes
+    bearer-token credential sets, the API stand-in's own CA - the real kubectl verifies the server's certificate and sends
+    the token; the kubeconfig written for the call is gone after it, and the token is in no result. A credential that
+    would not verify the server is refused before kubectl runs."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    environ = {"K8S_AUTH_HOST": cluster.url.replace("http://", "https://"), "K8S_AUTH_API_KEY": ADMIN_TOKEN, "K8S_AUTH_VERIFY_SSL": "True",
+               "K8S_AUTH_SSL_CA_CERT": os.path.join(cluster.state, "auth", "tls.crt"), "TMPDIR": str(temp)}
+    before = len(cluster.calls())
+    got, insecure = play(cluster, tmp_path, [
+        kubectl_task(verb="get", kind="node", names=["gpu-a"], output="json"),
+        dict(kubectl_task(verb="get", kind="node", names=["gpu-a"]), environment={"K8S_AUTH_VERIFY_SSL": "False"})],
+        environ=environ, rke2_numa_kubeconfig="env:K8S_AUTH")
+    assert not got.get("failed") and got["object"]["metadata"]["name"] == "gpu-a", got
+    assert got["cmd"][:3] == [KUBECTL, "--kubeconfig", "env:K8S_AUTH"] and os.listdir(str(temp)) == []
+    assert [c["user"] for c in cluster.calls()[before:] if "/nodes/gpu-a" in c["path"]] == ["system:admin"]
+    assert insecure.get("failed") and "does not verify the API server's certificate" in insecure["msg"], insecure
+    assert len([c for c in cluster.calls()[before:] if "/nodes/gpu-a" in c["path"]]) == 1   # the refused one never ran
+    assert ADMIN_TOKEN not in json.dumps([got, insecure])

@@ -103,6 +103,17 @@ def test_a_server_group_that_does_not_exist_is_refused_not_replaced_by_the_contr
     assert errors(rke2_numa_server_group="empty") == ["rke2_numa_server_group 'empty' has no host: no server to run kubectl on"]
 
 
+def test_awx_s_credential_runs_kubectl_on_the_controller_and_a_slice_needs_no_server():
+    # a slice of a sliced AWX job holds only its own hosts: the server group empty or absent - kubectl runs in the EE
+    for group in ("empty", "servers-of-another-slice"):
+        assert errors(rke2_numa_kubeconfig="env:K8S_AUTH", rke2_numa_server_group=group, rke2_numa_kubectl_host="localhost") == []
+    # the credential is in the controller's environment: kubectl on a server would not have it
+    assert errors(rke2_numa_kubeconfig="env:K8S_AUTH") == [
+        "rke2_numa_kubeconfig 'env:K8S_AUTH' is AWX's Kubernetes credential in the controller's environment: kubectl runs there, "
+        "so rke2_numa_kubectl_host must be localhost (or no rke2_numa_server_group), not 'k1'"]
+    assert errors(rke2_numa_kubeconfig="env:K8S_AWX")[0].startswith("rke2_numa_kubeconfig 'env:K8S_AWX' must be an absolute path")
+
+
 def test_a_window_that_has_ended_stops_a_roll_saying_when_but_not_a_check():
     found = errors(rke2_numa_window_end="2026-12-01T04:30:00Z")
     assert found == ["rke2_numa_window_end 2026-12-01T04:30:00Z ended 90 min ago: no node may start; set the end of this run's window"]
