@@ -3,7 +3,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A fleet checked in slices (AWX's sliced jobs, --limit halves) is the fleet checked at once: six node copies, checked
 and planned in one run and in two --limit runs of three; the per-host results are the same, each slice says it covers
-a part of the fleet, and playbooks/report.yml assembles the slices' reports into the single run's page and summary."""
+a part of the fleet, and playbooks/report.yml assembles the slices' reports into the single run's page and summary.
+plan.yml sliced as AWX slices a job (issue 53 item 4): each slice job gets an inventory of its own hosts only, its extra
+vars as strings, under ansible-runner; each publishes its plans (rke2_numa_plans: the hosts planned and not, each plan's
+fingerprint) and writes fleet.json and run.json beside its page; report.yml merges three slices' reports into the page,
+summary and fleet.json of the run over the whole fleet, byte for byte."""
 
 from __future__ import annotations
 
@@ -13,10 +17,12 @@ import re
 import subprocess
 import sys
 
+import ansible_runner
 import pytest
 import yaml
 
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.artifacts import merge
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures import fake_kubectl
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node
@@ -24,6 +30,8 @@ from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import compl
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 HOSTS = ["gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5", "gpu-6"]
 SLICES = (HOSTS[0::2], HOSTS[1::2])   # AWX slices round-robin: every other host
+AWX_SLICES = [HOSTS[i::3] for i in range(3)]   # a job_slice_count of 3
+REFUSED = "gpu-5"   # in the AWX slices' inventories, a value the planner refuses: not planned, in every summary, with why
 
 pytestmark = pytest.mark.integration
 
@@ -111,3 +119,78 @@ def test_plan_in_two_slices_writes_the_same_plans(fleet, tmp_path):
     for index in range(2):
         sliced.update((n, (tmp_path / str(index) / n).read_text()) for n in os.listdir(tmp_path / str(index)) if n not in ("rancher.yaml", "dra.yaml"))
     assert sliced == whole and len(whole) == 18   # per host: the plan, its config snippet, its kubelet drop-in
+
+
+@pytest.fixture(scope="module")
+def awx_inventories(fleet, tmp_path_factory):
+    """The whole fleet's inventory and one per AWX slice (its own hosts only), REFUSED given reserved_cores 0."""
+    base = tmp_path_factory.mktemp("awx-slices")
+    with open(fleet) as f:
+        group = yaml.safe_load(f)["gpu"]
+    group["hosts"][REFUSED]["rke2_numa_reserved_cores"] = 0
+
+    def inventory(name, names):
+        path = base / ("%s.yml" % name)
+        path.write_text(yaml.safe_dump({"gpu": {"vars": group["vars"], "hosts": dict((h, group["hosts"][h]) for h in names)}}))
+        return str(path)
+
+    return {"whole": inventory("whole", HOSTS), "slices": [inventory("slice-%d" % i, s) for i, s in enumerate(AWX_SLICES)]}
+
+
+def runner(folder, inventory, playbook, extravars):
+    """ansible-runner as AWX runs a job; (rc, the artifacts of its playbook_on_stats event)."""
+    env = {"ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO, ".build"), "ANSIBLE_LOCALHOST_WARNING": "false",
+           "ANSIBLE_DEPRECATION_WARNINGS": "false", "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+    folder.mkdir()
+    result = ansible_runner.run(private_data_dir=str(folder), playbook=os.path.join(REPO, "playbooks", playbook),
+                                inventory=inventory, extravars=extravars, envvars=env, quiet=True)
+    stats = [e for e in result.events if e["event"] == "playbook_on_stats"]
+    return result, (stats[0]["event_data"].get("artifact_data") if stats else None) or {}
+
+
+def test_plan_in_three_awx_slices_merged_by_report_yml_is_the_whole_run(awx_inventories, tmp_path):
+    result, whole = runner(tmp_path / "r-whole", awx_inventories["whole"], "plan.yml",
+                           {"rke2_numa_report_dir": str(tmp_path / "whole"), "awx_job_id": "100"})
+    out = result.stdout.read()
+    assert result.rc == 2 and "the plan did not complete: %s: " % REFUSED in out, out[-3000:]   # the refusal fails the run
+    assert sorted(whole) == ["rke2_numa_plans", "rke2_numa_plans_100"], whole
+    plans = whole["rke2_numa_plans"]
+    assert plans["hosts_by_state"] == {"planned": [h for h in HOSTS if h != REFUSED], "not_planned": [REFUSED], "refused": [REFUSED]}
+    assert (plans["planned"], plans["not_planned"], plans["hosts"], plans["playbook"]) == (5, 1, 6, "plan")
+    fleet_json = json.loads((tmp_path / "whole" / "fleet.json").read_text())
+    assert plans["fingerprints"] == fleet_json["fingerprints"] and len(plans["fingerprints"]) == 5
+    assert "reserved" in fleet_json["refused"][REFUSED]
+    parts, given = [], {}
+    for index, inventory in enumerate(awx_inventories["slices"]):
+        folder = tmp_path / ("slice-%d" % index)
+        result, artifacts = runner(tmp_path / ("r-%d" % index), inventory, "plan.yml", {"rke2_numa_report_dir": str(folder), "awx_job_id": str(201 + index)})
+        assert result.rc == (2 if REFUSED in AWX_SLICES[index] else 0), result.stdout.read()[-3000:]
+        assert json.loads((folder / "run.json").read_text())["hosts"] == AWX_SLICES[index]
+        given["rke2_numa_plans_%d" % (201 + index)] = artifacts["rke2_numa_plans_%d" % (201 + index)]
+        parts.append(str(folder))
+    # what the next node of a workflow is given (AWX: one dict.update per slice job), merged: the whole run's plans
+    merged = merge(given, "rke2_numa_plans")
+    assert (merged["hosts_by_state"], merged["fingerprints"], merged["hosts"]) == (plans["hosts_by_state"], plans["fingerprints"], 6)
+    # report.yml over the slices' report folders: the whole run's page, summary and fleet.json
+    result, artifacts = runner(tmp_path / "r-report", awx_inventories["whole"], "report.yml",
+                               {"rke2_numa_report_from": parts, "rke2_numa_report_dir": str(tmp_path / "assembled")})
+    assert result.rc == 0, result.stdout.read()[-3000:]
+    for name in ("index.html", "summary.md", "fleet.json"):
+        assert (tmp_path / "assembled" / name).read_text() == (tmp_path / "whole" / name).read_text(), name
+    assembled = artifacts["rke2_numa_plans"]
+    assert (assembled["hosts_by_state"], assembled["fingerprints"]) == (plans["hosts_by_state"], plans["fingerprints"]), assembled
+    assert json.loads((tmp_path / "assembled" / "run.json").read_text())["runs"] == parts
+
+
+def test_report_yml_refuses_check_and_plan_reports_together(awx_inventories, tmp_path):
+    result, dummy = runner(tmp_path / "r-plan", awx_inventories["slices"][0], "plan.yml", {"rke2_numa_report_dir": str(tmp_path / "plan")})
+    assert result.rc == 0
+    check = tmp_path / "check"
+    check.mkdir()
+    (check / "fleet.json").write_text(json.dumps({"hosts": 1, "compliant": ["gpu-2"], "not_checked": []}))
+    (check / "run.json").write_text(json.dumps({"version": 1, "playbook": "check", "hosts": ["gpu-2"], "fleet_hosts": 1, "facts": {}}))
+    result, dummy = runner(tmp_path / "r-report", awx_inventories["whole"], "report.yml",
+                           {"rke2_numa_report_from": [str(tmp_path / "plan"), str(check)], "rke2_numa_report_dir": str(tmp_path / "out")})
+    out = result.stdout.read()
+    assert result.rc != 0 and "the reports of check.yml or of plan.yml, not both" in out, out[-3000:]
+    assert not (tmp_path / "out").exists()
