@@ -44,13 +44,13 @@ def fleet(tmp_path_factory):
     return str(inventory)
 
 
-def run(tmp_path, inventory, playbook, extravars):
+def run(tmp_path, inventory, playbook, extravars, limit=None):
     """ansible-runner as AWX runs a job: its extra vars in env/extravars, the events in artifacts/<ident>/."""
     env = {"ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO, ".build"), "ANSIBLE_LOCALHOST_WARNING": "false",
            "ANSIBLE_DEPRECATION_WARNINGS": "false", "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
     (tmp_path / "runner").mkdir()
     result = ansible_runner.run(private_data_dir=str(tmp_path / "runner"), playbook=os.path.join(REPO, "playbooks", playbook),
-                                inventory=inventory, extravars=extravars, envvars=env, quiet=True)
+                                inventory=inventory, extravars=extravars, envvars=env, limit=limit, quiet=True)
     stats = [e for e in result.events if e["event"] == "playbook_on_stats"]
     return result, stats[0]["event_data"]["artifact_data"] if stats else None
 
@@ -94,3 +94,15 @@ def test_the_awx_project_s_playbook_runs_the_collection_s_check(fleet, tmp_path)
     result, artifacts = run(tmp_path, fleet, wrapper, {"rke2_numa_audit_pods": "false", "awx_job_id": 77})
     assert result.rc == 0, result.stdout.read()[-3000:]
     assert artifacts["rke2_numa_fleet_77"]["hosts_by_state"]["noncompliant"] == ["gpu-b"], artifacts
+
+
+def test_a_roll_s_artifacts_carry_the_check_s_run_report_and_fleet(fleet, tmp_path):
+    """rolling.yml's summary adds the roll to what its check published (check.yml's registered set_stats): the check's run,
+    report and fleet size, not a recount of the run's hosts. A roll over the compliant node alone (--limit): nothing to roll."""
+    result, artifacts = run(tmp_path, fleet, "rolling.yml", {"awx_job_id": 4343, "rke2_numa_report_dir": str(tmp_path / "out")}, limit="gpu-a")
+    assert result.rc == 0, result.stdout.read()[-3000:]
+    assert sorted(artifacts) == ["rke2_numa_fleet", "rke2_numa_fleet_4343"], artifacts
+    summary = artifacts["rke2_numa_fleet"]
+    assert (summary["playbook"], summary["runs"], summary["reports"]) == ("rolling", ["4343"], [str(tmp_path / "out" / "index.html")]), summary
+    assert (summary["hosts"], summary["fleet_hosts"], summary["compliant"]) == (1, 2, 1), summary
+    assert summary["roll"]["failed"] is False and "progress" not in summary["roll"], summary["roll"]
