@@ -8,7 +8,8 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.prove import (
-    ProveError, audit_error, audit_pods, dra_audit, gpu_holders, kube_items, probe_pods, prove_report)
+    ProveError, audit_error, audit_pods, dra_audit, gpu_holders, gpu_worker_nodes, kube_items, probe_pods, prove_report)
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import SERVER_ROLE_LABELS
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import prove_fleet, render_prove_markdown
 
 
@@ -47,6 +48,11 @@ def rke2_numa_pod_audit(pod_list, node_names=None, gpu_resource="nvidia.com/gpu"
     return audit
 
 
+def rke2_numa_gpu_worker_nodes(reply, gpu_resource="nvidia.com/gpu"):
+    """The cluster's GPU workers (Node names) in the check's one read (plugin_utils/prove.py gpu_worker_nodes)."""
+    return gpu_worker_nodes(reply or {}, gpu_resource, SERVER_ROLE_LABELS)
+
+
 def rke2_numa_pod_audit_error(result, kubectl, kubectl_host):
     """Why the pods were not audited, in one line (plugin_utils/prove.py audit_error)."""
     return audit_error(result, kubectl, kubectl_host)
@@ -69,4 +75,4 @@ class FilterModule(object):
     def filters(self):
         return {"probe_pods": rke2_numa_probe_pods, "probe_report": rke2_numa_probe_report, "pod_audit": rke2_numa_pod_audit,
                 "kube_items": rke2_numa_kube_items, "pod_audit_error": rke2_numa_pod_audit_error,
-                "prove_outputs": rke2_numa_prove_outputs, "gpu_holders": rke2_numa_gpu_holders}
+                "prove_outputs": rke2_numa_prove_outputs, "gpu_holders": rke2_numa_gpu_holders, "gpu_worker_nodes": rke2_numa_gpu_worker_nodes}

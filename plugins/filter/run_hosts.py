@@ -16,7 +16,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs 
     server_nodes,
     unknown_variables,
 )
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import roll_pick
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import kube_credential, roll_pick
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.specs import PREFIX
 
 # Ansible forks a worker for each host of each task from the process that templates the plays' hosts (this filter
@@ -26,12 +26,14 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.specs import PRE
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import compliance, planner  # noqa: F401 pylint: disable=unused-import
 
 
-def rke2_numa_run_servers(groups, playbook, server_group, hosts, explicit, include=False, pattern="all", limit=None):
-    """{left_out, refused, group} of a run of ``playbook``: see plugin_utils.playbook_inputs.run_servers."""
+def rke2_numa_run_servers(groups, playbook, server_group, hosts, explicit, include=False, pattern="all", limit=None, kubeconfig=""):
+    """{left_out, refused, group} of a run of ``playbook``: see plugin_utils.playbook_inputs.run_servers (``kubeconfig``:
+    rke2_numa_kubeconfig; AWX's credential runs kubectl on the controller)."""
     try:
         result = run_servers(str(playbook), dict((str(k), [str(h) for h in v]) for k, v in (groups or {}).items()),
                              server_group, [str(h) for h in hosts or []], bool(explicit), include,
-                             pattern=str(pattern or "all"), limit=None if limit in (None, "") else str(limit))
+                             pattern=str(pattern or "all"), limit=None if limit in (None, "") else str(limit),
+                             kubectl_here=kubeconfig == kube_credential.FROM_ENV)
     except ValueError as e:
         raise AnsibleFilterError("run_servers: %s" % e)
     return dict(result, group=SERVERS_LEFT_OUT)

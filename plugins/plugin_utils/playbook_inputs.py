@@ -167,7 +167,7 @@ def no_hosts_error(pattern, groups, limit=None):
             % (show(pattern), where))
 
 
-def run_servers(playbook, groups, server_group, hosts, explicit, include, pattern="all", limit=None):
+def run_servers(playbook, groups, server_group, hosts, explicit, include, pattern="all", limit=None, kubectl_here=False):
     """The RKE2 servers of a run of ``playbook`` (one of NODE_PLAYBOOKS): they run kubectl, the playbooks act on the
     GPU workers. Returns {left_out: the servers the run leaves out, refused: why the run must not start ('' when it
     may)}.
@@ -176,13 +176,14 @@ def run_servers(playbook, groups, server_group, hosts, explicit, include, patter
     ``include``: rke2_numa_include_servers; ``pattern``, ``limit``: rke2_numa_hosts (or all) and --limit, named when
     they match no host (refused: a run that does nothing is not a success). Left to its default a run takes every host but the server group's; a
     pattern the operator wrote that takes a server is refused unless ``include`` says the servers are meant too.
+    ``kubectl_here``: kubectl runs on the controller (AWX's credential): the server group may have no host in the run.
     """
     if playbook not in NODE_PLAYBOOKS:
         raise ValueError("unknown playbook %r" % (playbook,))
     if not hosts:
         return {"left_out": [], "refused": no_hosts_error(pattern, groups, limit)}
     include_value = as_boolean(include)
-    errors = server_group_errors(server_group, groups)
+    errors = server_group_errors(server_group, groups, kubectl_here)
     if include_value is None:
         errors.append("rke2_numa_include_servers %s must be true or false" % show(include))
     if errors:

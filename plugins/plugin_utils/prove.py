@@ -835,6 +835,25 @@ def _kubelet_pins_cpus(pod):
     return not _fractional_cpus(pod)
 
 
+def gpu_worker_nodes(reply, gpu_resource="nvidia.com/gpu", server_labels=()):
+    """The names, sorted, of the cluster's GPU workers in the reply of ``kubectl get nodes,pods,resourceslices,
+    resourceclaims -A -o json`` (the check's one read): each Node without a server role label (``server_labels``) that
+    offers a GPU - ``gpu_resource`` allocatable by the device plugin, or a GPU device in its ResourceSlices (DRA). The
+    fleet a slice of a sliced job is part of, which its own inventory cannot tell."""
+    objects = kube_items(reply)
+    slices = [i for i in objects if i.get("kind") == "ResourceSlice"]
+    found = []
+    for node in (i for i in objects if i.get("kind") == "Node"):
+        meta = node.get("metadata") or {}
+        name, labels = meta.get("name"), meta.get("labels") or {}
+        if not name or any(label in labels for label in server_labels):
+            continue
+        plugin = device_count(((node.get("status") or {}).get("allocatable") or {}).get(gpu_resource))
+        if plugin or any(d["kind"] == dra.GPU for d in dra.node_devices(slices, name)):
+            found.append(str(name))
+    return sorted(found)
+
+
 def dra_audit(reply, node_names=None, gpu_resource="nvidia.com/gpu"):
     """Per node name: {dra_devices, plugin_gpus, dra_pods, dra_claims} from the one reply of ``kubectl get
     nodes,pods,resourceslices,resourceclaims -A -o json``. dra_devices: what the node publishes in its

@@ -276,3 +276,22 @@ def test_the_dra_audit_carries_each_node_s_devices_and_its_device_plugin_gpus_fr
     assert audit[NODE]["plugin_gpus"] == 4 and audit["cpu-only"]["plugin_gpus"] == 0 and audit["cpu-only"]["dra_devices"] == []
     assert [d["device"] for d in audit[NODE]["dra_devices"]] == ["gpu-0", "gpu-1", "pci-0000-3c-00-0", "cpudevnuma000", "cpudevnuma001"]
     assert all("attributes" not in d for d in audit[NODE]["dra_devices"])
+
+
+def test_the_fleet_s_gpu_workers_are_counted_from_the_check_s_one_read():
+    """A slice of a sliced AWX job holds only its own hosts; the cluster's Nodes say how big the fleet is: each worker
+    offering a GPU - by the device plugin or by DRA - and neither a server nor a worker without a GPU."""
+    from ansible_collections.maitred.rke2_numa.plugins.filter.prove import rke2_numa_gpu_worker_nodes
+
+    def node(name, gpus=None, **labels):
+        return {"kind": "Node", "metadata": {"name": name, "labels": labels},
+                "status": {"allocatable": dict({"cpu": "64"}, **({"nvidia.com/gpu": gpus} if gpus is not None else {}))}}
+
+    reply = {"kind": "List", "items": [
+        node("gpu-b", "8"), node("gpu-a", "4"), node("dra-1"), node("cpu-only"), node("no-gpus-left", "0"),
+        node("server-1", "2", **{"node-role.kubernetes.io/control-plane": "true"}),
+        nvidia_slice("dra-1"), dranet_slice("cpu-only"), cpu_slice("cpu-only"),
+        {"kind": "Pod", "metadata": {"name": "p", "namespace": "ml"}, "spec": {"nodeName": "gpu-a"}}]}
+    assert rke2_numa_gpu_worker_nodes(reply) == ["dra-1", "gpu-a", "gpu-b"]
+    assert rke2_numa_gpu_worker_nodes(reply, "amd.com/gpu") == ["dra-1"]
+    assert rke2_numa_gpu_worker_nodes(None) == []

@@ -112,6 +112,12 @@ def test_awx_s_credential_runs_kubectl_on_the_controller_and_a_slice_needs_no_se
         "rke2_numa_kubeconfig 'env:K8S_AUTH' is AWX's Kubernetes credential in the controller's environment: kubectl runs there, "
         "so rke2_numa_kubectl_host must be localhost (or no rke2_numa_server_group), not 'k1'"]
     assert errors(rke2_numa_kubeconfig="env:K8S_AWX")[0].startswith("rke2_numa_kubeconfig 'env:K8S_AWX' must be an absolute path")
+    # plays/workers.yml's run_servers: the slice's inventory has no servers group at all, or an empty one
+    slice_groups = {"all": ["gpu-a"], "gpu": ["gpu-a"], "ungrouped": []}
+    assert run_servers("check", slice_groups, "servers", ["gpu-a"], False, False, kubectl_here=True) == {"left_out": [], "refused": ""}
+    assert "is not a group of the inventory" in run_servers("check", slice_groups, "servers", ["gpu-a"], False, False)["refused"]
+    # the slice that holds the server still leaves it out
+    assert run_servers("check", GROUPS, "servers", HOSTS, False, False, kubectl_here=True) == {"left_out": ["k1"], "refused": ""}
 
 
 def test_a_window_that_has_ended_stops_a_roll_saying_when_but_not_a_check():
