@@ -13,8 +13,8 @@
 3. The planner: numa_plan's pure function over 1,000 hosts (the sample
    topologies in turn), in process: the controller time of planning a fleet.
 4. The fleet report: the fleet_report filter's page (index.html) and Markdown summary for 1,000 hosts (the
-   sample plans in turn), in process: size and controller time; once as such a fleet is (identical machines
-   share one drawn map) and once with every host's map different (the worst case).
+   sample plans in turn), in process: size and controller time; once as machines of a few shapes, and once as a real
+   fleet is - each GPU with its own UUID (shown as text: the maps stay shared by shape; targets <= 3 MB, <= 5 s).
 5. Skipping a compliant fleet: playbooks/rolling.yml over 12 node filesystem
    copies that already run their plan (ansible_connection=local; kubectl -
    tests/fixtures/fake_kubectl.py - answers the access check, no roll's Lease,
@@ -179,14 +179,14 @@ def main(argv=None):
 def bench_report(args, topologies, plans):
     import copy  # pylint: disable=import-outside-toplevel
     hosts = ["host-%04d" % i for i in range(args.plan_hosts)]
-    fleets = {"identical machines": {}, "every map different": {}}
+    fleets = {"identical machines": {}, "each GPU its own UUID": {}}
     for i, host in enumerate(hosts):
         topology = topologies[i % len(topologies)]
         fleets["identical machines"][host] = {"rke2_numa_topology": topology, "rke2_numa_plan": plans[i % len(plans)]}
         distinct = copy.deepcopy(topology)
         for dev in distinct["pci_devices"]:
-            dev["uuid"] = "GPU-%s-%s" % (host, dev["address"])  # shown on the map: no two maps alike
-        fleets["every map different"][host] = {"rke2_numa_topology": distinct, "rke2_numa_plan": plans[i % len(plans)]}
+            dev["uuid"] = "GPU-%s-%s" % (host, dev["address"])  # the host's text, not its map
+        fleets["each GPU its own UUID"][host] = {"rke2_numa_topology": distinct, "rke2_numa_plan": plans[i % len(plans)]}
     for name, hostvars in fleets.items():
         figures = {}
         for output in ("html", "markdown"):
