@@ -23,7 +23,6 @@ import tempfile
 import yaml
 
 FROM_ENV = "env:K8S_AUTH"
-VARIABLES = ("K8S_AUTH_HOST", "K8S_AUTH_API_KEY", "K8S_AUTH_VERIFY_SSL", "K8S_AUTH_SSL_CA_CERT")
 
 
 class CredentialError(ValueError):

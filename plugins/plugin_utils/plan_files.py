@@ -29,8 +29,8 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rke2_config impo
 MANAGED_HEADER = "#\n# Ansible managed\n#\n"
 
 
-def _json(data):
-    """As Ansible's to_nice_json(indent=2) writes it, and a newline."""
+def json_text(data):
+    """As Ansible's to_nice_json(indent=2) writes it, and a newline: every JSON file of a run's report and plans."""
     return json.dumps(data, indent=2, sort_keys=True, separators=(",", ": ")) + "\n"
 
 
@@ -52,7 +52,7 @@ def config_snippet(host, plan):
 
 def host_files(host, plan):
     """{file name: text} of one planned host."""
-    return {"%s.json" % host: _json(plan), "%s.config.yaml" % host: config_snippet(host, plan),
+    return {"%s.json" % host: json_text(plan), "%s.config.yaml" % host: config_snippet(host, plan),
             "%s.kubelet.conf" % host: kubelet_config_text([str(a) for a in plan["kubelet_args"]],
                                                           [str(f) for f in plan.get("managed_kubelet_flags") or []] or None)}
 

@@ -16,9 +16,7 @@ the same code as each run's.
 
 from __future__ import annotations
 
-import json
-
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.plan_files import refusal
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.plan_files import json_text, refusal
 
 VERSION = 1
 # run.json's per-host facts, and the host variables they come from and go back to
@@ -28,10 +26,6 @@ FACTS = {"topology": "rke2_numa_topology", "plan": "rke2_numa_plan"}
 class RunsError(ValueError):
     """Reports that cannot be assembled (a host in two runs, a report that is neither check.yml's nor plan.yml's, check and
     plan runs together)."""
-
-
-def _json(data):
-    return json.dumps(data, indent=2, sort_keys=True, separators=(",", ": ")) + "\n"
 
 
 def host_report(host, variables):
@@ -66,10 +60,10 @@ def host_reports(hosts, hostvars, playbook="check", fleet_hosts=None):
         if playbook == "plan":   # no decision: each host's plan (or why not) is its report
             facts[str(host)] = host_facts(variables)
         elif variables.get("rke2_numa_compliance") is not None:
-            out["%s.json" % host] = _json(host_report(host, variables))
+            out["%s.json" % host] = json_text(host_report(host, variables))
             facts[str(host)] = host_facts(variables)
-    out["run.json"] = _json({"version": VERSION, "playbook": str(playbook), "hosts": [str(h) for h in hosts],
-                             "fleet_hosts": int(fleet_hosts or len(hosts)), "facts": facts})
+    out["run.json"] = json_text({"version": VERSION, "playbook": str(playbook), "hosts": [str(h) for h in hosts],
+                                 "fleet_hosts": int(fleet_hosts or len(hosts)), "facts": facts})
     return out
 
 
