@@ -95,7 +95,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import unread_reason
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, numa_labels
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report_runs import RunsError, host_reports, runs_hostvars
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report_runs import RunsError, fold_rows, host_reports, runs_hostvars
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import (
     ReportError, check_fleet, check_fleet_line, check_lines, render_html, render_markdown)
 
@@ -165,7 +165,9 @@ def fleet_check_lines(hosts, hostvars):
 
 def fleet_summary(hosts, hostvars):
     """check.yml's fleet summary of the run's ``hosts`` (plugin_utils/report.py check_fleet), with its line."""
-    fleet = check_fleet([host_entry(str(host), hostvars[host] if host in hostvars else {}) for host in hosts])
+    entries = [host_entry(str(host), hostvars[host] if host in hostvars else {}) for host in hosts]
+    fleet = check_fleet(entries)
+    fleet["rows"] = fold_rows(entries)   # what the page says of each host, folded: the artifacts carry it (docs/AWX.md)
     return {"fleet": fleet, "line": check_fleet_line(fleet)}
 
 

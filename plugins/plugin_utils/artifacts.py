@@ -22,6 +22,8 @@ config file: host names, counts, states, a report's path and the roll's outcome 
 
 from __future__ import annotations
 
+import heapq
+import json
 import re
 
 KEY = "rke2_numa_fleet"
@@ -80,6 +82,8 @@ def check_summary(fleet, playbook, run, report=None, fleet_hosts=None):
     summary = {"version": VERSION, "playbook": str(playbook), "runs": [str(run)], "hosts": int(fleet["hosts"]),
                "fleet_hosts": int(fleet_hosts) if fleet_hosts else int(fleet["hosts"]), "hosts_by_state": hosts_by_state,
                "reports": [str(report)] if report else []}
+    if key_of(playbook) == KEY and isinstance(fleet.get("rows"), dict):
+        summary["rows"] = fleet["rows"]
     if key_of(playbook) == KEY:
         summary.update(unpinned_gpu_pods=len(fleet.get("unpinned_gpu_pods") or []), topology_errors=len(fleet.get("topology_errors") or []))
     if key_of(playbook) == PLANS_KEY:
@@ -120,7 +124,7 @@ def merge(variables, key=KEY):
     merged = {"version": VERSION, "playbook": None, "runs": [], "hosts": 0, "fleet_hosts": 0,
               "hosts_by_state": dict((state, set()) for state in STATES[key]), "reports": []}
     merged.update((name, 0) for name in counted)
-    rolls = []
+    rolls, rows = [], []
     for name, summary in copies:
         if not isinstance(summary, dict) or summary.get("version") != VERSION:
             raise ArtifactError("%s is not a summary of this collection's (version %s): %r" % (name, VERSION, summary))
@@ -135,6 +139,8 @@ def merge(variables, key=KEY):
             merged["hosts_by_state"][state].update((summary.get("hosts_by_state") or {}).get(state) or [])
         if summary.get("roll"):
             rolls.append(summary["roll"])
+        if key == KEY and isinstance(summary.get("rows"), dict):
+            rows.append(summary["rows"])
         if key == PLANS_KEY:
             merged.setdefault("fingerprints", {}).update(summary.get("fingerprints") or {})
     merged["hosts_by_state"] = dict((state, sorted(hosts)) for state, hosts in merged["hosts_by_state"].items())
@@ -142,6 +148,8 @@ def merge(variables, key=KEY):
         merged["fingerprints"] = dict(sorted(merged["fingerprints"].items()))
     merged["fleet_hosts"] = max(merged["fleet_hosts"], merged["hosts"])
     merged.update((state, len(hosts)) for state, hosts in merged["hosts_by_state"].items())
+    if rows:
+        merged["rows"] = merge_rows(rows)
     if rolls:
         merged["roll"] = {"ids": sorted(set(str(r.get("id")) for r in rolls)), "failed": any(r.get("failed") for r in rolls),
                           "msg": "; ".join(r["msg"] for r in rolls if r.get("msg")),
@@ -156,3 +164,74 @@ def _merge_roll_hosts(parts):
         for state, hosts in part.items():
             merged.setdefault(state, set()).update(hosts or [])
     return dict((state, sorted(hosts)) for state, hosts in sorted(merged.items()))
+
+
+def merge_rows(parts):
+    """The rows of several runs (plugin_utils/report_runs.py fold_rows: {texts: [[kind, text, [hosts]]], plans:
+    [[plan row, [hosts]]]}) as one: each text and plan once, its hosts united. A host's texts are read back in the order
+    of the list, so the list keeps each host's order: the texts in the order first seen, but after every text a host
+    names before them (a topological order of the hosts' sequences). Given as extra vars, they are checked as any
+    input is: a part of another shape is refused."""
+    texts, plans, seen, seen_plans, after = [], [], {}, {}, {}
+
+    def add(have, hosts, into):
+        if not isinstance(hosts, list):
+            raise ArtifactError("rows: the hosts of an entry are a list, got %r" % (hosts,))
+        for host in hosts:
+            if str(host) not in have:
+                have.add(str(host))
+                into.append(str(host))
+
+    for part in parts:
+        if not isinstance(part, dict):
+            raise ArtifactError("rows is a mapping of texts and plans, got %r" % (part,))
+        last = {}   # per host, its previous text in this part
+        for item in part.get("texts") or []:
+            if not (isinstance(item, list) and len(item) == 3 and all(isinstance(v, str) for v in item[:2])):
+                raise ArtifactError("rows: a text is [kind, text, [hosts]], got %r" % (item,))
+            key = tuple(item[:2])
+            if key not in seen:
+                seen[key] = (set(), [item[0], item[1], []])
+                texts.append(key)
+                after[key] = set()
+            add(seen[key][0], item[2], seen[key][1][2])
+            for host in item[2]:
+                if str(host) in last and last[str(host)] != key:
+                    after[key].add(last[str(host)])
+                last[str(host)] = key
+        for item in part.get("plans") or []:
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], dict)):
+                raise ArtifactError("rows: a plan is [plan row, [hosts]], got %r" % (item,))
+            key = json.dumps(item[0], sort_keys=True)
+            if key not in seen_plans:
+                seen_plans[key] = (set(), [item[0], []])
+                plans.append(seen_plans[key][1])
+            add(seen_plans[key][0], item[1], seen_plans[key][1][1])
+    return {"texts": [seen[key][1] for key in _first_seen_after(texts, after)], "plans": plans}
+
+
+def _first_seen_after(keys, after):
+    """``keys`` (in the order first seen) each after the keys ``after`` names for it, else in the order first seen; a
+    cycle (two hosts naming two texts in opposite orders) is broken in the order first seen."""
+    rank = dict((key, i) for i, key in enumerate(keys))
+    waiting = dict((key, set(after[key])) for key in keys)
+    before = dict((key, []) for key in keys)
+    for key, earlier in waiting.items():
+        for other in earlier:
+            before[other].append(key)
+    ready = [rank[key] for key in keys if not waiting[key]]
+    heapq.heapify(ready)
+    out, done = [], set()
+    while len(out) < len(keys):
+        if not ready:   # a cycle: the first seen of those left goes first
+            ready = [min(rank[key] for key in keys if key not in done)]
+        key = keys[heapq.heappop(ready)]
+        if key in done:
+            continue
+        done.add(key)
+        out.append(key)
+        for later in before[key]:
+            waiting[later].discard(key)
+            if not waiting[later] and later not in done:
+                heapq.heappush(ready, rank[later])
+    return out

@@ -98,6 +98,7 @@ def test_check_reports_each_host_and_the_fleet_and_changes_nothing(fleet, tmp_pa
     assert reports["gpu-c"]["actions"] == ["drain", "reboot", "verify", "uncordon", "label"]
     fleet_json = json.loads((tmp_path / "fleet.json").read_text())
     assert fleet_json.pop("roll_in_progress")["busy"] is False, "no roll holds the Lease"
+    assert sorted(fleet_json.pop("rows")) == ["plans", "texts"]   # what the page says of each host, folded (test_artifact_rows)
     assert fleet_json == {
         "hosts": 3, "compliant": ["gpu-a"], "not_compliant": ["gpu-b", "gpu-c"], "blocked": [], "not_checked": [], "not_readable": [], "refused": {},
         "reboot": ["gpu-b", "gpu-c"],
