@@ -25,8 +25,18 @@
    ping's (target <= 1.5: one module call per host, the rest once per run), in wall time and in the CPU time of
    the run's processes (steadier on a machine that does other work). Then the controller's peak memory
    for 1,000 hosts: their facts as the check leaves them and the fleet page rendered from them.
+7. A thousand hosts as AWX runs them (issue 53 item 5): --thousand-hosts (1,000) node filesystem copies (a compliant
+   one and, every tenth host, one that is not; each GPU its own UUID), ansible_connection=local, forks 20, under
+   ansible-runner (AWX's job runner: its event callback, extra vars as strings). ping, check.yml (with
+   rke2_numa_report_dir) and plan.yml (with rke2_numa_plan_dir and rke2_numa_report_dir), alternating,
+   --thousand-rounds rounds (1). For each: wall and CPU time and their ratios to ping's (target <= 1.3 wall), the
+   report tasks' time (the event's duration of the tasks of tasks/check_report.yml, tasks/report.yml and plan.yml's
+   report files: <= 5 s) and index.html's size (<= 3 MB), the controller's peak RSS (the ansible-playbook process,
+   sampled: <= 200 MB), the event data per host (artifacts/<ident>/job_events/*.json: <= 2 KB), and whether the
+   counts of fleet.json, summary.md, the page and the job's artifacts agree.
 
-Run from the repo root with the venv active: python bench/bench.py [--rounds N] [--hosts N] [--only rolling|fleet]
+Run from the repo root with the venv active:
+  python bench/bench.py [--rounds N] [--hosts N] [--only rolling|fleet|memory|thousand] [--thousand-hosts N]
 """
 
 from __future__ import annotations
@@ -102,9 +112,14 @@ def main(argv=None):
     parser.add_argument("--fleet-sizes", default="12,48", help="the two fleet sizes of the per-host cost (fleet benchmark)")
     parser.add_argument("--no-memory", action="store_true", help="skip the 1,000-host memory figure (fleet benchmark)")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
-    parser.add_argument("--only", choices=["rolling", "fleet", "memory"],
-                        help="run one benchmark: the no-op roll against plan.yml, the per-host cost of plan and check, or the "
-                             "controller's memory for --plan-hosts hosts")
+    parser.add_argument("--thousand-hosts", type=int, default=1000, help="the fleet of the thousand benchmark")
+    parser.add_argument("--thousand-rounds", type=int, default=1, help="rounds of the thousand benchmark")
+    parser.add_argument("--thousand-forks", type=int, default=20, help="forks of the thousand benchmark")
+    parser.add_argument("--thousand-profile", action="store_true", help="the thousand benchmark: each task's events, bytes, seconds")
+    parser.add_argument("--only", choices=["rolling", "fleet", "memory", "thousand"],
+                        help="run one benchmark: the no-op roll against plan.yml, the per-host cost of plan and check, the "
+                             "controller's memory for --plan-hosts hosts, or ping, check and plan over --thousand-hosts "
+                             "hosts under ansible-runner")
     args = parser.parse_args(argv)
     if args.memory_child:
         memory_child(args.memory_child, args.plan_hosts)
@@ -117,6 +132,9 @@ def main(argv=None):
         return 0
     if args.only == "memory":
         bench_fleet_memory(args)
+        return 0
+    if args.only == "thousand":
+        bench_thousand(args)
         return 0
     if args.hosts < 20:
         parser.error("--hosts must be at least 20")
@@ -173,6 +191,7 @@ def main(argv=None):
     bench_report(args, topologies, [make_plan(topo, **intent) for topo in topologies])
     bench_rolling(args)
     bench_fleet(args)
+    bench_thousand(args)
     return 0
 
 
@@ -340,6 +359,181 @@ def memory_child(state_file, hosts):
     page = fleet_report(names, hostvars, output="html", mode="check")
     summary = fleet_report(names, hostvars, output="markdown", mode="check")
     print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(page.encode("utf-8")), len(summary.encode("utf-8")))
+
+
+THOUSAND_TARGETS = {"wall": 1.3, "report_s": 5.0, "page_mb": 3.0, "rss_mb": 200.0, "event_kb": 2.0}
+# the tasks that write the run's report files on the controller (their events' durations are the report's time)
+REPORT_TASKS = ("Write each host's report and fleet.json", "Write fleet.json and run.json",
+                "Write the fleet report (index.html) and its Markdown summary (summary.md)")
+
+
+def thousand_fleet(base, size, kubectl):
+    """An inventory of ``size`` node filesystem copies (hard links of two nodes: one that runs its plan, every tenth
+    one that does not), each GPU's UUID its own (the NVIDIA driver's information file, rewritten per host)."""
+    import glob  # pylint: disable=import-outside-toplevel
+    import shutil  # pylint: disable=import-outside-toplevel
+    import uuid  # pylint: disable=import-outside-toplevel
+    templates = {}
+    for name, compliant in (("compliant", True), ("noncompliant", False)):
+        root = make_node(base / ("template-" + name), sockets=2, cores_per_socket=8, threads=2, gpus_per_node=4)
+        if compliant:
+            comply(root, make_plan(read_topology(str(root))))
+        templates[name] = root
+    lines = ["gpu:", "  vars:", "    ansible_connection: local", "    ansible_python_interpreter: %s" % sys.executable,
+             "    rke2_numa_kubectl: %s" % kubectl, "  hosts:"]
+    for i in range(size):
+        name = "gpu-%04d" % i
+        root = base / name
+        shutil.copytree(str(templates["noncompliant" if i % 10 == 9 else "compliant"]), str(root), symlinks=True,
+                        copy_function=os.link)
+        for info in glob.glob(str(root / "proc/driver/nvidia/gpus/*/information")):
+            with open(info) as f:
+                text = f.read()
+            os.unlink(info)   # a hard link: the host's own file, not the template's
+            with open(info, "w") as f:
+                f.write(re.sub(r"GPU-[0-9a-f-]+", "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_URL, "bench:%s:%s" % (name, info))), text))
+        lines += ["    %s:" % name, "      rke2_numa_sysfs_root: %s" % root, "      rke2_numa_boot_root: %s" % root,
+                  "      rke2_numa_kubelet_dir: %s" % (root / "var/lib/kubelet"),
+                  "      rke2_numa_config_path: %s" % (root / "etc/rancher/rke2/config.yaml")]
+    inventory = base / "inventory.yml"
+    inventory.write_text("\n".join(lines) + "\n")
+    return inventory
+
+
+def runner_run(base, ident, playbook, inventory, extravars, forks):
+    """ansible-runner's command line as AWX runs a job (extra vars as strings, the events in artifacts/<ident>/):
+    wall and CPU seconds (runner, controller, workers, modules), the controller's peak RSS (MB, the ansible-playbook
+    process's VmHWM, sampled), the events, the artifacts (set_stats) and the event data's bytes."""
+    import json  # pylint: disable=import-outside-toplevel
+    import glob  # pylint: disable=import-outside-toplevel
+    private = base / "runner"
+    (private / "env").mkdir(parents=True, exist_ok=True)
+    (private / "env" / "extravars").write_text(json.dumps({k: str(v) for k, v in extravars.items()}))
+    (private / "env" / "envvars").write_text(json.dumps({
+        "ANSIBLE_COLLECTIONS_PATH": BUILD, "ANSIBLE_LOCALHOST_WARNING": "false", "ANSIBLE_DEPRECATION_WARNINGS": "false",
+        "ANSIBLE_FORKS": str(forks), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}))
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-runner"), "run", str(private), "-p", playbook,
+           "--inventory", str(inventory), "--ident", ident, "-j"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    peak = {}
+    while proc.poll() is None:
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    argv = f.read().split(b"\0")
+                if not any(a.endswith(b"/ansible-playbook") for a in argv[:2]):
+                    continue
+                with open("/proc/%s/status" % pid) as f:
+                    status = dict(line.split(":", 1) for line in f if ":" in line)
+            except OSError:
+                continue
+            peak[pid] = (int(status.get("PPid", "0")), max(peak.get(pid, (0, 0))[1], int(status.get("VmHWM", "0").split()[0])))
+        time.sleep(0.25)
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    err = proc.stderr.read()
+    artifacts = private / "artifacts" / ident
+    events = []
+    size = 0
+    by_task = {}
+    for path in glob.glob(str(artifacts / "job_events" / "*.json")):
+        size += os.path.getsize(path)
+        with open(path) as f:
+            events.append(json.load(f))
+        task = "%s %s" % (events[-1]["event"], events[-1].get("event_data", {}).get("task", ""))
+        count, total, seconds = by_task.get(task, (0, 0, 0.0))
+        by_task[task] = (count + 1, total + os.path.getsize(path), seconds + (events[-1].get("event_data", {}).get("duration") or 0))
+    rc = (artifacts / "rc").read_text().strip() if (artifacts / "rc").exists() else "?"
+    if rc != "0":
+        stdout = (artifacts / "stdout").read_text() if (artifacts / "stdout").exists() else ""
+        sys.exit("%s failed under ansible-runner (rc %s):\n%s%s" % (playbook, rc, stdout[-3000:], err[-2000:]))
+    # the controller: the ansible-playbook process whose parent is not one (its workers are its forks)
+    controller = [hwm for pid, (ppid, hwm) in peak.items() if str(ppid) not in peak]
+    stats = [e for e in events if e["event"] == "playbook_on_stats"]
+    return {"wall": elapsed, "cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
+            "rss_mb": max(controller or [0]) / 1024, "events": events, "event_bytes": size, "by_task": by_task,
+            "artifacts": (stats[0]["event_data"].get("artifact_data") or {}) if stats else {}}
+
+
+def thousand_counts(out_dir, artifacts, key):
+    """The counts of fleet.json, the job's artifacts, summary.md and the page ({source: {count: n}}) and their
+    disagreements (empty when they agree)."""
+    import json  # pylint: disable=import-outside-toplevel
+    with open(os.path.join(out_dir, "fleet.json")) as f:
+        fleet = json.load(f)
+    stats = artifacts.get(key) or {}
+    counts = {"fleet.json": dict((k, len(v) if isinstance(v, (list, dict)) else v) for k, v in fleet.items()
+                                 if k in ("hosts", "compliant", "planned", "not_planned")),
+              "artifacts": dict((k, v) for k, v in stats.items() if k in ("hosts", "compliant", "noncompliant", "planned", "not_planned"))}
+    if "not_compliant" in fleet:
+        counts["fleet.json"]["noncompliant"] = len(fleet["not_compliant"]) + len(fleet.get("blocked") or [])
+    line = re.compile(r"(\d+) hosts: (\d+) compliant, (\d+) NOT compliant \\?\((\d+) blocked\\?\)")
+    for name in ("summary.md", "index.html"):
+        with open(os.path.join(out_dir, name)) as f:
+            found = line.search(f.read())
+        if found:
+            counts[name] = {"hosts": int(found.group(1)), "compliant": int(found.group(2)), "noncompliant": int(found.group(3))}
+    wrong = []
+    for count in sorted(set(k for c in counts.values() for k in c)):
+        seen = dict((source, c[count]) for source, c in counts.items() if count in c)
+        if len(set(seen.values())) > 1:
+            wrong.append("%s: %s" % (count, seen))
+    return counts, wrong
+
+
+def bench_thousand(args):
+    import json  # pylint: disable=import-outside-toplevel
+    import pathlib  # pylint: disable=import-outside-toplevel
+    size, forks = args.thousand_hosts, args.thousand_forks
+    with tempfile.TemporaryDirectory() as workdir:
+        base = pathlib.Path(workdir)
+        kubectl = fake_kubectl.write(base / "kubectl")
+        start = time.perf_counter()
+        inventory = thousand_fleet(base / "fleet", size, kubectl)
+        print("a fleet of %d node copies built in %.0f s (forks %d, under ansible-runner)" % (size, time.perf_counter() - start, forks))
+        ping = base / "ping.yml"
+        ping.write_text("- name: ping\n  hosts: gpu\n  gather_facts: false\n  tasks:\n    - name: ping\n      ansible.builtin.ping:\n")
+        books = {"ping": (str(ping), {}),
+                 "check": (os.path.join(REPO, "playbooks", "check.yml"), {"rke2_numa_report_dir": base / "out-check"}),
+                 "plan": (os.path.join(REPO, "playbooks", "plan.yml"), {"rke2_numa_report_dir": base / "out-plan",
+                                                                        "rke2_numa_plan_dir": base / "plans"})}
+        results = {name: [] for name in books}
+        for i in range(args.thousand_rounds):
+            for name in (("ping", "check", "plan") if i % 2 == 0 else ("plan", "check", "ping")):
+                playbook, extravars = books[name]
+                result = runner_run(base, "%s-%d" % (name, i), playbook, inventory, extravars, forks)
+                result["report_s"] = sum(e["event_data"].get("duration") or 0 for e in result.pop("events")
+                                         if e["event"] == "runner_on_ok" and e["event_data"].get("task") in REPORT_TASKS)
+                results[name].append(result)
+                print("  round %d %-5s wall %6.1f s, CPU %6.1f s, controller RSS %4.0f MB, events %5.2f KB a host, report %.1f s"
+                      % (i + 1, name, result["wall"], result["cpu"], result["rss_mb"], result["event_bytes"] / 1024.0 / size,
+                         result["report_s"]), flush=True)
+                if args.thousand_profile:   # where the event data and the time go: the events of each task
+                    for task, (count, total, seconds) in sorted(result["by_task"].items(), key=lambda kv: -kv[1][1])[:25]:
+                        print("      %5d events %8.1f KB %7.1f s  %s" % (count, total / 1024.0, seconds, task))
+        med = {name: {k: statistics.median(r[k] for r in rs) for k in ("wall", "cpu", "rss_mb", "event_bytes", "report_s")}
+               for name, rs in results.items()}
+        targets = THOUSAND_TARGETS
+        print("%d hosts, forks %d, %d round(s) (medians):" % (size, forks, args.thousand_rounds))
+        print("  %-6s %8s %6s %8s %6s %8s %9s %9s %8s" % ("", "wall s", "/ping", "CPU s", "/ping", "RSS MB", "events/h", "report s",
+                                                          "page MB"))
+        for name in ("ping", "check", "plan"):
+            m = med[name]
+            out = books[name][1].get("rke2_numa_report_dir")
+            page = os.path.getsize(str(out / "index.html")) / 1e6 if out else 0
+            print("  %-6s %8.1f %6.2f %8.1f %6.2f %8.0f %7.2fKB %9s %8s" % (
+                name, m["wall"], m["wall"] / med["ping"]["wall"], m["cpu"], m["cpu"] / med["ping"]["cpu"], m["rss_mb"],
+                m["event_bytes"] / 1024.0 / size, "%.1f" % m["report_s"] if out else "-", "%.2f" % page if out else "-"))
+        print("  targets: wall <= %.1fx ping, report <= %.0f s and <= %.0f MB, controller RSS <= %.0f MB, events <= %.0f KB a host"
+              % (targets["wall"], targets["report_s"], targets["page_mb"], targets["rss_mb"], targets["event_kb"]))
+        for name, key in (("check", "rke2_numa_fleet"), ("plan", "rke2_numa_plans")):
+            counts, wrong = thousand_counts(str(books[name][1]["rke2_numa_report_dir"]), results[name][-1]["artifacts"], key)
+            print("  %s counts (%s): %s" % (name, ", ".join(sorted(counts)), "agree: " + json.dumps(counts["artifacts"], sort_keys=True)
+                                            if not wrong else "DISAGREE - " + "; ".join(wrong)))
 
 
 if __name__ == "__main__":
