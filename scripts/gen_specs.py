@@ -268,15 +268,21 @@ def plan_task(standalone=False):
     if standalone:
         lines += ["# plan.yml's call, without the plan role (whose dependency's validation would be a task per host): an",
                   "# undefined variable is the planner's default, which is the plan role's."]
-    lines += ["- name: Plan the kernel and kubelet settings", "  maitred.rke2_numa.numa_plan:",
-              "    topology: \"{{ rke2_numa_topology }}\"",
-              "    # the RKE2 the host runs (topology_info): the plan is for its kubelet's minor unless rke2_numa_kubernetes_version says",
-              "    rke2_runtime: \"{{ __rke2_numa_topology_info.rke2_runtime | default(omit) }}\"",
-              "    export: true",
-              "    options_from_vars: true"]
+    if standalone:   # plan.yml: the read (topology_info, the one module call) and the plan in one task per host
+        lines += ["# The host's topology_info runs first, in the same task (read), and the plan is for the RKE2 it finds unless",
+                  "# rke2_numa_kubernetes_version says; the result is not the plan (the fact is): an event per host, which AWX keeps.",
+                  "- name: Read the host's NUMA topology and plan it, in one task", "  maitred.rke2_numa.numa_plan:",
+                  "    read:", "      sysfs_root: \"{{ rke2_numa_sysfs_root }}\""]
+    else:
+        lines += ["- name: Plan the kernel and kubelet settings", "  maitred.rke2_numa.numa_plan:",
+                  "    topology: \"{{ rke2_numa_topology }}\"",
+                  "    # the RKE2 the host runs (topology_info): the plan is for its kubelet's minor unless rke2_numa_kubernetes_version says",
+                  "    rke2_runtime: \"{{ __rke2_numa_topology_info.rke2_runtime | default(omit) }}\""]
+    lines += ["    export: true", "    options_from_vars: true"]
     if standalone:
         lines += ["    warn: false   # plan.yml shows them under each host's plan",
-                  "    refused_fails: false   # plan.yml names a refused host in its summary and fails at its end"]
+                  "    refused_fails: false   # plan.yml names a refused host in its summary and fails at its end",
+                  "    return_plan: false   # the fact holds it"]
     lines += ["  register: __rke2_numa_plan_result"]
     return "\n".join(lines) + "\n"
 
@@ -309,7 +315,8 @@ def check_task():
              "- name: Read the node, plan it and decide whether it runs its plan", "  maitred.rke2_numa.node_check:",
              "    read:"]
     lines += ["      %s: \"%s\"" % item for item in READ_OPTIONS]
-    lines += ["    check: \"{{ __rke2_numa_check }}\"", "    plan_from_vars: true", "    denied_fails: false", "    refused_fails: false"]
+    lines += ["    check: \"{{ __rke2_numa_check }}\"", "    plan_from_vars: true", "    denied_fails: false", "    refused_fails: false",
+              "    return_read: false   # the facts hold what the plays and reports need: an event a host, not the node's files"]
     lines += ["  register: __rke2_numa_state"]
     return "\n".join(lines) + "\n"
 

@@ -17,23 +17,35 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
 
 ARGUMENT_SPEC = dict(PLANNER_SPEC, export={"type": "bool", "default": False}, options_from_vars={"type": "bool", "default": False},
                      warn={"type": "bool", "default": True}, refused_fails={"type": "bool", "default": True},
-                     rke2_runtime={"type": "dict"})
+                     rke2_runtime={"type": "dict"}, read={"type": "dict"}, return_plan={"type": "bool", "default": True},
+                     topology=dict(PLANNER_SPEC["topology"], required=False))
+READ_MODULE = "maitred.rke2_numa.topology_info"
 
 
 class ActionModule(ControllerAction):
     """Run the pure planner on the topology given; never touches the host."""
 
     ARGUMENT_SPEC = ARGUMENT_SPEC
+    _requires_connection = True   # with read, topology_info runs on the host (a persistent connection's concern only)
     NULL_IS_DEFAULT = frozenset(k for k in PLANNER_SPEC if k != "topology")
     FROM_VARIABLES = "options_from_vars"
 
     def decide(self, args, task_vars, result):
-        topology = args.pop("topology")
+        topology, read, runtime = args.pop("topology"), args.pop("read"), args.pop("rke2_runtime")
         export = args.pop("export")
         args.pop("options_from_vars")
         warn = args.pop("warn")
         refused_fails = args.pop("refused_fails")
-        kubelet = node_kubelet(runtime=args.pop("rke2_runtime"))
+        return_plan = args.pop("return_plan")
+        if (topology is None) == (read is None):
+            return dict(result, failed=True, msg="numa_plan: give one of topology (a topology_info result's) and read (topology_info's options)")
+        if read is not None:   # the host's topology_info, the one module call, then the plan here, in the same task
+            found = self._execute_module(module_name=READ_MODULE, module_args=read, task_vars=task_vars)
+            if found.get("failed"):
+                return dict(result, failed=True, changed=False, msg=found.get("msg") or "the topology could not be read")
+            topology = found["topology"]
+            runtime = runtime if runtime is not None else found.get("rke2_runtime")
+        kubelet = node_kubelet(runtime=runtime)
         try:
             plan = make_plan(topology, node_version=kubelet, **args)
         except PlanError as e:
@@ -48,6 +60,8 @@ class ActionModule(ControllerAction):
                 result.pop("plan", None)
                 return _refused(result, error, "foreign-plan", refused_fails)
             self.set_host_facts({"rke2_numa_topology": topology, "rke2_numa_plan": plan}, result)
+            if not return_plan:   # the facts hold it: a result is an event per host (plan.yml - AWX keeps every one)
+                result.pop("plan", None)
         return result
 
 

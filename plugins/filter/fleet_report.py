@@ -94,6 +94,7 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import unread_reason
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.hostvars_view import facts_view
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import LabelError, numa_labels
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report_runs import RunsError, fold_rows, host_reports, runs_hostvars
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report import (
@@ -135,6 +136,7 @@ def fleet_report(hosts, hostvars, output="html", mode="plan", title="RKE2 NUMA f
     """The page (output=html) or the summary (output=markdown) of the run's ``hosts``."""
     if output not in ("html", "markdown"):
         raise AnsibleFilterError("fleet_report: output must be html or markdown, got %r" % (output,))
+    hostvars = facts_view(hostvars)   # the facts as stored: not every host's plan templated anew (hostvars_view.py)
     try:
         entries = [host_entry(str(host), hostvars[host] if host in hostvars else {}) for host in hosts]
         render = render_html if output == "html" else render_markdown
@@ -145,7 +147,7 @@ def fleet_report(hosts, hostvars, output="html", mode="plan", title="RKE2 NUMA f
 
 def fleet_host_reports(hosts, hostvars, playbook="check", fleet_hosts=None):
     """check.yml's <host>.json files and run.json for the run's ``hosts`` (plugin_utils/report_runs.py host_reports)."""
-    return host_reports(list(hosts), hostvars, str(playbook), fleet_hosts)
+    return host_reports(list(hosts), facts_view(hostvars), str(playbook), fleet_hosts)
 
 
 def fleet_report_runs(runs, order=None):
@@ -160,11 +162,13 @@ def fleet_report_runs(runs, order=None):
 
 def fleet_check_lines(hosts, hostvars):
     """The check play's lines for the run's ``hosts`` (plugin_utils/report.py check_lines), in the order given."""
+    hostvars = facts_view(hostvars)
     return check_lines([host_entry(str(host), hostvars[host] if host in hostvars else {}) for host in hosts])
 
 
 def fleet_summary(hosts, hostvars):
     """check.yml's fleet summary of the run's ``hosts`` (plugin_utils/report.py check_fleet), with its line."""
+    hostvars = facts_view(hostvars)
     entries = [host_entry(str(host), hostvars[host] if host in hostvars else {}) for host in hosts]
     fleet = check_fleet(entries)
     fleet["rows"] = fold_rows(entries)   # what the page says of each host, folded: the artifacts carry it (docs/AWX.md)

@@ -49,6 +49,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.hostvars_view import facts_view
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import topology_table as topology_text
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.topology_table import cpus_cell, size, text_table
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.quantity import hugepage_resource
@@ -112,7 +113,7 @@ def plan_report(plan, warnings=True):
 def plan_text(hosts, hostvars, warnings=True):
     """The run's hosts as one text, in the order given (the inventory's): per host a heading, its topology table and
     its plan (with its warnings unless ``warnings`` is false); a host without a plan is named as not planned."""
-    parts = []
+    parts, hostvars = [], facts_view(hostvars)   # the facts as stored (plugin_utils/hostvars_view.py)
     for host in hosts or []:
         variables = hostvars[host] if host in hostvars else {}
         topology, plan = variables.get("rke2_numa_topology"), variables.get("rke2_numa_plan")

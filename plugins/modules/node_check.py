@@ -69,6 +69,14 @@ options:
         summary, and fails the run at its end (check.yml) - a run whose every host is refused still says so.
     type: bool
     default: true
+  return_read:
+    description:
+      - Whether the result holds the read (M(maitred.rke2_numa.node_state_info)'s return values, as it returned them).
+      - False - of the read only its C(access) (the user and what it could not read); the facts hold what the plays
+        that follow and the reports need (C(rke2_numa_topology) is the read's topology). A result is a callback's and
+        an event per host - AWX keeps every one (C(check.yml) - a few hundred bytes, not the node's files).
+    type: bool
+    default: true
   check:
     description:
       - What the decision reads beside the node - C(config_mode), C(kubelet_config) (flags or file), C(dropin_path),
@@ -107,6 +115,11 @@ EXAMPLES = r"""
 RETURN = r"""
 topology:
   description: M(maitred.rke2_numa.node_state_info)'s return values, as it returned them (the read).
+  returned: when O(return_read) is true
+  type: dict
+  sample: {}
+access:
+  description: The read's C(access) - C(user), and C(denied) (what it could not read).
   returned: always
   type: dict
   sample: {}

@@ -20,7 +20,8 @@ description:
     C(isolcpus)/C(nohz_full)/C(rcu_nocbs)/C(irqaffinity), CPU, Memory and Topology
     Manager flags, C(reserved-memory) that sums exactly to kube-reserved +
     system-reserved + the hard eviction threshold, and per-NUMA-node hugepages.
-  - Runs on the controller only (an action plugin); it never contacts the host.
+  - Runs on the controller only (an action plugin); it never contacts the host - unless O(read) asks it to run
+    M(maitred.rke2_numa.topology_info) there first (plan.yml - the read and the plan in one task per host).
   - An option given as null is left out - its default applies - so that a task may pass a variable that is null or
     undefined (C("{{ var | default(none) }}")).
   - Refuses, as a failed task whose message names the rule and the numbers, an
@@ -48,9 +49,22 @@ extends_documentation_fragment:
 # generated from roles/plan/meta/argument_specs.yml by make specs).
 options:
   topology:
-    description: The C(topology) returned by M(maitred.rke2_numa.topology_info) for this host.
+    description:
+      - The C(topology) returned by M(maitred.rke2_numa.topology_info) for this host.
+      - Required unless O(read) is given; not with it.
     type: dict
-    required: true
+  read:
+    description:
+      - M(maitred.rke2_numa.topology_info)'s options - run it on the host first, in the same task (the one module call),
+        and plan the topology it returns, for the RKE2 it finds (unless O(rke2_runtime) is given). One task per host for
+        what were two (plan.yml). A failed read fails the task with its message.
+    type: dict
+  return_plan:
+    description:
+      - Whether the result holds the plan (RV(plan)). False with O(export) - the host's fact C(rke2_numa_plan) holds it; a
+        result is a callback's and an event per host, which AWX keeps (plan.yml - not a plan's 4 KB a host).
+    type: bool
+    default: true
   export:
     description:
       - Also set the host's facts C(rke2_numa_plan) (the plan) and C(rke2_numa_topology) (O(topology)), as
@@ -126,7 +140,7 @@ EXAMPLES = r"""
 RETURN = r"""
 plan:
   description: The coordinated plan.
-  returned: success
+  returned: success, unless O(return_plan) is false and O(export) true
   type: dict
   contains:
     reserved_cpus:

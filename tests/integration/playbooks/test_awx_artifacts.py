@@ -106,3 +106,22 @@ def test_a_roll_s_artifacts_carry_the_check_s_run_report_and_fleet(fleet, tmp_pa
     assert (summary["playbook"], summary["runs"], summary["reports"]) == ("rolling", ["4343"], [str(tmp_path / "out" / "index.html")]), summary
     assert (summary["hosts"], summary["fleet_hosts"], summary["compliant"]) == (1, 2, 1), summary
     assert summary["roll"]["failed"] is False and "progress" not in summary["roll"], summary["roll"]
+
+
+def test_a_host_s_events_carry_its_result_not_its_node_s_files(fleet, tmp_path):
+    """AWX keeps every event of a job: check.yml's one task per host returned the node's read (its topology, boot files,
+    kubelet checkpoints: 12 KB a host, 12 MB a run at 1,000 hosts). Its result is now what the task says of the host -
+    who read it and what could not be read; the facts (rke2_numa_topology, rke2_numa_plan, the decision) hold the rest."""
+    result, artifacts = run(tmp_path, fleet, "check.yml", {"rke2_numa_audit_pods": "false", "rke2_numa_report_dir": str(tmp_path / "out")})
+    assert result.rc == 0, result.stdout.read()[-3000:]
+    reads = [e["event_data"] for e in result.events
+             if e["event"] == "runner_on_ok" and e["event_data"].get("task_action") == "maitred.rke2_numa.node_check"]
+    assert sorted(e["host"] for e in reads) == ["gpu-a", "gpu-b"], reads
+    for event in reads:
+        assert sorted(event["res"]) == ["access", "changed"], sorted(event["res"])
+        assert len(json.dumps(event["res"])) < 200, event["res"]
+    # what the reports needed of the read is still there: each host's topology and decision
+    assert artifacts["rke2_numa_fleet"]["noncompliant"] == 1
+    with open(str(tmp_path / "out" / "run.json")) as f:
+        facts = json.load(f)["facts"]
+    assert sorted(facts) == ["gpu-a", "gpu-b"] and all(entry["topology"]["numa_nodes"] and entry["plan"] for entry in facts.values())

@@ -202,7 +202,7 @@ def per_host_tasks(stdout):
 
 @pytest.mark.parametrize("playbook, tasks", [
     ("check.yml", ["Read the node, plan it and decide whether it runs its plan"]),
-    ("plan.yml", ["Plan the kernel and kubelet settings", "Read the host's NUMA topology in one module call", "Show the topology and the plan"]),
+    ("plan.yml", ["Read the host's NUMA topology and plan it, in one task", "Show the topology and the plan"]),
 ])
 def test_a_fleet_costs_one_read_per_host_and_the_rest_once(fleet, playbook, tasks):
     """A task per host is a worker, a templating and a callback per host: check.yml has one (the read, its plan and

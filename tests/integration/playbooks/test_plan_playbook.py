@@ -111,7 +111,7 @@ def test_plan_role_variables_match_the_documented_options():
         specs = yaml.safe_load(f)["argument_specs"]["main"]["options"]
     # export: the role's call sets the host's facts; options_from_vars: it takes every other option from its variable;
     # rke2_runtime: what the topology role read of the host's RKE2
-    options = set(doc) - {"topology", "export", "options_from_vars", "warn", "refused_fails", "rke2_runtime"}
+    options = set(doc) - {"topology", "export", "options_from_vars", "warn", "refused_fails", "rke2_runtime", "read", "return_plan"}
     assert set(n[len("rke2_numa_"):] for n in defaults) - {"plan_dir", "rancher_machine_label", "rancher_cluster"} == options
     for name in options:
         spec, option = specs["rke2_numa_" + name], doc[name]
