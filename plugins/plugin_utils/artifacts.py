@@ -17,7 +17,9 @@ prove.yml publishes its proof the same way, under ``rke2_numa_proof``; plan.yml 
 (the hosts planned and not, each plan's fingerprint). The node that follows merges every
 ``rke2_numa_fleet_<run>`` it is given (``merge``; playbooks/report.yml publishes the
 merged summary as ``rke2_numa_fleet``, for a workflow to branch on). Never the join token nor any value of a
-config file: host names, counts, states, a report's path and the roll's outcome only.
+config file: host names, counts, states, each host's findings and plan as its report says them (``rows``: what
+report.yml draws the fleet's page from when no report folder outlived the runs), a report's path and the roll's
+outcome only.
 """
 
 from __future__ import annotations
