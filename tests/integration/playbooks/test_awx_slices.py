@@ -123,7 +123,7 @@ def test_two_slices_of_a_sliced_roll_share_one_lease_and_never_have_two_nodes_ou
         assert slots["roll"] == "awx-workflow-500" and list(slots["claims"]) == ["gpu-a"], "gpu-b waits: one slot, gpu-a's"
         assert not cluster.node("gpu-b")["unschedulable"]
         gate.write_text("go")
-        for job, (proc, _) in runs.items():
+        for proc, dummy in runs.values():
             proc.wait(timeout=400)
         for job, name in (("501", "gpu-a"), ("502", "gpu-b")):
             out = text(job)
@@ -140,7 +140,7 @@ def test_two_slices_of_a_sliced_roll_share_one_lease_and_never_have_two_nodes_ou
         assert final["spec"]["holderIdentity"] == "" and not (final["metadata"].get("annotations") or {}).get("rke2-numa.maitred.io/slots")
     finally:
         (tmp_path / "gate").write_text("go")
-        for proc, _ in runs.values():
+        for proc, dummy in runs.values():
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
