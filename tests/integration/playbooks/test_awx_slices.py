@@ -19,7 +19,7 @@ import ansible_runner
 import pytest
 import yaml
 
-from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import ADMIN_TOKEN, KUBECTL, Cluster, needs_kubectl, wait_for
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import ADMIN_TOKEN, KUBECTL, Cluster, lease_logging_kubectl, needs_kubectl, wait_for
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import make_node
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import REPO, SPEC, node_vars
 
@@ -84,20 +84,13 @@ def test_two_slices_of_a_sliced_roll_share_one_lease_and_never_have_two_nodes_ou
         for job, name, stall in (("501", "gpu-a", True), ("502", "gpu-b", False)):
             # the EE's kubectl, logging each Lease write the API answered (and its exit code); the first slice's stalls in
             # its second fleet read (the capacity read after its claim) until the gate opens
-            count, script = tmp_path / (name + ".reads"), tmp_path / (name + "-kubectl")
-            script.write_text(
-                '#!/bin/sh\ncase "$*" in\n'
-                '  *" replace "*) body=$(cat); printf "%%s" "$body" | %(k)s "$@"; rc=$?\n'
-                '    printf "%%s\\t%%s\\n" "$rc" "$(printf "%%s" "$body" | tr -d "\\n")" >> %(log)s; exit $rc ;;\n'
-                '  *"get nodes,pods --all-namespaces -o json") echo x >> %(count)s\n'
-                '    if [ %(stall)s = yes ] && [ "$(wc -l < %(count)s)" -eq 2 ]; then while [ ! -e %(gate)s ]; do sleep 0.2; done; fi ;;\n'
-                'esac\nexec %(k)s "$@"\n' % {"k": KUBECTL, "log": writes_log, "count": count, "stall": "yes" if stall else "no", "gate": gate})
-            script.chmod(0o755)
+            count = tmp_path / (name + ".reads")
+            script = lease_logging_kubectl(tmp_path / (name + "-kubectl"), writes_log, count, gate if stall else None)
             root = make_node(tmp_path / name, **SPEC)
             inventory = tmp_path / ("slice-%s.yml" % job)
             inventory.write_text(yaml.safe_dump({"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
                                                          "hosts": {name: node_vars(root)}}}))
-            extravars = {"rke2_numa_kubeconfig": "env:K8S_AUTH", "rke2_numa_server_group": "servers", "rke2_numa_kubectl": str(script),
+            extravars = {"rke2_numa_kubeconfig": "env:K8S_AUTH", "rke2_numa_server_group": "servers", "rke2_numa_kubectl": script,
                          "rke2_numa_max_unavailable": "1", "rke2_numa_prove": "false", "awx_workflow_job_id": "500", "awx_job_id": job}
             # as AWX's worker runs a job: `ansible-runner run` in a private data dir of its own (env/extravars, env/envvars)
             private = tmp_path / ("runner-" + job)

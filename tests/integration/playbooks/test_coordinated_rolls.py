@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import rbac
-from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, gpu_fleet, needs_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import KUBECTL, gpu_fleet, lease_logging_kubectl, needs_kubectl
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import make_node, tree
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import (
     CORDONED, PLAYBOOKS, REPO, SPEC, is_write, lease_writes, node_vars)
@@ -314,16 +314,7 @@ def test_two_limit_halves_of_one_roll_never_have_two_nodes_out(api, tmp_path):
 
     def wrapper(name, stall):
         count = tmp_path / (name + ".reads")
-        script = tmp_path / name
-        script.write_text(
-            '#!/bin/sh\ncase "$*" in\n'
-            '  *" replace "*) body=$(cat); printf "%%s" "$body" | %(k)s "$@"; rc=$?\n'
-            '    printf "%%s\\t%%s\\n" "$rc" "$(printf "%%s" "$body" | tr -d "\\n")" >> %(log)s; exit $rc ;;\n'
-            '  *"get nodes,pods --all-namespaces -o json") echo x >> %(count)s\n'
-            '    if [ %(stall)s = yes ] && [ "$(wc -l < %(count)s)" -eq 2 ]; then while [ ! -e %(gate)s ]; do sleep 0.2; done; fi ;;\n'
-            'esac\nexec %(k)s "$@"\n' % {"k": KUBECTL, "log": writes_log, "count": count, "stall": "yes" if stall else "no", "gate": gate})
-        script.chmod(0o755)
-        return str(script), count
+        return lease_logging_kubectl(tmp_path / name, writes_log, count, gate if stall else None), count
 
     first_kubectl, first_reads = wrapper("first-kubectl", True)
     second_kubectl, dummy = wrapper("second-kubectl", False)

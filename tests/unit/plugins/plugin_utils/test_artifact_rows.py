@@ -7,7 +7,6 @@ that had every host's facts, at 1,000 hosts in a few dozen bytes a host."""
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 
@@ -16,11 +15,9 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.filter.artifacts import fleet_stats, fleet_stats_merge, fleet_stats_report
 from ansible_collections.maitred.rke2_numa.plugins.filter.fleet_report import fleet_report, fleet_summary
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.artifacts import ArtifactError, merge_rows
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.report_runs import fold_rows, row_entries
-from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
+from ansible_collections.maitred.rke2_numa.tests.fixtures.sample_fleet import host_topology, sample_shapes
 
 HOSTS = 1000
 BLOCKED = "a drop-in overrides the plan: /etc/rancher/rke2/config.yaml.d/99-site.yaml sets cpu-manager-policy"
@@ -32,16 +29,10 @@ FINDINGS = [{"check": "boot", "text": "the running kernel does not run the plan'
 def fleet(tmp_path_factory):
     """1,000 hosts of the real machines' shapes, each GPU its own UUID: half compliant, NOT compliant (a reboot), BLOCKED by
     one drop-in, a Rancher-managed one, unpinned pods and a DRA path on some, one in a hundred not checked."""
-    out = tmp_path_factory.mktemp("samples")
-    gen_sysfs.main(["--out", str(out)])
-    shapes = [read_topology(str(out / name)) for name in sorted(gen_sysfs.samples())]
-    plans = [make_plan(topology) for topology in shapes]
+    shapes, plans = sample_shapes(tmp_path_factory.mktemp("samples"))
     hosts, hostvars = ["gpu-%04d" % i for i in range(HOSTS)], {}
     for i, host in enumerate(hosts):
-        topology = copy.deepcopy(shapes[i % len(shapes)])
-        for dev in topology["pci_devices"]:
-            if dev.get("kind") == "gpu":
-                dev["uuid"] = "GPU-%s-%s" % (host, dev["address"])
+        topology = host_topology(shapes, i, host)
         plan = plans[i % len(plans)]
         compliance = {"compliant": i % 10 in (0, 2, 4, 6, 8), "reasons": [], "findings": [], "actions": [], "blocked": [],
                       "warnings": [], "plan_fingerprint": plan["fingerprint"], "managed_by": "none", "managed_by_evidence": [],

@@ -7,15 +7,12 @@ a finding repeated word for word is said once, one command rolls the fleet, and 
 
 from __future__ import annotations
 
-import copy
 import re
 
 import pytest
 
 from ansible_collections.maitred.rke2_numa.plugins.filter.fleet_report import fleet_report, fleet_summary
-from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
-from ansible_collections.maitred.rke2_numa.tests.fixtures import gen_sysfs
+from ansible_collections.maitred.rke2_numa.tests.fixtures.sample_fleet import host_topology, sample_shapes
 
 HOSTS = 1000
 BLOCKED = "a drop-in overrides the plan: /etc/rancher/rke2/config.yaml.d/99-site.yaml sets cpu-manager-policy"
@@ -23,16 +20,10 @@ BLOCKED = "a drop-in overrides the plan: /etc/rancher/rke2/config.yaml.d/99-site
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
-    out = tmp_path_factory.mktemp("samples")
-    gen_sysfs.main(["--out", str(out)])
-    shapes = [read_topology(str(out / name)) for name in sorted(gen_sysfs.samples())]
-    plans = [make_plan(topology) for topology in shapes]
+    shapes, plans = sample_shapes(tmp_path_factory.mktemp("samples"))
     hosts, hostvars = ["gpu-%04d" % i for i in range(HOSTS)], {}
     for i, host in enumerate(hosts):
-        topology = copy.deepcopy(shapes[i % len(shapes)])
-        for dev in topology["pci_devices"]:
-            if dev.get("kind") == "gpu":
-                dev["uuid"] = "GPU-%s-%s" % (host, dev["address"])
+        topology = host_topology(shapes, i, host)
         plan = plans[i % len(plans)]
         compliance = {"compliant": i % 10 in (0, 2, 4, 6, 8), "reasons": [], "actions": [], "blocked": [], "warnings": [],
                       "plan_fingerprint": plan["fingerprint"], "managed_by": "none", "managed_by_evidence": []}
