@@ -9,6 +9,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import (
     SERVERS_LEFT_OUT,
+    fleet_hosts,
     kubelet_versions,
     labelled_servers,
     run_pattern,
@@ -80,6 +81,11 @@ def rke2_numa_unknown_variables(hostvars, hosts, policy="refuse"):
     return unknown_variables(names_by_host, None if policy is None else str(policy))
 
 
+def rke2_numa_fleet_hosts(pattern_hosts, groups, server_group="", include=False, run_hosts=None, left_out=None):
+    """The fleet's hosts whatever --limit said (plugin_utils.playbook_inputs.fleet_hosts)."""
+    return fleet_hosts(pattern_hosts, groups, server_group, include, run_hosts, left_out)
+
+
 def rke2_numa_server_nodes(reply):
     """{Node name: [its server role labels]} of a kubectl get nodes reply (plugin_utils.playbook_inputs.server_nodes)."""
     return server_nodes(reply or {})
@@ -103,4 +109,5 @@ class FilterModule(object):
     def filters(self):
         return {"run_servers": rke2_numa_run_servers, "run_pattern": rke2_numa_run_pattern, "run_groups": rke2_numa_run_groups,
                 "unknown_variables": rke2_numa_unknown_variables, "server_nodes": rke2_numa_server_nodes,
-                "labelled_servers": rke2_numa_labelled_servers, "kubelet_versions": rke2_numa_kubelet_versions}
+                "labelled_servers": rke2_numa_labelled_servers,
+                "fleet_hosts": rke2_numa_fleet_hosts, "kubelet_versions": rke2_numa_kubelet_versions}

@@ -263,6 +263,18 @@ def labelled_servers(hosts, node_names, servers, server_group, include):
     return left
 
 
+def fleet_hosts(pattern_hosts, groups, server_group, include, run_hosts, left_out=()):
+    """The fleet's hosts whatever --limit said, in the inventory's order: those rke2_numa_hosts (``pattern_hosts``: its
+    hosts without --limit) names, but the servers the run leaves out (the server group's unless ``include``:
+    rke2_numa_include_servers; ``left_out``: those check.yml left out by their Node's labels), and the run's own
+    ``run_hosts``. A run over fewer says it covers a part of the fleet (check.yml, plan.yml)."""
+    servers = set() if as_boolean(include) else set((groups or {}).get(server_group) or []) if server_group else set()
+    skip = servers | set(str(h) for h in left_out or [])
+    out = [h for h in dict.fromkeys(str(h) for h in pattern_hosts or []) if h not in skip]
+    have = set(out)
+    return out + [h for h in dict.fromkeys(str(h) for h in run_hosts or []) if h not in have]
+
+
 def _when_set(rule):
     """``rule`` for a variable whose empty value (None or '') means "not set": its role's default."""
     return lambda name, value, ctx: [] if value in (None, "") else rule(name, value, ctx)

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import SERVERS_LEFT_OUT, input_errors, role_errors, run_pattern, run_servers
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import (
+    SERVERS_LEFT_OUT,
+    fleet_hosts,
+    input_errors,
+    role_errors,
+    run_pattern,
+    run_servers,
+)
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import show
 
 NOW = 1796104800.0  # 2026-12-01T06:00:00Z
@@ -323,3 +330,14 @@ def test_every_input_is_a_declared_variable_with_one_rule():
     assert len(names) == len(set(names)) and names[0] == "inventory_hostname"
     assert set(playbook_inputs.INPUTS) - {"inventory_hostname"} <= set(specs.declared())
     assert not set(playbook_inputs.ACCESS_INPUTS) & set(names)
+
+
+def test_the_fleet_is_the_pattern_s_hosts_but_the_servers_left_out_and_always_the_run_s_own():
+    groups = {"all": ["k1", "g1", "g2", "g3"], "servers": ["k1"], "gpu": ["g1", "g2", "g3"]}
+    pattern = groups["all"]
+    assert fleet_hosts(pattern, groups, "servers", False, ["g2"]) == ["g1", "g2", "g3"]
+    assert fleet_hosts(pattern, groups, "servers", "true", ["g2"]) == ["k1", "g1", "g2", "g3"]
+    assert fleet_hosts(pattern, groups, "", False, []) == ["k1", "g1", "g2", "g3"]
+    # check.yml's: the hosts it left out by their Node's labels are not of the fleet; the run's own hosts always are
+    assert fleet_hosts(pattern, groups, "", False, ["g1"], left_out=["k1"]) == ["g1", "g2", "g3"]
+    assert fleet_hosts(["g1"], groups, "servers", False, ["g1", "k1", "g1"]) == ["g1", "k1"]
