@@ -20,8 +20,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.maintainers impo
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease import (
     LEASE_MARGIN, LeaseError, default_max_unavailable, default_roll_id, lease_free, lease_from_reply, lease_seconds, lease_seconds_errors,
     max_unavailable_errors, node_objects, observation, roll_in_progress, waves)
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.rancher import managed_by, rancher_at_work
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import cordon_patch, fence_findings, node_markers, release_patch
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import cordon_patch, node_markers, release_patch
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_outcome import annotation_reason, roll_eta, roll_outcome, roll_progress
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_states import RollStateError, roll_state
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.task_result import failure_reason
@@ -117,34 +116,6 @@ def in_progress(text, name, nodes_reply, cordoned_key, now, roll_id=""):
     return roll_in_progress(current, node_objects(nodes_reply), cordoned_key, float(now), str(roll_id or ""))
 
 
-def fence(node_reply, node_name, roll, rancher=None, foreign_annotations=(), now=0.0, admin_cordon=False, markers_only=False):
-    """Why the next destructive step must not happen on ``node_name`` ([] when it may), read just before it: the Node
-    still cordoned under this roll's marker (plugin_utils/roll_markers.py fence_findings), no maintainer at work on it
-    since the cordon - an autoscaler's taint, a foreign annotation (plugin_utils/maintainers.py), Rancher's interlock
-    files on the host (``rancher``: rancher_agent_info's result; plugin_utils/rancher.py). ``node_reply``: ``kubectl
-    get node NAME -o json`` (text or parsed). ``markers_only``: the first part alone - is the Node still this roll's
-    (a maintainer at work on a Node that is: the roll may return it to service before its first write)."""
-    node = node_reply
-    if isinstance(node_reply, str):
-        try:
-            node = json.loads(node_reply) if node_reply.strip() else None
-        except ValueError:
-            node = None
-    roll = roll or {}
-    node = node if isinstance(node, dict) and (node.get("metadata") or {}).get("name") == str(node_name) else None
-    findings = fence_findings(node, str(node_name), str(roll.get("id") or ""), str(roll.get("marker") or ""), bool(admin_cordon))
-    if node is None or markers_only:   # not read as itself: nothing more to judge on it
-        return findings
-    findings += maintainers_at_work(node, [], [], "", list(foreign_annotations or []), float(now), str(roll.get("id") or ""))
-    if rancher:
-        labels = (node.get("metadata") or {}).get("labels") or {}
-        managed = managed_by(rancher, labels)
-        # on a node an admin had cordoned, the cordon without our marker is the admin's (the drain role's check before it
-        # refused a Rancher node's): Rancher's interlock files only
-        findings += list(managed.get("at_work") or []) if admin_cordon else rancher_at_work(managed, node, str(roll.get("marker") or ""))
-    return findings
-
-
 def outcome(hostvars, fleet_hosts, rolled_hosts, check_mode=False):
     """The roll's summary and whether it failed, from the hosts' facts (plugin_utils/roll_outcome.py)."""
     return roll_outcome(roll_pick.fleet_entries(hostvars, fleet_hosts), roll_pick.rolled_entries(hostvars, rolled_hosts), bool(check_mode))
@@ -223,6 +194,5 @@ class FilterModule(object):
                 "annotation_reason": annotation_reason,
                 "roll_capacity": capacity, "roll_stale_markers": roll_pick.stale_marked, "roll_groups": groups, "roll_state": state,
                 "roll_settings": roll_settings, "roll_lease_observed": lease_observed, "roll_lease_free": lease_is_free,
-                "roll_fence": fence,
                 "node_cordon_patch": cordon_patch, "node_release_patch": release_patch,
                 "roll_in_progress": in_progress}

@@ -68,6 +68,16 @@ options:
   fence:
     description: V(renew) - the Node whose destructive step follows; the Lease must hold this run's live slot on it.
     type: str
+  fence_check:
+    description:
+      - With O(fence) - the fence's first part, before the renewal (playbooks/tasks/fence.yml) - the Node read again
+        (C(kubectl get node)), still cordoned under this roll's marker with no maintainer at work on it since the cordon
+        (plugins/plugin_utils/node_fence.py). When it is not, the step stops naming why (C(fenced)) and the Lease is not
+        renewed; a Node that cannot be read stops it too (C(node_unread)), not as a fence.
+      - C(rancher) - M(maitred.rke2_numa.rancher_agent_info)'s result on the node; C(foreign_annotations) -
+        C(rke2_numa_foreign_node_annotations); C(admin_cordon) - an admin had cordoned the node; C(first) - the step is the
+        node's first write (a Node still this roll's may then go back to service, C(fence_release)).
+    type: dict
   wait:
     description: Seconds to wait for a slot when none is free (read every 10 s); under 10 - no wait.
     type: int
@@ -131,6 +141,19 @@ slots:
   description: With O(claim) - the Nodes that got a slot (C(granted)) and what the others wait for (C(msg)).
   returned: when O(claim) was given and the step did not fail
   type: dict
+fenced:
+  description: With O(fence_check) - why the step must not happen on the node (the Lease was not renewed); empty when it may.
+  returned: always
+  type: list
+  elements: str
+fence_release:
+  description: With O(fence_check) - fenced before the node's first write on a Node still this roll's (back to service).
+  returned: always
+  type: bool
+node_unread:
+  description: With O(fence_check) - why the Node could not be read (the step stopped, not as a fence); empty when it was.
+  returned: always
+  type: str
 stopped:
   description: Why the step stopped without doing its work (the failure's C(msg)); empty when it did its work.
   returned: always
@@ -140,7 +163,7 @@ attempts:
   returned: always
   type: int
 calls:
-  description: The calls made, in order (C(read), C(nodes), C(create), C(replace)).
+  description: The calls made, in order (C(node), C(read), C(nodes), C(create), C(replace)).
   returned: always
   type: list
   elements: str

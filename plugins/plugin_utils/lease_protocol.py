@@ -33,6 +33,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_lease impor
 ATTEMPTS = 10            # writes beaten in a row before a step gives up
 PAUSE = (1, 4)           # s: the random pause before a write is tried again
 LEASE = "<lease>"        # stands for the Lease's namespace and name in CALLS
+NODE = "<node>"          # stands for the Node a fence reads (the roll's ``fence_node``) in CALLS
 # The decisions (roll_lease.ACTIONS) that write, and those that stop the step.
 WRITES = {CREATE: "create", UPDATE: "replace"}   # action -> the call that writes it
 STOPS = (REFUSE, LOST, FENCED)
@@ -42,6 +43,7 @@ BEATEN = ("AlreadyExists", "Conflict")
 CALLS = {
     "read": {"verb": "get", "kind": "lease", "namespace": LEASE, "names": [LEASE], "output": "json", "options": ["--ignore-not-found"]},
     "nodes": {"verb": "get", "kind": "nodes", "output": "json"},
+    "node": {"verb": "get", "kind": "node", "names": [NODE], "output": "json"},   # a fence's: the Node read again first
     "create": {"verb": "create", "kind": "lease", "namespace": LEASE, "output": "json", "options": ["--validate=false"], "stdin": LEASE},
     "replace": {"verb": "replace", "kind": "lease", "namespace": LEASE, "output": "json", "options": ["--validate=false"], "stdin": LEASE},
 }
@@ -54,7 +56,9 @@ def call_args(call, roll, stdin=None):
     args = dict(CALLS[call], kubectl=roll.get("kubectl") or "kubectl", kubeconfig=roll.get("kubeconfig"))
     if args.get("namespace") == LEASE:
         args["namespace"] = roll["namespace"]
-    if args.get("names"):
+    if args.get("names") == [NODE]:
+        args["names"] = [str(roll.get("fence_node") or "node")]   # checked with a stand-in name before the fence names it
+    elif args.get("names"):
         args["names"] = [roll["name"]]
     if args.get("stdin") == LEASE:
         args["stdin"] = stdin

@@ -35,7 +35,7 @@ FENCE = os.path.join(PLAYBOOKS, "tasks", "fence.yml")
 ROLL_LEASE_SECONDS = 900
 
 
-def fence_play(api, tmp_path, transitions=0, first=False):
+def fence_play(api, tmp_path, transitions=0, first=False, node="gpu-a"):
     """playbooks/tasks/fence.yml, as rolling.yml's roles include it before a destructive step, for Node gpu-a of roll
     roll-a (this run: token aaaa, last wrote leaseTransitions ``transitions``); then a task that stands for the step."""
     root = tmp_path / "node"
@@ -46,7 +46,7 @@ def fence_play(api, tmp_path, transitions=0, first=False):
     playbook = tmp_path / "fence.yml"
     playbook.write_text(yaml.safe_dump([{
         "name": "Fence", "hosts": "localhost", "gather_facts": False,
-        "vars": {"rke2_numa_node_name": "gpu-a", "rke2_numa_kubectl": KUBECTL, "rke2_numa_kubeconfig": api.kubeconfig,
+        "vars": {"rke2_numa_node_name": node, "rke2_numa_kubectl": KUBECTL, "rke2_numa_kubeconfig": api.kubeconfig,
                  "rke2_numa_kubectl_host": "localhost", "rke2_numa_boot_root": str(root),
                  "rke2_numa_config_path": str(root / "etc/rancher/rke2/config.yaml"), "__rke2_numa_fence_tasks": FENCE},
         "tasks": [{"name": "Shared variables", "ansible.builtin.import_role": {"name": "maitred.rke2_numa.common", "rolespec_validate": False}},
@@ -57,6 +57,8 @@ def fence_play(api, tmp_path, transitions=0, first=False):
                       {"name": "The step", "ansible.builtin.debug": {"msg": "STEP TAKEN"}}],
                    "rescue": [{"name": "Say whether the roll returns the node to service",
                                "ansible.builtin.debug": {"msg": "RELEASE={{ __rke2_numa_fence_release | default('unset') }}"}},
+                              {"name": "Say whether the node is fenced",
+                               "ansible.builtin.debug": {"msg": "FENCED={{ __rke2_numa_fenced | default('unset') }}"}},
                               {"name": "Fail as the fence did", "ansible.builtin.fail": {"msg": "{{ ansible_failed_result.msg }}"}}]}]}]))
     env = dict(api.env, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_DEPRECATION_WARNINGS="false")
@@ -142,3 +144,15 @@ def test_a_node_a_maintainer_fenced_before_the_first_write_goes_back_to_service(
         (tmp_path / "node" / "etc/rancher/rke2/config.yaml.d/50-rancher.yaml").write_text('{"node-label": ["rke.cattle.io/machine=m-1"]}')
     code, text, dummy = fence_play(api, tmp_path, first=first)
     assert code != 0 and "STEP TAKEN" not in text and "RELEASE=%s" % release in text, text[-3000:]
+
+
+def test_a_node_the_fence_cannot_read_fails_the_step_without_fencing_the_node(api, tmp_path):
+    """A Node read that fails (here: not there) is a failed step, not a fence: the node is not marked fenced, so the
+    roll's rescue may still write its failed annotation and roll it back; the Lease is not renewed."""
+    roll_a_holds(api)
+    before, since = lease(api), len(api.calls())
+    code, text, dummy = fence_play(api, tmp_path, node="gpu-gone")
+    assert code != 0 and "STEP TAKEN" not in text and "FENCED=unset" in text and "RELEASE=unset" in text, text[-3000:]
+    assert 'nodes "gpu-gone" not found' in text, text[-3000:]
+    assert writes(api, since) == [] and lease(api)["spec"] == before["spec"]
+

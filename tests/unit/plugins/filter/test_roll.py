@@ -95,20 +95,3 @@ def test_roll_settings_read_the_runs_own_values_wherever_the_operator_set_them()
         assert "rke2_numa_serial differs between the hosts of the roll" in str(e)
     else:
         raise AssertionError("two batch sizes in one roll")
-
-
-def test_the_fence_on_a_node_an_admin_had_cordoned_wants_no_marker_at_all():
-    """An admin's cordon is kept and never marked: the fence there wants no marker (another roll's is a takeover), the
-    Node still cordoned, and Rancher's interlock files all the same (the Molecule roll fenced such a node: no marker)."""
-    roll = {"id": "roll-a", "marker": "rke2-numa.maitred.io/cordoned"}
-
-    def node(marker=None, cordoned=True):
-        return {"metadata": {"name": "gpu-a", "annotations": {roll["marker"]: marker} if marker else {}}, "spec": {"unschedulable": cordoned}}
-
-    assert F["roll_fence"](node(), "gpu-a", roll, admin_cordon=True) == []
-    assert "no marker of ours" in F["roll_fence"](node(), "gpu-a", roll)[0], "a node the roll cordoned must carry its marker"
-    assert "carries the marker of roll roll-b now" in F["roll_fence"](node("roll-b"), "gpu-a", roll, admin_cordon=True)[0]
-    assert "schedulable again" in " ".join(F["roll_fence"](node(cordoned=False), "gpu-a", roll, admin_cordon=True))
-    busy = {"managed_by": "rancher", "evidence": [], "at_work": ["rancher-system-agent is applying a plan (x)"]}
-    assert F["roll_fence"](node(), "gpu-a", roll, busy, admin_cordon=True) == ["rancher-system-agent is applying a plan (x)"]
-    assert F["roll_fence"](node("roll-a"), "gpu-a", roll) == []
