@@ -155,4 +155,3 @@ def test_a_node_the_fence_cannot_read_fails_the_step_without_fencing_the_node(ap
     assert code != 0 and "STEP TAKEN" not in text and "FENCED=unset" in text and "RELEASE=unset" in text, text[-3000:]
     assert 'nodes "gpu-gone" not found' in text, text[-3000:]
     assert writes(api, since) == [] and lease(api)["spec"] == before["spec"]
-
