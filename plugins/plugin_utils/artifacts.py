@@ -84,10 +84,10 @@ def check_summary(fleet, playbook, run, report=None, fleet_hosts=None):
     summary = {"version": VERSION, "playbook": str(playbook), "runs": [str(run)], "hosts": int(fleet["hosts"]),
                "fleet_hosts": int(fleet_hosts) if fleet_hosts else int(fleet["hosts"]), "hosts_by_state": hosts_by_state,
                "reports": [str(report)] if report else []}
-    if key_of(playbook) == KEY and isinstance(fleet.get("rows"), dict):
-        summary["rows"] = fleet["rows"]
     if key_of(playbook) == KEY:
         summary.update(unpinned_gpu_pods=len(fleet.get("unpinned_gpu_pods") or []), topology_errors=len(fleet.get("topology_errors") or []))
+        if isinstance(fleet.get("rows"), dict):
+            summary["rows"] = fleet["rows"]
     if key_of(playbook) == PLANS_KEY:
         summary["fingerprints"] = dict((str(h), str(f)) for h, f in sorted((fleet.get("fingerprints") or {}).items()))
     summary.update((state, len(hosts)) for state, hosts in hosts_by_state.items())
