@@ -110,24 +110,43 @@ def plan_report(plan, warnings=True):
     return "\n".join(lines)
 
 
-def plan_text(hosts, hostvars, warnings=True):
+def plan_text(hosts, hostvars, warnings=True, per_host=False):
     """The run's hosts as one text, in the order given (the inventory's): per host a heading, its topology table and
-    its plan (with its warnings unless ``warnings`` is false); a host without a plan is named as not planned."""
-    parts, hostvars = [], facts_view(hostvars)   # the facts as stored (plugin_utils/hostvars_view.py)
+    its plan (with its warnings unless ``warnings`` is false); a host without a plan is named as not planned. A host
+    whose table and plan are an earlier host's, word for word (identical machines), names that host in one line instead:
+    a fleet of a few machine types prints a few texts, not one per host. ``per_host``: {host: its lines} instead, the
+    topology's warnings left to the plan's (what the plan playbook shows under each host with Ansible's default
+    callback)."""
+    hostvars = facts_view(hostvars)   # the facts as stored (plugin_utils/hostvars_view.py)
+    if per_host:
+        return dict((host, text.split("\n")) for host, text in _host_texts(hosts, hostvars, False, warnings, "\n\n"))
+    parts = []
+    for host, text in _host_texts(hosts, hostvars, warnings, warnings, "\n"):
+        parts += ["== %s ==" % host, text + "\n"]
+    return "\n".join(parts)
+
+
+def _host_texts(hosts, hostvars, topology_warnings, plan_warnings, between):
+    """[(host, text)] in the order given: the host's topology table and plan (``between`` them), or why it has none, or
+    the earlier host whose text it is."""
+    out, first = [], {}
     for host in hosts or []:
         variables = hostvars[host] if host in hostvars else {}
         topology, plan = variables.get("rke2_numa_topology"), variables.get("rke2_numa_plan")
-        parts.append("== %s ==" % host)
         if not isinstance(plan, dict) or not plan or not isinstance(topology, dict):
             refused = (variables.get("__rke2_numa_plan_result") or {}).get("refused")
-            parts.append("not planned: %s\n" % refused if refused else "not planned (the run says why above)\n")
+            out.append((host, "not planned: %s" % refused if refused else "not planned (the run says why above)"))
             continue
         try:
-            parts.append(topology_text.topology_table(topology, warnings))
+            text = topology_text.topology_table(topology, topology_warnings) + between + plan_report(plan, plan_warnings)
         except ValueError as exc:
             raise AnsibleFilterError(str(exc)) from exc
-        parts.append(plan_report(plan, warnings) + "\n")
-    return "\n".join(parts)
+        if text in first:
+            text = "same topology and plan as %s (plan %s)" % (first[text], plan.get("fingerprint") or "")
+        else:
+            first[text] = host
+        out.append((host, text))
+    return out
 
 
 class FilterModule(object):

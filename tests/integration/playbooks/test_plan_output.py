@@ -78,3 +78,18 @@ def test_default_callback_output_and_plan_files(inventory, tmp_path):
     assert sum(recap(out, host)["changed"] for host in hosts) == 1
     again = play(inventory, tmp_path, "-e", "rke2_numa_plan_dir=%s" % (tmp_path / "plans"))
     assert sum(recap(again.stdout, host)["changed"] for host in hosts) == 0
+
+
+def test_identical_machines_show_one_text(tmp_path):
+    """Two hosts of one machine type: the second names the first in one line, not its 3 KB text again (a thousand such
+    hosts were a thousand texts in AWX's job events)."""
+    gen_sysfs.main(["--out", str(tmp_path / "samples"), "--machine", "dell-roundrobin"])
+    root = str(tmp_path / "samples" / "dell-roundrobin")
+    inv = {"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "rke2_numa_sysfs_root": root},
+                   "hosts": {"gpu-a": {}, "gpu-b": {}}}}
+    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inv))
+    out = play(str(tmp_path / "inventory.yml"), tmp_path).stdout
+    first = json.loads(re.search(r'^ok: \[gpu-a\] => (\{\n.*?\n\})$', out, re.M | re.S).group(1))["msg"]
+    second = json.loads(re.search(r'^ok: \[gpu-b\] => (\{\n.*?\n\})$', out, re.M | re.S).group(1))["msg"]
+    fingerprint = re.search(r"^plan (\w+): reserved CPUs", "\n".join(first), re.M).group(1)
+    assert first[0].startswith("2 NUMA nodes") and second == ["same topology and plan as gpu-a (plan %s)" % fingerprint]
