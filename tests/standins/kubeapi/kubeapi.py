@@ -4622,6 +4622,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     close_connection = True  # the base class sets it per request (keep-alive with HTTP/1.1)
     server_version = "kubeapi-standin"
     sys_version = ""
+    # TCP_NODELAY, as the API server's sockets have it (Go's net package: a TCPConn's "default is true (no delay)",
+    # net/tcpsock.go SetNoDelay): without it the body written after the headers waited for the client's delayed ACK,
+    # 40 ms a response - a kubectl create of 26 SelfSubjectAccessReviews took 1.2 s here, not the API server's tens of ms
+    disable_nagle_algorithm = True
 
     def do_GET(self):
         self.serve("GET")

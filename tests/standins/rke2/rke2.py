@@ -2275,6 +2275,10 @@ class PodRuntime:
 class HealthHandler(http.server.BaseHTTPRequestHandler):
     """/healthz -> 200 "ok", like the kubelet's healthz server."""
 
+    # TCP_NODELAY, as the kubelet's Go server has it (net/tcpsock.go SetNoDelay: "The default is true"): no response
+    # held for the client's delayed ACK
+    disable_nagle_algorithm = True
+
     def do_GET(self):
         if self.path.split("?")[0] == "/healthz":
             body, code = b"ok", 200
