@@ -44,6 +44,13 @@ ALLOCATOR_RULES = (
      "memory, its README's 'Not Supported'); with None the kernel allocates on the node of the CPUs the pod runs on"),
 )
 
+# The oldest Kubernetes that serves what a dra-driver-cpu plan writes: its ResourceClaimTemplates and DeviceClasses are
+# resource.k8s.io/v1 (template(), device_classes()), which the API server serves from 1.34 on (KEP-4381, structured
+# parameters, GA in v1.34; 1.33 serves v1beta1 and v1beta2 only).
+DRA_MINOR = (1, 34)
+DRA_MINOR_WHY = ("its claim templates and DeviceClasses are resource.k8s.io/v1, which the API server serves from Kubernetes 1.34 "
+                 "on (DRA's structured parameters went GA there, KEP-4381)")
+
 # The DeviceClasses the templates name: one per device kind, its CEL selector by driver (dra.DRIVERS), as the drivers'
 # own charts select (dra-driver-nvidia-gpu deployments/helm deviceclass-gpu.yaml: driver and type gpu; dranet: a PCI
 # network device; dra-driver-cpu: its driver).
@@ -60,14 +67,18 @@ KUBELET_NOTE = ("the kubelet hands out exclusive CPUs (rke2_numa_cpu_allocator=k
                 "rke2_numa_cpu_allocator=dra-driver-cpu")
 
 
-def allocator_error(options):
+def allocator_error(options, kubernetes=None):
     """Why a plan's options break ALLOCATOR_RULES ('' when they keep them): dra-driver-cpu with a kubelet that would
-    compete for the CPUs or pin memory elsewhere."""
+    compete for the CPUs or pin memory elsewhere, or (``kubernetes``: the minor the host is planned for when it was given
+    or read, planner.plan_version's; None when defaulted) a Kubernetes older than DRA_MINOR."""
     if options.get("cpu_allocator") != DRA_DRIVER_CPU:
         return ""
-    broken = [(name, value, why) for name, value, why in ALLOCATOR_RULES if options.get(name) != value]
-    return "; ".join("rke2_numa_cpu_allocator=%s needs rke2_numa_%s=%s, and it is %s: %s" % (
-        DRA_DRIVER_CPU, name, value, options.get(name), why) for name, value, why in broken)
+    broken = ["rke2_numa_cpu_allocator=%s needs rke2_numa_%s=%s, and it is %s: %s" % (DRA_DRIVER_CPU, name, value, options.get(name), why)
+              for name, value, why in ALLOCATOR_RULES if options.get(name) != value]
+    if kubernetes and tuple(int(part) for part in str(kubernetes["minor"]).split(".")) < DRA_MINOR:
+        broken.append("rke2_numa_cpu_allocator=%s needs Kubernetes %d.%d or later, and this host is planned for %s (%s): %s"
+                      % ((DRA_DRIVER_CPU,) + DRA_MINOR + (kubernetes["minor"], kubernetes.get("source") or "", DRA_MINOR_WHY)))
+    return "; ".join(broken)
 
 
 def cpu_driver_conflict(cpu_manager_policy, cpu_devices):

@@ -971,7 +971,9 @@ def make_plan(topology, node_version=None, **options):
     numa_warnings = many_numa_nodes(view, o["topology_manager_policy"], o["memory_manager_policy"],
                                     o["allow_many_numa_nodes"])
     static_cpu = o["cpu_manager_policy"] == "static"
-    refusal = dra_plan.allocator_error(o)
+    # the minor only when given or read: a host planned for the default minor may run a newer kubelet
+    known = o["kubernetes_version"] is not None or bool((node_version or {}).get("version"))
+    refusal = dra_plan.allocator_error(o, kubernetes if known else None)
     if refusal:
         raise PlanError("cpu-allocator", refusal)
 

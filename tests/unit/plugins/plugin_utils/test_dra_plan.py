@@ -45,6 +45,25 @@ def test_dra_driver_cpu_beside_a_kubelet_that_would_compete_for_the_cpus_or_pin_
     assert ("mutually incompatible" in str(refused.value)) == ("cpu_manager_policy=none" in " ".join(broken))
 
 
+@pytest.mark.parametrize("given, node, refused", [
+    ({}, {"version": "v1.33.5+rke2r1", "source": "its Node's status.nodeInfo.kubeletVersion"}, True),
+    ({"kubernetes_version": "1.33"}, None, True),
+    ({}, {"version": "v1.34.1+rke2r1", "source": "the RKE2 runtime"}, False),
+    ({}, None, False),   # no kubelet known: the default minor says nothing of the node
+])
+def test_dra_driver_cpu_on_a_kubernetes_without_resource_k8s_io_v1_is_refused(two_nodes, given, node, refused):
+    """The plan's claim templates and DeviceClasses are resource.k8s.io/v1, served from 1.34 on: a host known to run an
+    older kubelet (read, or the minor given) gets no plan a 1.33 API server would refuse to store."""
+    if not refused:
+        assert make_plan(two_nodes, node_version=node, **dict(DRA, **given))["dra"]["templates"]
+        return
+    with pytest.raises(PlanError) as error:
+        make_plan(two_nodes, node_version=node, **dict(DRA, **given))
+    assert error.value.rule == "cpu-allocator"
+    assert "needs Kubernetes 1.34 or later, and this host is planned for 1.33" in str(error.value)
+    assert "resource.k8s.io/v1" in str(error.value)
+
+
 def test_with_the_kubelet_allocating_cpus_no_template_is_planned_and_the_plan_says_why(two_nodes):
     plan = make_plan(two_nodes)
     assert plan["dra"]["cpu_allocator"] == "kubelet" and plan["dra"]["templates"] == []
