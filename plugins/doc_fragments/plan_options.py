@@ -46,7 +46,8 @@ options:
       - V(dra-driver-cpu) - kubernetes-sigs/dra-driver-cpu, through a ResourceClaim, so that a DRA GPU and its CPUs share one NUMA node by
         the claim's C(matchAttribute) constraint (the Topology Manager does not align DRA devices). It and the kubelet's static CPU Manager
         are mutually incompatible, and the static Memory Manager would pin memory to a node of its own choosing - so V(dra-driver-cpu) is
-        refused unless O(cpu_manager_policy=none) and O(memory_manager_policy=None).
+        refused unless O(cpu_manager_policy=none) and O(memory_manager_policy=None), and for a host known to run a kubelet older than 1.34
+        (its claim templates are C(resource.k8s.io/v1), served from 1.34 on).
       - Either way the plan writes C(dra.yaml) beside the plans (DeviceClasses and ResourceClaimTemplates per pod shape; output only, see
         docs/DRA.md).
     type: str
