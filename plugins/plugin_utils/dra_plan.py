@@ -67,17 +67,17 @@ KUBELET_NOTE = ("the kubelet hands out exclusive CPUs (rke2_numa_cpu_allocator=k
                 "rke2_numa_cpu_allocator=dra-driver-cpu")
 
 
-def allocator_error(options, kubernetes=None):
+def allocator_error(options, minor=None, source=""):
     """Why a plan's options break ALLOCATOR_RULES ('' when they keep them): dra-driver-cpu with a kubelet that would
-    compete for the CPUs or pin memory elsewhere, or (``kubernetes``: the minor the host is planned for when it was given
-    or read, planner.plan_version's; None when defaulted) a Kubernetes older than DRA_MINOR."""
+    compete for the CPUs or pin memory elsewhere, or (``minor``: the Kubernetes minor the host is planned for, (1, 33),
+    when it was given or read - ``source`` says where; None when defaulted) a Kubernetes older than DRA_MINOR."""
     if options.get("cpu_allocator") != DRA_DRIVER_CPU:
         return ""
     broken = ["rke2_numa_cpu_allocator=%s needs rke2_numa_%s=%s, and it is %s: %s" % (DRA_DRIVER_CPU, name, value, options.get(name), why)
               for name, value, why in ALLOCATOR_RULES if options.get(name) != value]
-    if kubernetes and tuple(int(part) for part in str(kubernetes["minor"]).split(".")) < DRA_MINOR:
-        broken.append("rke2_numa_cpu_allocator=%s needs Kubernetes %d.%d or later, and this host is planned for %s (%s): %s"
-                      % ((DRA_DRIVER_CPU,) + DRA_MINOR + (kubernetes["minor"], kubernetes.get("source") or "", DRA_MINOR_WHY)))
+    if minor is not None and minor < DRA_MINOR:
+        broken.append("rke2_numa_cpu_allocator=%s needs Kubernetes %d.%d or later, and this host is planned for %d.%d (%s): %s"
+                      % ((DRA_DRIVER_CPU,) + DRA_MINOR + tuple(minor) + (source, DRA_MINOR_WHY)))
     return "; ".join(broken)
 
 

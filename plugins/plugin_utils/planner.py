@@ -973,7 +973,7 @@ def make_plan(topology, node_version=None, **options):
     static_cpu = o["cpu_manager_policy"] == "static"
     # the minor only when given or read: a host planned for the default minor may run a newer kubelet
     known = o["kubernetes_version"] is not None or bool((node_version or {}).get("version"))
-    refusal = dra_plan.allocator_error(o, kubernetes if known else None)
+    refusal = dra_plan.allocator_error(o, minor if known else None, kubernetes["source"])
     if refusal:
         raise PlanError("cpu-allocator", refusal)
 
