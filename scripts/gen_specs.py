@@ -287,18 +287,6 @@ def plan_task(standalone=False):
     return "\n".join(lines) + "\n"
 
 
-# node_state_info's options from the common role's variables: node_check.yml's read.
-READ_OPTIONS = (
-    ("sysfs_root", "{{ rke2_numa_sysfs_root }}"),
-    ("boot_root", "{{ rke2_numa_boot_root }}"),
-    ("boot_method", "{{ rke2_numa_boot_method }}"),
-    ("kubelet_dir", "{{ rke2_numa_kubelet_dir }}"),
-    ("config_path", "{{ rke2_numa_config_path }}"),
-    ("nfd_features_file", "{{ rke2_numa_nfd_features_dir }}/{{ __rke2_numa_nfd_features_file }}"),
-    ("rancher_root", "{{ rke2_numa_boot_root }}"),
-)
-
-
 def check_task():
     """playbooks/tasks/node_check.yml (check.yml's one task per host): node_check with every planner option from its
     variable. Not the plan role's: importing a role runs its dependency's validation (the common role's) as a task per
@@ -309,13 +297,15 @@ def check_task():
              "# plan (plan_from_vars: every planner option from its variable, roles/plan/meta/argument_specs.yml group",
              "# \"%s\"; undefined or null: the planner's default, which is the plan role's) and the" % specs.PLANNER_GROUP,
              "# decision; it sets the host's facts (rke2_numa_plan, rke2_numa_topology, rke2_numa_compliance, ...).",
-             "# The caller sets __rke2_numa_check (what the decision reads beside the node). A node whose root's files could not",
-             "# be read is kept in __rke2_numa_state (access.denied), one that cannot be planned or judged too (refused): the",
-             "# caller says \"not checked\" and why, and fails the run at its end.",
+             "# The read's options and what the decision reads beside the node come from their variables too (read_from_vars,",
+             "# check_from_vars: plugins/plugin_utils/node_inputs.py); a caller that reads otherwise sets __rke2_numa_check (its",
+             "# keys win, a null too). A node whose root's files could not be read is kept in __rke2_numa_state (access.denied),",
+             "# one that cannot be planned or judged too (refused): the caller says \"not checked\" and why, and fails the run at",
+             "# its end.",
              "- name: Read the node, plan it and decide whether it runs its plan", "  maitred.rke2_numa.node_check:",
-             "    read:"]
-    lines += ["      %s: \"%s\"" % item for item in READ_OPTIONS]
-    lines += ["    check: \"{{ __rke2_numa_check }}\"", "    plan_from_vars: true", "    denied_fails: false", "    refused_fails: false",
+             "    read_from_vars: true",
+             "    check: \"{{ __rke2_numa_check | default({}) }}\"", "    check_from_vars: true"]
+    lines += ["    plan_from_vars: true", "    denied_fails: false", "    refused_fails: false",
               "    return_read: false   # the facts hold what the plays and reports need: an event a host, not the node's files"]
     lines += ["  register: __rke2_numa_state"]
     return "\n".join(lines) + "\n"

@@ -6,12 +6,15 @@ on the controller, in the same task (check.yml: one task per host, not four)."""
 
 from __future__ import annotations
 
+from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.maitred.rke2_numa.plugins.modules import node_check as node_check_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import check_facts
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction, without_nulls
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction, cannot_template, without_nulls
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_inputs import check_inputs, read_inputs
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
     ARGUMENT_SPEC as PLANNER_SPEC,
     PlanError,
@@ -33,6 +36,7 @@ class ActionModule(ControllerAction):
     def decide(self, args, task_vars, result):
         # the planner's variables first: one that does not template fails the host, naming it, before any read
         given = self.with_variables(args["plan"], _PLAN_OPTIONS, task_vars) if args["plan_from_vars"] else args["plan"]
+        args = self._inputs_from_vars(args, task_vars)
         read = self._execute_module(module_name=READ_MODULE, module_args=args["read"], task_vars=task_vars)
         result.update(read)
         # a node whose root's files this user cannot read fails its read, naming them: it is not judged on what
@@ -69,6 +73,40 @@ class ActionModule(ControllerAction):
             result["warnings"] = list(result.get("warnings") or []) + list(plan["warnings"])
         self.set_host_facts(facts, result)
         return result if args["return_read"] else without_read(result)
+
+    def _inputs_from_vars(self, args, task_vars):
+        """``args`` with the read's options and the decision's inputs each leaves out taken from the host's variables
+        (read_from_vars, check_from_vars; plugin_utils/node_inputs.py), templated here; a variable whose template does
+        not render fails the host, naming it, before the node is read."""
+        problems = []
+
+        def value(name):
+            if name not in task_vars:
+                return None
+            try:
+                return self._templar.template(task_vars[name])
+            except AnsibleError as e:   # a template of the inventory's that does not render
+                problems.append(cannot_template(name, e))
+                return None
+
+        def entry(name, node):   # the Node's entry only: the fleet's fact is not templated whole for each host
+            by_node = task_vars.get(name)
+            if not isinstance(by_node, dict) or node not in by_node:
+                return None
+            try:
+                return self._templar.template(by_node[node])
+            except AnsibleError as e:
+                problems.append(cannot_template("%s[%s]" % (name, node), e))
+                return None
+
+        args = dict(args)
+        if args["read_from_vars"]:
+            args["read"] = read_inputs(args["read"], value)
+        if args["check_from_vars"]:
+            args["check"] = check_inputs(args["check"], value, entry, lambda v: boolean(v if v is not None else False, strict=False))
+        if problems:
+            raise AnsibleActionFail("; ".join(problems))
+        return args
 
     def _refused(self, args, result, msg, rule=None):
         """A node that cannot be planned or judged: a failure (its message named as the operator's variables), or with

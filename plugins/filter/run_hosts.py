@@ -24,7 +24,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.specs import PRE
 # runs there, for every play of the collection's playbooks), and a worker has what that process imported. The actions
 # that run once per host (node_check, numa_plan) plan and judge with these: imported here, once for the run, not in
 # every worker (some 40 ms of a worker's CPU each, for a fleet's every host; tests/unit/plugins/filter/test_run_hosts.py).
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import compliance, planner  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import compliance, node_inputs, planner  # noqa: F401 pylint: disable=unused-import
 
 
 def rke2_numa_run_servers(groups, playbook, server_group, hosts, explicit, include=False, pattern="all", limit=None, kubeconfig=""):
