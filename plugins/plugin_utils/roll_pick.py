@@ -16,7 +16,7 @@ from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.capacity import 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.roll_markers import stale_nodes
 
 # The rolling playbook's groups, in the order roll_groups lists them.
-TO_ROLL, TO_FIX, BLOCKED = GROUPS = ("rke2_numa_to_roll", "rke2_numa_to_fix", "rke2_numa_blocked")
+TO_ROLL, TO_FIX, BLOCKED = "rke2_numa_to_roll", "rke2_numa_to_fix", "rke2_numa_blocked"
 
 
 def node_name(hostvars, host):

@@ -90,11 +90,3 @@ def as_percent(value):
     maxUnavailable take it; None for anything else (a bare number is no percentage)."""
     match = _PERCENT.fullmatch(value) if isinstance(value, str) else None
     return int(match.group(1)) if match else None
-
-
-def integer(name, value, low, high, unit=""):
-    """``value`` as an int from ``low`` to ``high``; ValueRefused naming ``name`` otherwise."""
-    number = as_integer(value)
-    if number is None or not low <= number <= high:
-        raise ValueRefused("%s %s must be an integer from %d to %d%s" % (name, show(value), low, high, unit))
-    return number

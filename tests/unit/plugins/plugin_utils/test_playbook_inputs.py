@@ -4,6 +4,9 @@
 """The playbooks' inputs: hostile or careless values refused, every problem named at once."""
 from __future__ import annotations
 
+import time
+import tracemalloc
+
 import pytest
 
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.playbook_inputs import (
@@ -35,6 +38,18 @@ GOOD = {
 
 def errors(playbook="rolling", **changes):
     return input_errors(playbook, dict(GOOD, **changes), GROUPS, HOSTS, NOW)
+
+
+def test_a_number_of_5000_digits_is_refused_at_once_with_its_name_not_a_traceback():
+    started = time.monotonic()
+    tracemalloc.start()
+    for value in ("9" * 5000, int("9" * 4000), "9" * 10 ** 6):
+        found = errors(rke2_numa_drain_timeout=value)
+        assert len(found) == 1 and found[0].startswith("rke2_numa_drain_timeout ") and "must be an integer from 1 to 14400 s" in found[0]
+        assert len(found[0]) < 200, "the value is not printed whole"
+    dummy, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert time.monotonic() - started < 1 and peak < 5 * 10 ** 6
 
 
 def test_valid_inputs_pass_and_unset_ones_are_left_to_the_role_defaults():
