@@ -13,7 +13,6 @@ import os
 import re
 import sys
 
-import ansible_runner
 import pytest
 import yaml
 
@@ -21,6 +20,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology i
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.artifacts import merge
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures import fake_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.awx_job import run_job
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import TOKEN, comply, make_node
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -46,13 +46,7 @@ def fleet(tmp_path_factory):
 
 def run(tmp_path, inventory, playbook, extravars, limit=None):
     """ansible-runner as AWX runs a job: its extra vars in env/extravars, the events in artifacts/<ident>/."""
-    env = {"ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO, ".build"), "ANSIBLE_LOCALHOST_WARNING": "false",
-           "ANSIBLE_DEPRECATION_WARNINGS": "false", "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
-    (tmp_path / "runner").mkdir()
-    result = ansible_runner.run(private_data_dir=str(tmp_path / "runner"), playbook=os.path.join(REPO, "playbooks", playbook),
-                                inventory=inventory, extravars=extravars, envvars=env, limit=limit, quiet=True)
-    stats = [e for e in result.events if e["event"] == "playbook_on_stats"]
-    return result, stats[0]["event_data"]["artifact_data"] if stats else None
+    return run_job(tmp_path / "runner", inventory, playbook, extravars, limit=limit)
 
 
 def test_the_check_s_summary_is_the_job_s_artifacts(fleet, tmp_path):

@@ -10,13 +10,11 @@ and a notice saying where the maps are."""
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
 import sys
 
-import ansible_runner
 import pytest
 import yaml
 
@@ -24,6 +22,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology i
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.artifacts import merge
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures import fake_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.awx_job import run_job
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -64,19 +63,8 @@ def inventories(tmp_path_factory):
 
 
 def runner(folder, inventory, playbook, extravars):
-    """ansible-runner as AWX runs a job: (rc, stdout, the custom stats of the playbook_on_stats event it wrote to
-    <private_data_dir>/artifacts/<ident>/job_events/ - what AWX keeps as the job's artifacts)."""
-    env = {"ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO, ".build"), "ANSIBLE_LOCALHOST_WARNING": "false",
-           "ANSIBLE_DEPRECATION_WARNINGS": "false", "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
-    folder.mkdir()
-    result = ansible_runner.run(private_data_dir=str(folder), playbook=os.path.join(REPO, "playbooks", playbook),
-                                inventory=inventory, extravars=extravars, envvars=env, quiet=True)
-    stats = {}
-    for path in glob.glob(str(folder / "artifacts" / "*" / "job_events" / "*.json")):
-        with open(path) as f:
-            event = json.load(f)
-        if event.get("event") == "playbook_on_stats":
-            stats = event["event_data"].get("artifact_data") or {}
+    """ansible-runner as AWX runs a job: (rc, stdout, its artifacts - the custom stats of its playbook_on_stats event)."""
+    result, stats = run_job(folder, inventory, playbook, extravars)
     return result.rc, result.stdout.read(), stats
 
 

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
-import ansible_runner
 import pytest
 import yaml
 
+from ansible_collections.maitred.rke2_numa.tests.fixtures.awx_job import credential_env, run_job, start_job
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import ADMIN_TOKEN, KUBECTL, Cluster, lease_logging_kubectl, needs_kubectl, wait_for
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import make_node
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import REPO, SPEC, node_vars
@@ -44,19 +43,13 @@ def test_a_slice_without_a_server_checks_its_host_through_the_ee_and_counts_the_
     inventory = tmp_path / "slice-1.yml"   # AWX's inventory of one slice: its own hosts, no server, no servers group
     inventory.write_text(yaml.safe_dump({"gpu": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                                                           "rke2_numa_kubectl": KUBECTL}, "hosts": {"gpu-a": node_vars(root)}}}))
-    env = dict(cluster.env, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_LOCALHOST_WARNING="false",
-               ANSIBLE_DEPRECATION_WARNINGS="false", PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
-               K8S_AUTH_HOST=cluster.url.replace("http://", "https://"), K8S_AUTH_API_KEY=ADMIN_TOKEN, K8S_AUTH_VERIFY_SSL="True",
-               K8S_AUTH_SSL_CA_CERT=os.path.join(cluster.state, "auth", "tls.crt"))
+    env = credential_env(cluster)
     extravars = {"rke2_numa_kubeconfig": "env:K8S_AUTH", "rke2_numa_server_group": "servers", "rke2_numa_audit_pods": "true",
                  "awx_job_id": "11"}
-    (tmp_path / "runner").mkdir()
-    result = ansible_runner.run(private_data_dir=str(tmp_path / "runner"), playbook=os.path.join(REPO, "playbooks", "check.yml"),
-                                inventory=str(inventory), extravars=extravars, envvars=env, quiet=True)
+    result, stats = run_job(tmp_path / "runner", str(inventory), "check.yml", extravars, env=env)
     out = " ".join(result.stdout.read().split())
     assert result.rc == 0, out[-4000:]
     assert "This run checked 1 of the 3 hosts of the fleet" in out, out[-4000:]
-    stats = [e for e in result.events if e["event"] == "playbook_on_stats"][0]["event_data"]["artifact_data"]
     summary = stats["rke2_numa_fleet_11"]
     assert (summary["hosts"], summary["fleet_hosts"], summary["noncompliant"]) == (1, 3, 1), summary
     # the cluster was read with the credential (the admin's token here), through the EE's kubectl
@@ -77,10 +70,7 @@ def test_two_slices_of_a_sliced_roll_share_one_lease_and_never_have_two_nodes_ou
         for name in ("gpu-a", "gpu-b"):
             cluster.add_node(name, ready=True, labels={"kubernetes.io/hostname": name}, allocatable=GPU, capacity=GPU)
         writes_log, gate = tmp_path / "lease-writes", tmp_path / "gate"
-        env = dict(cluster.env, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_LOCALHOST_WARNING="false",
-                   ANSIBLE_DEPRECATION_WARNINGS="false", PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
-                   K8S_AUTH_HOST=cluster.url.replace("http://", "https://"), K8S_AUTH_API_KEY=ADMIN_TOKEN, K8S_AUTH_VERIFY_SSL="True",
-                   K8S_AUTH_SSL_CA_CERT=os.path.join(cluster.state, "auth", "tls.crt"))
+        env = credential_env(cluster)
         for job, name, stall in (("501", "gpu-a", True), ("502", "gpu-b", False)):
             # the EE's kubectl, logging each Lease write the API answered (and its exit code); the first slice's stalls in
             # its second fleet read (the capacity read after its claim) until the gate opens
@@ -94,12 +84,7 @@ def test_two_slices_of_a_sliced_roll_share_one_lease_and_never_have_two_nodes_ou
                          "rke2_numa_max_unavailable": "1", "rke2_numa_prove": "false", "awx_workflow_job_id": "500", "awx_job_id": job}
             # as AWX's worker runs a job: `ansible-runner run` in a private data dir of its own (env/extravars, env/envvars)
             private = tmp_path / ("runner-" + job)
-            (private / "env").mkdir(parents=True)
-            (private / "env" / "extravars").write_text(json.dumps(extravars))
-            (private / "env" / "envvars").write_text(json.dumps(env))
-            runs[job] = (subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "ansible-runner"), "run", str(private), "--ident", job,
-                                           "-p", os.path.join(REPO, "playbooks", "rolling.yml"), "--inventory", str(inventory)],
-                                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+            runs[job] = (start_job(private, job, os.path.join(REPO, "playbooks", "rolling.yml"), env, extravars, inventory),
                          private / "artifacts" / job / "stdout")
             if stall:   # the first slice claims gpu-a's slot and stalls in its capacity read
                 assert wait_for(lambda: count.exists() and len(count.read_text().split()) >= 2, timeout=180), "the first slice reached its capacity read"

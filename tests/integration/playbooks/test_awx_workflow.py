@@ -29,7 +29,6 @@ import itertools
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -38,6 +37,7 @@ import yaml
 from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology import read_topology
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_labels import numa_labels
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
+from ansible_collections.maitred.rke2_numa.tests.fixtures.awx_job import credential_env, job_output, start_job
 from ansible_collections.maitred.rke2_numa.tests.fixtures.kube_cluster import ADMIN_TOKEN, KUBECTL, Cluster, needs_kubectl
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node, tree
 from ansible_collections.maitred.rke2_numa.tests.integration.playbooks.test_hostile_inventory import REPO, SPEC, node_vars
@@ -92,28 +92,19 @@ class Awx:
         for number in range(1, count + 1):
             job = str(next(self.ids))
             private = self.tmp / ("job-" + job)
-            (private / "env").mkdir(parents=True)
-            (private / "inventory").mkdir()
+            (private / "inventory").mkdir(parents=True)
             (private / "inventory" / "hosts.yml").write_text(yaml.safe_dump(sliced(inventory, number, count) if count > 1 else inventory))
             meta = {"awx_job_id": job, "tower_job_id": job, "awx_job_template_name": template["name"]}
             if workflow_job is not None:
                 meta["awx_workflow_job_id"] = str(workflow_job)
-            (private / "env" / "extravars").write_text(json.dumps(dict(extra, **artifacts, **meta)))
-            (private / "env" / "envvars").write_text(json.dumps(self.env))
-            proc = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "ansible-runner"), "run", str(private), "--ident", job,
-                                     "-p", os.path.join(self.project, template["playbook"])],
-                                    env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            proc = start_job(private, job, os.path.join(self.project, template["playbook"]), self.env, dict(extra, **artifacts, **meta))
             runs.append((job, private, proc))
         combined, results = {}, []
         for job, private, proc in runs:   # the slices run side by side, as AWX runs them
             assert proc.wait(timeout=900) is not None
-            out = " ".join((private / "artifacts" / job / "stdout").read_text().split())
-            results.append((proc.returncode, out))
-            events = private / "artifacts" / job / "job_events"
-            for path in sorted(events.iterdir()):
-                event = json.loads(path.read_text())
-                if event.get("event") == "playbook_on_stats":
-                    combined.update(event["event_data"].get("artifact_data") or {})
+            out, published = job_output(private, job)
+            results.append((proc.returncode, " ".join(out.split())))
+            combined.update(published)
         return combined, results
 
 
@@ -151,11 +142,7 @@ def test_the_nightly_workflow_runs_as_documented_under_real_slicing(fleet, tmp_p
                 "hosts": {name: node_vars(root) for name, root in roots.items()}},
         "servers": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}, "hosts": {"server-1": {}}},
     }
-    env = dict(cluster.env, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"), ANSIBLE_LOCALHOST_WARNING="false",
-               ANSIBLE_DEPRECATION_WARNINGS="false", PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
-               K8S_AUTH_HOST=cluster.url.replace("http://", "https://"), K8S_AUTH_API_KEY=ADMIN_TOKEN, K8S_AUTH_VERIFY_SSL="True",
-               K8S_AUTH_SSL_CA_CERT=os.path.join(cluster.state, "auth", "tls.crt"))
-    awx = Awx(tmp_path, str(project), env)
+    awx = Awx(tmp_path, str(project), credential_env(cluster))
     before = {name: tree(root) for name, root in roots.items()}
     check, gate, roll = workflow()
 

@@ -17,7 +17,6 @@ import re
 import subprocess
 import sys
 
-import ansible_runner
 import pytest
 import yaml
 
@@ -25,6 +24,7 @@ from ansible_collections.maitred.rke2_numa.plugins.module_utils.sysfs_topology i
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.artifacts import merge
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import make_plan
 from ansible_collections.maitred.rke2_numa.tests.fixtures import fake_kubectl
+from ansible_collections.maitred.rke2_numa.tests.fixtures.awx_job import run_job
 from ansible_collections.maitred.rke2_numa.tests.fixtures.node_copy import comply, make_node
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -137,20 +137,9 @@ def awx_inventories(fleet, tmp_path_factory):
     return {"whole": inventory("whole", HOSTS), "slices": [inventory("slice-%d" % i, s) for i, s in enumerate(AWX_SLICES)]}
 
 
-def runner(folder, inventory, playbook, extravars):
-    """ansible-runner as AWX runs a job; (rc, the artifacts of its playbook_on_stats event)."""
-    env = {"ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO, ".build"), "ANSIBLE_LOCALHOST_WARNING": "false",
-           "ANSIBLE_DEPRECATION_WARNINGS": "false", "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
-    folder.mkdir()
-    result = ansible_runner.run(private_data_dir=str(folder), playbook=os.path.join(REPO, "playbooks", playbook),
-                                inventory=inventory, extravars=extravars, envvars=env, quiet=True)
-    stats = [e for e in result.events if e["event"] == "playbook_on_stats"]
-    return result, (stats[0]["event_data"].get("artifact_data") if stats else None) or {}
-
-
 def test_plan_in_three_awx_slices_merged_by_report_yml_is_the_whole_run(awx_inventories, tmp_path):
-    result, whole = runner(tmp_path / "r-whole", awx_inventories["whole"], "plan.yml",
-                           {"rke2_numa_report_dir": str(tmp_path / "whole"), "awx_job_id": "100"})
+    result, whole = run_job(tmp_path / "r-whole", awx_inventories["whole"], "plan.yml",
+                            {"rke2_numa_report_dir": str(tmp_path / "whole"), "awx_job_id": "100"})
     out = result.stdout.read()
     assert result.rc == 2 and "the plan did not complete: %s: " % REFUSED in out, out[-3000:]   # the refusal fails the run
     assert sorted(whole) == ["rke2_numa_plans", "rke2_numa_plans_100"], whole
@@ -163,7 +152,7 @@ def test_plan_in_three_awx_slices_merged_by_report_yml_is_the_whole_run(awx_inve
     parts, given = [], {}
     for index, inventory in enumerate(awx_inventories["slices"]):
         folder = tmp_path / ("slice-%d" % index)
-        result, artifacts = runner(tmp_path / ("r-%d" % index), inventory, "plan.yml", {"rke2_numa_report_dir": str(folder), "awx_job_id": str(201 + index)})
+        result, artifacts = run_job(tmp_path / ("r-%d" % index), inventory, "plan.yml", {"rke2_numa_report_dir": str(folder), "awx_job_id": str(201 + index)})
         assert result.rc == (2 if REFUSED in AWX_SLICES[index] else 0), result.stdout.read()[-3000:]
         assert json.loads((folder / "run.json").read_text())["hosts"] == AWX_SLICES[index]
         given["rke2_numa_plans_%d" % (201 + index)] = artifacts["rke2_numa_plans_%d" % (201 + index)]
@@ -172,8 +161,8 @@ def test_plan_in_three_awx_slices_merged_by_report_yml_is_the_whole_run(awx_inve
     merged = merge(given, "rke2_numa_plans")
     assert (merged["hosts_by_state"], merged["fingerprints"], merged["hosts"]) == (plans["hosts_by_state"], plans["fingerprints"], 6)
     # report.yml over the slices' report folders: the whole run's page, summary and fleet.json
-    result, artifacts = runner(tmp_path / "r-report", awx_inventories["whole"], "report.yml",
-                               {"rke2_numa_report_from": parts, "rke2_numa_report_dir": str(tmp_path / "assembled")})
+    result, artifacts = run_job(tmp_path / "r-report", awx_inventories["whole"], "report.yml",
+                                {"rke2_numa_report_from": parts, "rke2_numa_report_dir": str(tmp_path / "assembled")})
     assert result.rc == 0, result.stdout.read()[-3000:]
     for name in ("index.html", "summary.md", "fleet.json"):
         assert (tmp_path / "assembled" / name).read_text() == (tmp_path / "whole" / name).read_text(), name
@@ -183,14 +172,14 @@ def test_plan_in_three_awx_slices_merged_by_report_yml_is_the_whole_run(awx_inve
 
 
 def test_report_yml_refuses_check_and_plan_reports_together(awx_inventories, tmp_path):
-    result, dummy = runner(tmp_path / "r-plan", awx_inventories["slices"][0], "plan.yml", {"rke2_numa_report_dir": str(tmp_path / "plan")})
+    result, dummy = run_job(tmp_path / "r-plan", awx_inventories["slices"][0], "plan.yml", {"rke2_numa_report_dir": str(tmp_path / "plan")})
     assert result.rc == 0
     check = tmp_path / "check"
     check.mkdir()
     (check / "fleet.json").write_text(json.dumps({"hosts": 1, "compliant": ["gpu-2"], "not_checked": []}))
     (check / "run.json").write_text(json.dumps({"version": 1, "playbook": "check", "hosts": ["gpu-2"], "fleet_hosts": 1, "facts": {}}))
-    result, dummy = runner(tmp_path / "r-report", awx_inventories["whole"], "report.yml",
-                           {"rke2_numa_report_from": [str(tmp_path / "plan"), str(check)], "rke2_numa_report_dir": str(tmp_path / "out")})
+    result, dummy = run_job(tmp_path / "r-report", awx_inventories["whole"], "report.yml",
+                            {"rke2_numa_report_from": [str(tmp_path / "plan"), str(check)], "rke2_numa_report_dir": str(tmp_path / "out")})
     out = result.stdout.read()
     assert result.rc != 0 and "the reports of check.yml or of plan.yml, not both" in out, out[-3000:]
     assert not (tmp_path / "out").exists()
