@@ -171,7 +171,13 @@ def node_kubelet(api_version=None, runtime=None):
 
 
 def plan_version(given, node=None):
-    """The Kubernetes minor a host is planned for, and why: {"version", "minor" ("1.37"), "source"}.
+    """The Kubernetes minor a host is planned for, and why: {"version", "minor" ("1.37"), "source"} (planned_minor's)."""
+    return planned_minor(given, node)[0]
+
+
+def planned_minor(given, node=None):
+    """(plan_version's answer, its minor parsed, whether it is known - given or read, not the default) of the Kubernetes
+    a host is planned for.
 
     ``given``: kubernetes_version (None: not given); ``node``: the kubelet the node runs as read - {"version":
     "v1.37.2+rke2r1", "source": where it was read} - or None. Not given, the host is planned for its own kubelet; given,
@@ -208,7 +214,8 @@ def plan_version(given, node=None):
                         "collection knows (%s): its flags, feature gates and checkpoints are not modelled, so no plan "
                         "is made for it; use a release of maitred.rke2_numa that knows %s"
                         % (kubelet_rules.minor_text(minor), source, kubelet_rules.minor_text(kubelet_rules.NEWEST_MINOR), kubelet_rules.minor_text(minor)))
-    return {"version": version, "minor": kubelet_rules.minor_text(minor), "source": source}
+    return ({"version": version, "minor": kubelet_rules.minor_text(minor), "source": source}, minor,
+            given is not None or node_minor is not None)
 
 
 def _memory_map(value, name):
@@ -964,15 +971,13 @@ def make_plan(topology, node_version=None, **options):
     """Plan one host; raises PlanError (rule + numbers) when the intent cannot fit. ``node_version``: the kubelet the
     node runs, as read ({"version", "source"}; plan_version), for the kubelet rules of its minor."""
     o = normalize_options(options)
-    kubernetes = plan_version(o["kubernetes_version"], node_version)
-    minor = parse_version(kubernetes["minor"])
+    kubernetes, minor, known = planned_minor(o["kubernetes_version"], node_version)
     view = host_view(topology)
     # refuses too many NUMA nodes before any other rule can
     numa_warnings = many_numa_nodes(view, o["topology_manager_policy"], o["memory_manager_policy"],
                                     o["allow_many_numa_nodes"])
     static_cpu = o["cpu_manager_policy"] == "static"
     # the minor only when given or read: a host planned for the default minor may run a newer kubelet
-    known = o["kubernetes_version"] is not None or bool((node_version or {}).get("version"))
     refusal = dra_plan.allocator_error(o, minor if known else None, kubernetes["source"])
     if refusal:
         raise PlanError("cpu-allocator", refusal)
