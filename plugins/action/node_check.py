@@ -6,14 +6,13 @@ on the controller, in the same task (check.yml: one task per host, not four)."""
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleActionFail, AnsibleError
+from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.maitred.rke2_numa.plugins.modules import node_check as node_check_doc
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.argspec import argument_spec
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import check_facts
-from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction, cannot_template, without_nulls
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.controller_action import ControllerAction, without_nulls
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.node_inputs import check_inputs, read_inputs
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.planner import (
     ARGUMENT_SPEC as PLANNER_SPEC,
@@ -81,29 +80,19 @@ class ActionModule(ControllerAction):
         problems = []
 
         def value(name):
-            if name not in task_vars:
-                return None
-            try:
-                return self._templar.template(task_vars[name])
-            except AnsibleError as e:   # a template of the inventory's that does not render
-                problems.append(cannot_template(name, e))
-                return None
+            return self.templated(task_vars[name], name, problems) if name in task_vars else None
 
         def entry(name, node):   # the Node's entry only: the fleet's fact is not templated whole for each host
             by_node = task_vars.get(name)
             if not isinstance(by_node, dict) or node not in by_node:
                 return None
-            try:
-                return self._templar.template(by_node[node])
-            except AnsibleError as e:
-                problems.append(cannot_template("%s[%s]" % (name, node), e))
-                return None
+            return self.templated(by_node[node], "%s[%s]" % (name, node), problems)
 
         args = dict(args)
         if args["read_from_vars"]:
             args["read"] = read_inputs(args["read"], value)
         if args["check_from_vars"]:
-            args["check"] = check_inputs(args["check"], value, entry, lambda v: boolean(v if v is not None else False, strict=False))
+            args["check"] = check_inputs(args["check"], value, entry)
         if problems:
             raise AnsibleActionFail("; ".join(problems))
         return args

@@ -85,14 +85,20 @@ class ControllerAction(ActionBase):
         found, problems = {}, []
         for name in sorted(names):
             if name not in given and PREFIX + name in task_vars:
-                try:
-                    found[name] = self._templar.template(task_vars[PREFIX + name])
-                except AnsibleError as e:  # a template of the inventory's that does not render
-                    problems.append(cannot_template(PREFIX + name, e))
+                found[name] = self.templated(task_vars[PREFIX + name], PREFIX + name, problems)
         if problems:
             raise AnsibleActionFail("; ".join(problems))
         self._from_variables = frozenset(found)
         return dict(without_nulls(found, names), **given)
+
+    def templated(self, value, name, problems):
+        """``value`` (the variable ``name``'s) templated for this host; None, and the problem added to ``problems``
+        naming the variable, when its template does not render (a template of the inventory's)."""
+        try:
+            return self._templar.template(value)
+        except AnsibleError as e:
+            problems.append(cannot_template(name, e))
+            return None
 
     def extra_var_plan(self, task_vars):
         """The rke2_numa_plan an extra var gives (-e @plan.json; None when none does): it beats the fact the plan

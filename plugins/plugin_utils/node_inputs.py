@@ -7,6 +7,8 @@ that every host's worker compiles anew (12 ms of a host's 55 ms of worker CPU in
 
 from __future__ import annotations
 
+from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.values import as_boolean
+
 # node_state_info's option -> the variables whose values, joined with "/", give it (the common role's)
 READ_VARIABLES = (
     ("sysfs_root", ("rke2_numa_sysfs_root",)),
@@ -51,11 +53,11 @@ def read_inputs(given, value):
     return out
 
 
-def check_inputs(given, value, entry, as_bool):
+def check_inputs(given, value, entry):
     """What the decision reads beside the node: ``given``'s (a null given stays null), and each it leaves out from the
     common role's variables (``value(name)`` as for read_inputs) and the run's facts about the Node (``entry(name,
     node)``: the Node's entry of a fact held for every Node, templated; None when there is none - the fact is a
-    fleet's, never templated whole for each host); ``as_bool``: Ansible's reading of a boolean."""
+    fleet's, never templated whole for each host)."""
     out = dict(given)
     for key, name in CHECK_VARIABLES:
         if key not in out:
@@ -65,7 +67,7 @@ def check_inputs(given, value, entry, as_bool):
     for key, name in by_node:
         if key != "pod_audit":
             out[key] = entry(name, node)
-        elif as_bool(value(AUDIT_PODS)):
+        elif as_boolean(value(AUDIT_PODS)):   # checked as a boolean before the first task (playbook_inputs)
             audit = entry(POD_AUDITS, node)
             out[key] = audit if audit is not None else value(POD_AUDIT_DEFAULT) or {}
         else:

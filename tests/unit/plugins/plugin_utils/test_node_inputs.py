@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 import re
 
-from ansible.module_utils.parsing.convert_bool import boolean
-
 from ansible_collections.maitred.rke2_numa.plugins.modules import node_state_info
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils import node_inputs, specs
 from ansible_collections.maitred.rke2_numa.plugins.plugin_utils.compliance import CHECK_FACTS
@@ -36,7 +34,7 @@ def entry_of(variables):
 
 def check(given=None, **changes):
     variables = dict(COMMON, **changes)
-    return check_inputs(given or {}, value_of(variables), entry_of(variables), lambda v: boolean(v or False, strict=False))
+    return check_inputs(given or {}, value_of(variables), entry_of(variables))
 
 
 COMMON_VARS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "common", "vars", "main.yml")
@@ -84,7 +82,7 @@ def test_pods_not_audited_give_an_empty_entry_and_an_unread_cluster_nulls():
     unread = dict(COMMON)
     for name in ("__rke2_numa_node_labels", "__rke2_numa_rancher_machines", "__rke2_numa_kubelet_versions", "__rke2_numa_pod_audits"):
         del unread[name]
-    found = check_inputs({}, value_of(unread), entry_of(unread), lambda v: boolean(v, strict=False))
+    found = check_inputs({}, value_of(unread), entry_of(unread))
     assert (found["node_labels"], found["kubelet_version"]) == (None, None)
     assert found["pod_audit"] == COMMON["__rke2_numa_pod_audit_default"]
 
@@ -100,7 +98,7 @@ def test_what_the_caller_gives_wins_a_null_too():
 def test_the_node_name_is_read_only_when_an_input_needs_it():
     asked = []
     given = {"node_labels": None, "rancher_machine": None, "kubelet_version": None, "pod_audit": {}}
-    check_inputs(given, lambda name: asked.append(name) or COMMON.get(name), entry_of(COMMON), bool)
+    check_inputs(given, lambda name: asked.append(name) or COMMON.get(name), entry_of(COMMON))
     assert node_inputs.NODE_NAME not in asked and node_inputs.AUDIT_PODS not in asked
 
 
